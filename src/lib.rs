@@ -1,0 +1,1 @@
+//! terraform-provider-karpenter: a Terraform provider (tfplugin6) for Karpenter on EKS.

@@ -1,0 +1,2 @@
+//! The plugin binary Terraform starts.
+fn main() {}
