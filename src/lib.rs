@@ -1,1 +1,3 @@
 //! terraform-provider-karpenter: a Terraform provider (tfplugin6) for Karpenter on EKS.
+
+pub mod tfvalue;

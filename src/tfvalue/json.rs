@@ -1,0 +1,1 @@
+//! DynamicValue / RawState JSON codec. PLACEHOLDER: to be written.

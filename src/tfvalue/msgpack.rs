@@ -1,0 +1,1 @@
+//! DynamicValue msgpack codec. PLACEHOLDER: to be written.
