@@ -1,0 +1,116 @@
+//! The Terraform-generic provider framework: what a provider, a resource and a data source
+//! declare and implement. The gRPC adapter in `plugin::server` drives these traits; nothing
+//! here knows Karpenter, Kubernetes or AWS.
+//!
+//! A resource declares its [`Schema`] once; validation ([`validate`]), planning ([`plan`]),
+//! the protocol schema and the docs are all derived from it. The resource itself implements
+//! only what is specific to it: cross-attribute checks and the create/read/update/delete calls.
+
+pub mod diagnostics;
+pub mod plan;
+pub mod schema;
+pub mod validate;
+
+use async_trait::async_trait;
+
+pub use diagnostics::{Diagnostic, Diagnostics, Severity};
+pub use schema::{Attribute, Block, Mode, Nesting, Schema};
+
+use crate::tfvalue::Value;
+
+/// The outcome of create or update: the state to record (even on failure, whatever exists),
+/// plus diagnostics. `state: None` on a failed create means nothing was created.
+#[derive(Debug, Default)]
+pub struct ApplyOutcome {
+    pub state: Option<Value>,
+    pub diagnostics: Diagnostics,
+}
+
+impl ApplyOutcome {
+    pub fn ok(state: Value) -> Self {
+        Self {
+            state: Some(state),
+            diagnostics: Diagnostics::new(),
+        }
+    }
+    pub fn failed(state: Option<Value>, diagnostics: Diagnostics) -> Self {
+        Self { state, diagnostics }
+    }
+}
+
+/// The outcome of a refresh.
+#[derive(Debug)]
+pub enum ReadOutcome {
+    /// The object exists; this is its current state.
+    Found(Value),
+    /// The object is gone: Terraform removes it from state and plans to create it.
+    Gone,
+}
+
+/// A managed resource type.
+#[async_trait]
+pub trait Resource<C: Send + Sync>: Send + Sync {
+    /// The Terraform type name, e.g. `karpenter_node_pool`.
+    fn type_name(&self) -> &'static str;
+    fn schema(&self) -> &Schema;
+
+    /// Cross-attribute rules beyond the per-attribute validators (which run automatically).
+    fn validate(&self, _config: &Value, _diags: &mut Diagnostics) {}
+
+    /// Adjusts the generic plan (e.g. derived values). Called with the planned value.
+    fn modify_plan(&self, _config: &Value, _prior: &Value, _planned: &mut Value, _diags: &mut Diagnostics) {}
+
+    async fn create(&self, ctx: &C, planned: &Value) -> ApplyOutcome;
+    async fn read(&self, ctx: &C, current: &Value) -> Result<ReadOutcome, Diagnostics>;
+    async fn update(&self, ctx: &C, prior: &Value, planned: &Value) -> ApplyOutcome;
+    async fn delete(&self, ctx: &C, prior: &Value) -> Diagnostics;
+
+    /// Builds the state for `terraform import <addr> <id>`; Terraform reads it right after.
+    async fn import(&self, _ctx: &C, id: &str) -> Result<Value, Diagnostics> {
+        Err(Diagnostics::from_error(
+            "Import is not supported",
+            format!("{} cannot be imported (id {id:?}).", self.type_name()),
+        ))
+    }
+}
+
+/// A data source type.
+#[async_trait]
+pub trait DataSource<C: Send + Sync>: Send + Sync {
+    fn type_name(&self) -> &'static str;
+    fn schema(&self) -> &Schema;
+    fn validate(&self, _config: &Value, _diags: &mut Diagnostics) {}
+    /// Returns the full state: configured attributes as given, computed ones filled in.
+    async fn read(&self, ctx: &C, config: &Value) -> Result<Value, Diagnostics>;
+}
+
+/// A provider: its configuration block, and the resource and data source types it offers.
+#[async_trait]
+pub trait Provider: Send + Sync + 'static {
+    /// What `configure` builds and every resource call receives.
+    type Context: Send + Sync + 'static;
+
+    fn schema(&self) -> &Schema;
+    fn resources(&self) -> &[Box<dyn Resource<Self::Context>>];
+    fn data_sources(&self) -> &[Box<dyn DataSource<Self::Context>>];
+
+    fn validate(&self, _config: &Value, _diags: &mut Diagnostics) {}
+
+    /// Configures the provider. The configuration may contain unknown values during plan;
+    /// a provider must accept that and connect lazily, at first use.
+    async fn configure(&self, config: &Value) -> Result<Self::Context, Diagnostics>;
+
+    fn resource(&self, type_name: &str) -> Option<&dyn Resource<Self::Context>> {
+        self.resources()
+            .iter()
+            .find(|r| r.type_name() == type_name)
+            .map(|r| r.as_ref())
+    }
+
+    fn data_source(&self, type_name: &str) -> Option<&dyn DataSource<Self::Context>> {
+        self.data_sources()
+            .iter()
+            .find(|d| d.type_name() == type_name)
+            .map(|d| d.as_ref())
+    }
+}
