@@ -119,7 +119,8 @@ fn mark_unknown(attributes: &[Attribute], config: &Value, prior: &Value, planned
             continue;
         };
         if c.is_null() && attribute.default.is_none() {
-            if attribute.is_computed() && !(attribute.stable && !p.is_null()) {
+            let keep_prior = attribute.stable && !p.is_null();
+            if attribute.is_computed() && !keep_prior {
                 *slot = Value::unknown();
             }
             continue;

@@ -107,14 +107,14 @@ impl Validator for OneOf {
         format!("Must be one of {}.", show_list(self.0))
     }
     fn validate(&self, value: &Value, path: &AttributePath, diags: &mut Diagnostics) {
-        if let Some(s) = value.as_str() {
-            if !self.0.contains(&s) {
-                invalid(
-                    diags,
-                    path,
-                    format!("{s:?} is not allowed here. {}", self.description()),
-                );
-            }
+        if let Some(s) = value.as_str()
+            && !self.0.contains(&s)
+        {
+            invalid(
+                diags,
+                path,
+                format!("{s:?} is not allowed here. {}", self.description()),
+            );
         }
     }
 }
