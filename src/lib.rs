@@ -1,4 +1,6 @@
 //! terraform-provider-karpenter: a Terraform provider (tfplugin6) for Karpenter on EKS.
 
 pub mod framework;
+pub mod policy;
+pub mod resources;
 pub mod tfvalue;

@@ -10,6 +10,7 @@ pub mod diagnostics;
 pub mod plan;
 pub mod schema;
 pub mod validate;
+pub mod values;
 
 use async_trait::async_trait;
 

@@ -1,0 +1,186 @@
+//! Amazon Resource Names: parsing, and the partition rules that make ARNs in one policy agree.
+
+use thiserror::Error;
+
+/// The AWS partitions this provider renders policies for.
+pub const PARTITIONS: &[&str] = &["aws", "aws-cn", "aws-us-gov"];
+
+/// A parsed ARN: `arn:partition:service:region:account:resource`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Arn {
+    pub partition: String,
+    pub service: String,
+    pub region: String,
+    pub account: String,
+    pub resource: String,
+}
+
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum ArnError {
+    #[error("{0:?} is not an ARN: it must look like arn:<partition>:<service>:<region>:<account>:<resource>")]
+    Shape(String),
+    #[error("{arn:?} is in partition {partition:?}; the partitions are {known}", known = PARTITIONS.join(", "))]
+    Partition { arn: String, partition: String },
+    #[error("{arn:?} is not {expected}")]
+    Kind { arn: String, expected: &'static str },
+}
+
+impl Arn {
+    pub fn parse(s: &str) -> Result<Arn, ArnError> {
+        let mut parts = s.splitn(6, ':');
+        let (Some("arn"), Some(partition), Some(service), Some(region), Some(account), Some(resource)) = (
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+        ) else {
+            return Err(ArnError::Shape(s.to_string()));
+        };
+        if service.is_empty() || resource.is_empty() {
+            return Err(ArnError::Shape(s.to_string()));
+        }
+        if !PARTITIONS.contains(&partition) {
+            return Err(ArnError::Partition {
+                arn: s.to_string(),
+                partition: partition.to_string(),
+            });
+        }
+        Ok(Arn {
+            partition: partition.to_string(),
+            service: service.to_string(),
+            region: region.to_string(),
+            account: account.to_string(),
+            resource: resource.to_string(),
+        })
+    }
+
+    /// An IAM role ARN: `arn:<p>:iam::<12 digits>:role/[path/]name`.
+    pub fn parse_role(s: &str) -> Result<Arn, ArnError> {
+        let arn = Arn::parse(s)?;
+        let name = arn
+            .resource
+            .strip_prefix("role/")
+            .and_then(|r| r.rsplit('/').next());
+        let ok = arn.service == "iam"
+            && arn.region.is_empty()
+            && is_account_id(&arn.account)
+            && name.is_some_and(is_role_name);
+        if ok {
+            Ok(arn)
+        } else {
+            Err(ArnError::Kind {
+                arn: s.to_string(),
+                expected: "an IAM role ARN (arn:aws:iam::123456789012:role/NAME)",
+            })
+        }
+    }
+
+    /// An SQS queue ARN: `arn:<p>:sqs:<region>:<12 digits>:<queue name>`.
+    pub fn parse_queue(s: &str) -> Result<Arn, ArnError> {
+        let arn = Arn::parse(s)?;
+        let ok = arn.service == "sqs"
+            && is_region(&arn.region)
+            && is_account_id(&arn.account)
+            && is_queue_name(&arn.resource);
+        if ok {
+            Ok(arn)
+        } else {
+            Err(ArnError::Kind {
+                arn: s.to_string(),
+                expected: "an SQS queue ARN (arn:aws:sqs:us-east-1:123456789012:NAME)",
+            })
+        }
+    }
+}
+
+pub fn is_account_id(s: &str) -> bool {
+    s.len() == 12 && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Region names such as `us-east-1`, `cn-north-1`, `us-gov-west-1`, `ap-southeast-5`.
+pub fn is_region(s: &str) -> bool {
+    let parts: Vec<&str> = s.split('-').collect();
+    parts.len() >= 3
+        && parts[0].len() == 2
+        && parts
+            .iter()
+            .take(parts.len() - 1)
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_lowercase()))
+        && parts
+            .last()
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The partition a region belongs to.
+pub fn partition_of_region(region: &str) -> &'static str {
+    if region.starts_with("cn-") {
+        "aws-cn"
+    } else if region.starts_with("us-gov-") {
+        "aws-us-gov"
+    } else {
+        "aws"
+    }
+}
+
+/// IAM role names: 1–64 of `[\w+=,.@-]`.
+pub fn is_role_name(s: &str) -> bool {
+    (1..=64).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_+=,.@-".contains(&b))
+}
+
+/// SQS queue names: 1–80 of `[A-Za-z0-9_-]`, optionally ending in `.fifo`.
+pub fn is_queue_name(s: &str) -> bool {
+    let base = s.strip_suffix(".fifo").unwrap_or(s);
+    (1..=80).contains(&s.len())
+        && !base.is_empty()
+        && base
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_role_and_queue_arns() {
+        let role = Arn::parse_role("arn:aws:iam::123456789012:role/KarpenterNodeRole-demo").expect("role");
+        assert_eq!(role.account, "123456789012");
+        assert!(Arn::parse_role("arn:aws-cn:iam::123456789012:role/path/to/Name").is_ok());
+        let q = Arn::parse_queue("arn:aws-us-gov:sqs:us-gov-west-1:123456789012:demo").expect("queue");
+        assert_eq!(q.region, "us-gov-west-1");
+    }
+
+    #[test]
+    fn rejects_malformed_arns_with_reasons() {
+        assert!(matches!(Arn::parse("not-an-arn"), Err(ArnError::Shape(_))));
+        assert!(matches!(
+            Arn::parse("arn:aws-moon:iam::123456789012:role/x"),
+            Err(ArnError::Partition { .. })
+        ));
+        assert!(matches!(
+            Arn::parse_role("arn:aws:iam::12345:role/x"),
+            Err(ArnError::Kind { .. })
+        ));
+        assert!(matches!(
+            Arn::parse_role("arn:aws:sqs:us-east-1:123456789012:q"),
+            Err(ArnError::Kind { .. })
+        ));
+        assert!(matches!(
+            Arn::parse_queue("arn:aws:sqs:us-east-1:123456789012:bad name"),
+            Err(ArnError::Kind { .. })
+        ));
+    }
+
+    #[test]
+    fn regions_and_partitions() {
+        assert!(is_region("us-east-1") && is_region("us-gov-west-1") && is_region("cn-northwest-1"));
+        assert!(!is_region("useast1") && !is_region("US-EAST-1") && !is_region("us-east-"));
+        assert_eq!(partition_of_region("cn-north-1"), "aws-cn");
+        assert_eq!(partition_of_region("us-gov-east-1"), "aws-us-gov");
+        assert_eq!(partition_of_region("eu-west-1"), "aws");
+    }
+}

@@ -1,0 +1,3 @@
+//! One module per Terraform type the provider offers.
+
+pub mod controller_policy;
