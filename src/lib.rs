@@ -2,5 +2,6 @@
 
 pub mod framework;
 pub mod policy;
+pub mod provider;
 pub mod resources;
 pub mod tfvalue;
