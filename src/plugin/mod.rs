@@ -1,0 +1,3 @@
+//! The plugin layer: everything Terraform's go-plugin client expects from a provider process.
+
+pub mod proto;
