@@ -1,0 +1,226 @@
+//! Acceptance-test harness: runs the real `terraform` binary against the provider built from
+//! this workspace.
+//!
+//! - [`provider_dir`] builds the provider once per test process (`cargo build`) and returns the
+//!   directory holding the binary.
+//! - [`Workdir`] is a temporary Terraform working directory with its own CLI configuration
+//!   (`dev_overrides` pointing at that build; never the user's `~/.terraformrc`), where a test
+//!   writes `.tf` files and runs `terraform` commands.
+//!
+//! If `terraform` is not on PATH, every test fails with one line saying so: acceptance tests
+//! are never silently skipped.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+/// The provider's source address, as users write it in `required_providers`.
+pub const PROVIDER_SOURCE: &str = "karpenter/karpenter";
+const PROVIDER_ADDRESS: &str = "registry.terraform.io/karpenter/karpenter";
+
+/// The workspace root (the provider crate).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
+}
+
+/// `../shared/karpenter` beside the workspace: the upstream CRDs and references.
+pub fn shared_karpenter() -> PathBuf {
+    workspace_root().join("../shared/karpenter")
+}
+
+/// Fails the test with one clear line when terraform is missing.
+pub fn terraform_binary() -> PathBuf {
+    static FOUND: OnceLock<Option<PathBuf>> = OnceLock::new();
+    let found = FOUND.get_or_init(|| {
+        std::env::var_os("PATH").and_then(|paths| {
+            std::env::split_paths(&paths).map(|p| p.join("terraform")).find(|p| p.is_file())
+        })
+    });
+    match found {
+        Some(p) => p.clone(),
+        None => panic!("terraform is not on PATH: the acceptance tests need the terraform CLI (1.11 or newer)"),
+    }
+}
+
+/// Builds the provider (once per test process) and returns the directory of the binary.
+pub fn provider_dir() -> PathBuf {
+    static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let built = BUILT.get_or_init(|| {
+        let root = workspace_root();
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+        let out = Command::new(cargo)
+            .current_dir(&root)
+            .args(["build", "--quiet", "--bin", "terraform-provider-karpenter", "--message-format", "short"])
+            .output()
+            .map_err(|e| format!("could not run cargo: {e}"))?;
+        if !out.status.success() {
+            return Err(format!("building the provider failed:\n{}", String::from_utf8_lossy(&out.stderr)));
+        }
+        let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"));
+        let dir = target.join("debug");
+        if dir.join("terraform-provider-karpenter").is_file() {
+            Ok(dir)
+        } else {
+            Err(format!("no provider binary in {}", dir.display()))
+        }
+    });
+    match built {
+        Ok(dir) => dir.clone(),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// What a terraform command printed, and whether it succeeded.
+#[derive(Debug)]
+pub struct Run {
+    pub success: bool,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    fn from(out: Output) -> Self {
+        Run {
+            success: out.status.success(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// Both streams, for assertions and failure messages.
+    pub fn output(&self) -> String {
+        format!("--- stdout\n{}\n--- stderr\n{}", self.stdout, self.stderr)
+    }
+
+    /// Panics with the output unless the command succeeded.
+    #[track_caller]
+    pub fn ok(self) -> Self {
+        assert!(self.success, "terraform failed:\n{}", self.output());
+        self
+    }
+
+    /// Panics with the output unless the command failed.
+    #[track_caller]
+    pub fn failed(self) -> Self {
+        assert!(!self.success, "terraform succeeded but was expected to fail:\n{}", self.output());
+        self
+    }
+}
+
+/// A temporary Terraform working directory wired to the locally built provider.
+pub struct Workdir {
+    dir: tempfile::TempDir,
+    env: Vec<(String, String)>,
+}
+
+impl Workdir {
+    /// A working directory with `main.tf` holding `config` (the `required_providers` block is
+    /// added unless the config has its own `terraform {}` block).
+    pub fn new(config: &str) -> Self {
+        terraform_binary();
+        let dir = tempfile::Builder::new().prefix("tfacc-").tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+        let cli_config = dir.path().join("terraformrc");
+        let plugin_dir = provider_dir();
+        std::fs::write(
+            &cli_config,
+            format!(
+                "provider_installation {{\n  dev_overrides {{\n    \"{PROVIDER_ADDRESS}\" = \"{}\"\n  }}\n  direct {{}}\n}}\n",
+                plugin_dir.display()
+            ),
+        )
+        .unwrap_or_else(|e| panic!("write CLI config: {e}"));
+        let work = Workdir { dir, env: Vec::new() };
+        work.write("main.tf", &with_required_providers(config));
+        work
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Writes (or replaces) a file in the working directory.
+    pub fn write(&self, name: &str, contents: &str) {
+        let path = self.dir.path().join(name);
+        std::fs::write(&path, contents).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+    }
+
+    /// Replaces `main.tf`.
+    pub fn set_config(&self, config: &str) {
+        self.write("main.tf", &with_required_providers(config));
+    }
+
+    /// Sets an environment variable for every later command.
+    pub fn env(&mut self, key: &str, value: &str) -> &mut Self {
+        self.env.push((key.to_string(), value.to_string()));
+        self
+    }
+
+    /// Runs `terraform <args>` here, with `-no-color` semantics and no prompts.
+    pub fn terraform(&self, args: &[&str]) -> Run {
+        let mut cmd = Command::new(terraform_binary());
+        cmd.current_dir(self.dir.path())
+            .args(args)
+            .env("TF_CLI_CONFIG_FILE", self.dir.path().join("terraformrc"))
+            .env("TF_IN_AUTOMATION", "1")
+            .env("TF_INPUT", "0")
+            .env("CHECKPOINT_DISABLE", "1")
+            .env_remove("TF_LOG")
+            .env_remove("TF_LOG_PROVIDER")
+            .env_remove("TF_LOG_PATH");
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        Run::from(cmd.output().unwrap_or_else(|e| panic!("could not run terraform: {e}")))
+    }
+
+    pub fn validate(&self) -> Run {
+        self.terraform(&["validate", "-no-color"])
+    }
+
+    pub fn plan(&self) -> Run {
+        self.terraform(&["plan", "-no-color", "-input=false"])
+    }
+
+    /// `terraform plan -detailed-exitcode`: true when the plan is empty.
+    pub fn plan_is_empty(&self) -> bool {
+        let run = self.terraform(&["plan", "-no-color", "-input=false", "-detailed-exitcode"]);
+        let code = if run.success { 0 } else if run.stdout.contains("Terraform will perform") { 2 } else { 1 };
+        assert_ne!(code, 1, "plan failed:\n{}", run.output());
+        code == 0
+    }
+
+    pub fn apply(&self) -> Run {
+        self.terraform(&["apply", "-no-color", "-input=false", "-auto-approve"])
+    }
+
+    pub fn destroy(&self) -> Run {
+        self.terraform(&["destroy", "-no-color", "-input=false", "-auto-approve"])
+    }
+
+    /// `terraform output -json` parsed; panics if it fails.
+    pub fn outputs(&self) -> serde_json::Value {
+        let run = self.terraform(&["output", "-json"]).ok();
+        serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("output -json: {e}\n{}", run.stdout))
+    }
+
+    /// `terraform show -json` (the state) parsed.
+    pub fn state(&self) -> serde_json::Value {
+        let run = self.terraform(&["show", "-json"]).ok();
+        serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("show -json: {e}\n{}", run.stdout))
+    }
+}
+
+fn with_required_providers(config: &str) -> String {
+    if config.contains("required_providers") {
+        return config.to_string();
+    }
+    format!(
+        "terraform {{\n  required_providers {{\n    karpenter = {{\n      source = \"{PROVIDER_SOURCE}\"\n    }}\n  }}\n}}\n\n{config}"
+    )
+}
+
+/// Reads a file of this repository (examples, fixtures), relative to the workspace root.
+pub fn repo_file(relative: &str) -> String {
+    let path = workspace_root().join(relative);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+}

@@ -1,0 +1,136 @@
+//! `data "karpenter_controller_policy"` through the real terraform CLI: the example renders,
+//! bad input fails at plan with the attribute path, provider logs reach TF_LOG_PROVIDER, and a
+//! provider block that is unknown at plan time still plans.
+
+use acceptance_tests::{Workdir, repo_file};
+
+const UPSTREAM_SIDS: &[&str] = &[
+    "AllowScopedEC2InstanceAccessActions",
+    "AllowScopedEC2LaunchTemplateAccessActions",
+    "AllowScopedEC2InstanceActionsWithTags",
+    "AllowScopedResourceCreationTagging",
+    "AllowScopedResourceTagging",
+    "AllowScopedDeletion",
+    "AllowPassingInstanceRole",
+    "AllowScopedInstanceProfileCreationActions",
+    "AllowScopedInstanceProfileTagActions",
+    "AllowScopedInstanceProfileActions",
+    "AllowAPIServerEndpointDiscovery",
+    "AllowInterruptionQueueActions",
+    "AllowZonalShiftStatusReadOnly",
+    "AllowRegionalReadActions",
+    "AllowSSMReadActions",
+    "AllowPricingReadActions",
+    "AllowUnscopedInstanceProfileListAction",
+    "AllowInstanceProfileReadActions",
+];
+
+#[test]
+fn example_renders_a_policy_with_every_upstream_statement() {
+    let work = Workdir::new(&repo_file("examples/data-sources/karpenter_controller_policy/data-source.tf"));
+    work.validate().ok();
+    work.apply().ok();
+    let outputs = work.outputs();
+    let json = outputs["controller_policy_json"]["value"].as_str().expect("policy output is a string");
+    let policy: serde_json::Value = serde_json::from_str(json).expect("policy is JSON");
+    assert_eq!(policy["Version"], "2012-10-17");
+    let sids: Vec<&str> = policy["Statement"]
+        .as_array()
+        .expect("statements")
+        .iter()
+        .filter_map(|s| s["Sid"].as_str())
+        .collect();
+    assert_eq!(sids, UPSTREAM_SIDS);
+    let pass_role = &policy["Statement"][6];
+    assert_eq!(pass_role["Resource"], "arn:aws:iam::123456789012:role/KarpenterNodeRole-demo");
+    assert!(work.plan_is_empty(), "a second plan must be empty");
+    work.destroy().ok();
+}
+
+#[test]
+fn structured_statements_and_documents_match_the_json() {
+    let work = Workdir::new(
+        r#"
+data "karpenter_controller_policy" "p" {
+  cluster_name  = "blue"
+  region        = "cn-north-1"
+  account_id    = "111122223333"
+  node_role_arn = "arn:aws-cn:iam::111122223333:role/nodes"
+}
+output "partition" { value = data.karpenter_controller_policy.p.partition }
+output "groups"    { value = keys(data.karpenter_controller_policy.p.documents) }
+output "sids"      { value = [for s in data.karpenter_controller_policy.p.statements : s.sid] }
+output "deletion"  { value = [for s in data.karpenter_controller_policy.p.statements : s if s.sid == "AllowScopedDeletion"][0] }
+"#,
+    );
+    work.apply().ok();
+    let out = work.outputs();
+    assert_eq!(out["partition"]["value"], "aws-cn");
+    let groups: Vec<&str> = out["groups"]["value"].as_array().expect("groups").iter().filter_map(|g| g.as_str()).collect();
+    assert_eq!(groups, ["EKSIntegration", "IAMIntegration", "NodeLifecycle", "ResourceDiscovery", "ZonalShift"]);
+    let sids = out["sids"]["value"].as_array().expect("sids");
+    assert_eq!(sids.len(), 17, "no queue, no interruption statement");
+    let deletion = &out["deletion"]["value"];
+    assert_eq!(deletion["resources"][0], "arn:aws-cn:ec2:cn-north-1:*:instance/*");
+    assert_eq!(deletion["conditions"][0]["variable"], "aws:ResourceTag/kubernetes.io/cluster/blue");
+}
+
+#[test]
+fn bad_arn_fails_plan_at_the_attribute() {
+    let work = Workdir::new(
+        r#"
+data "karpenter_controller_policy" "bad" {
+  cluster_name  = "demo"
+  region        = "us-east-1"
+  account_id    = "123456789012"
+  node_role_arn = "arn:aws:iam::123456789012:user/not-a-role"
+}
+"#,
+    );
+    let run = work.plan().failed();
+    let out = run.output();
+    assert!(out.contains("Invalid attribute value"), "{out}");
+    assert!(out.contains("is not an IAM role ARN"), "{out}");
+    // Terraform shows the offending line when the diagnostic carries the attribute path.
+    assert!(out.contains("node_role_arn = \"arn:aws:iam::123456789012:user/not-a-role\""), "{out}");
+}
+
+#[test]
+fn provider_logs_reach_tf_log_provider() {
+    let mut work = Workdir::new(&repo_file("examples/data-sources/karpenter_controller_policy/data-source.tf"));
+    work.env("TF_LOG_PROVIDER", "debug");
+    let run = work.plan().ok();
+    assert!(
+        run.stderr.lines().any(|l| l.contains("provider.terraform-provider-karpenter") && l.contains("provider configured")),
+        "no provider log line in stderr:\n{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn provider_block_unknown_at_plan_time_still_plans() {
+    let work = Workdir::new(
+        r#"
+resource "terraform_data" "cluster" {
+  input = "https://cluster.example:6443"
+}
+
+provider "karpenter" {
+  kubernetes {
+    host  = terraform_data.cluster.output
+    token = "not-a-real-token"
+  }
+}
+
+data "karpenter_controller_policy" "p" {
+  cluster_name  = "demo"
+  region        = "us-east-1"
+  account_id    = "123456789012"
+  node_role_arn = "arn:aws:iam::123456789012:role/nodes"
+}
+"#,
+    );
+    let run = work.plan().ok();
+    assert!(run.stdout.contains("terraform_data.cluster will be created"), "{}", run.output());
+    work.apply().ok();
+}

@@ -1,0 +1,45 @@
+terraform {
+  required_providers {
+    karpenter = {
+      source = "karpenter/karpenter"
+    }
+  }
+}
+
+# Typically fed from an EKS module's outputs, which may be unknown until the cluster exists:
+# the provider only connects when a resource needs the cluster.
+provider "karpenter" {
+  kubernetes {
+    host                   = var.cluster_endpoint
+    cluster_ca_certificate = base64decode(var.cluster_certificate_authority_data)
+    exec {
+      api_version = "client.authentication.k8s.io/v1beta1"
+      command     = "aws"
+      args        = ["eks", "get-token", "--cluster-name", var.cluster_name]
+    }
+  }
+
+  aws {
+    region = var.region
+  }
+}
+
+variable "cluster_name" {
+  type    = string
+  default = "demo"
+}
+
+variable "cluster_endpoint" {
+  type    = string
+  default = "https://example.eks.amazonaws.com"
+}
+
+variable "cluster_certificate_authority_data" {
+  type    = string
+  default = ""
+}
+
+variable "region" {
+  type    = string
+  default = "us-east-1"
+}

@@ -1,0 +1,137 @@
+//! Conversions between the framework's types and the tfplugin6 messages: schemas, diagnostics
+//! and attribute paths. Kept apart from the RPC handlers so both stay short.
+
+use super::proto::tfplugin6 as pb;
+use crate::framework::schema::{AttrType, Attribute, Block, Mode, Nesting, Schema};
+use crate::framework::validate::Validator;
+use crate::framework::{Diagnostic, Diagnostics, Severity};
+use crate::tfvalue::{AttributePath, PathStep};
+
+const MARKDOWN: i32 = 1;
+
+pub fn schema(s: &Schema) -> pb::Schema {
+    pb::Schema {
+        version: s.version,
+        block: Some(pb::schema::Block {
+            version: 0,
+            attributes: s.attributes.iter().map(attribute).collect(),
+            block_types: s.blocks.iter().map(nested_block).collect(),
+            description: s.description.clone(),
+            description_kind: MARKDOWN,
+            deprecated: false,
+            deprecation_message: String::new(),
+        }),
+    }
+}
+
+/// An attribute's full description: its text plus the rules its validators enforce, so the
+/// schema Terraform shows (and the docs) say exactly what validation checks.
+pub fn full_description(a: &Attribute) -> String {
+    let rules: Vec<String> = a.validators.iter().map(|v: &std::sync::Arc<dyn Validator>| v.description()).collect();
+    let mut text = a.description.clone();
+    for rule in rules {
+        if !text.is_empty() {
+            text.push(' ');
+        }
+        text.push_str(&rule);
+    }
+    text
+}
+
+fn attribute(a: &Attribute) -> pb::schema::Attribute {
+    let (r#type, nested_type) = match &a.ty {
+        AttrType::Plain(t) => (t.to_json(), None),
+        AttrType::Nested { nesting, attributes } => (
+            Vec::new(),
+            Some(pb::schema::Object {
+                attributes: attributes.iter().map(attribute).collect(),
+                nesting: object_nesting(*nesting),
+                min_items: 0,
+                max_items: 0,
+            }),
+        ),
+    };
+    pb::schema::Attribute {
+        name: a.name.to_string(),
+        r#type,
+        nested_type,
+        description: full_description(a),
+        description_kind: MARKDOWN,
+        required: a.mode == Mode::Required,
+        optional: matches!(a.mode, Mode::Optional | Mode::OptionalComputed),
+        computed: matches!(a.mode, Mode::Computed | Mode::OptionalComputed),
+        sensitive: a.sensitive,
+        deprecated: a.deprecated.is_some(),
+        deprecation_message: a.deprecated.unwrap_or_default().to_string(),
+        write_only: false,
+    }
+}
+
+fn object_nesting(n: Nesting) -> i32 {
+    use pb::schema::object::NestingMode as M;
+    (match n {
+        Nesting::Single => M::Single,
+        Nesting::List => M::List,
+        Nesting::Set => M::Set,
+        Nesting::Map => M::Map,
+    }) as i32
+}
+
+fn nested_block(b: &Block) -> pb::schema::NestedBlock {
+    use pb::schema::nested_block::NestingMode as M;
+    let nesting = match b.nesting {
+        Nesting::Single => M::Single,
+        Nesting::List => M::List,
+        Nesting::Set => M::Set,
+        Nesting::Map => M::Map,
+    };
+    pb::schema::NestedBlock {
+        type_name: b.name.to_string(),
+        block: Some(pb::schema::Block {
+            version: 0,
+            attributes: b.attributes.iter().map(attribute).collect(),
+            block_types: b.blocks.iter().map(nested_block).collect(),
+            description: b.description.clone(),
+            description_kind: MARKDOWN,
+            deprecated: false,
+            deprecation_message: String::new(),
+        }),
+        nesting: nesting as i32,
+        min_items: 0,
+        max_items: if b.nesting == Nesting::Single { 0 } else { i64::from(b.max_items) },
+    }
+}
+
+pub fn path(p: &AttributePath) -> pb::AttributePath {
+    use pb::attribute_path::step::Selector;
+    pb::AttributePath {
+        steps: p
+            .steps
+            .iter()
+            .map(|s| pb::attribute_path::Step {
+                selector: Some(match s {
+                    PathStep::Attribute(n) => Selector::AttributeName(n.clone()),
+                    PathStep::ElementKeyString(k) => Selector::ElementKeyString(k.clone()),
+                    PathStep::ElementKeyInt(i) => Selector::ElementKeyInt(*i),
+                }),
+            })
+            .collect(),
+    }
+}
+
+pub fn diagnostic(d: &Diagnostic) -> pb::Diagnostic {
+    use pb::diagnostic::Severity as S;
+    pb::Diagnostic {
+        severity: match d.severity {
+            Severity::Error => S::Error,
+            Severity::Warning => S::Warning,
+        } as i32,
+        summary: d.summary.clone(),
+        detail: d.detail.clone(),
+        attribute: d.path.as_ref().map(path),
+    }
+}
+
+pub fn diagnostics(d: &Diagnostics) -> Vec<pb::Diagnostic> {
+    d.iter().map(diagnostic).collect()
+}

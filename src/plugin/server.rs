@@ -1,0 +1,560 @@
+//! The tfplugin6 `Provider` service: decodes each request against the schema it concerns,
+//! calls the framework (validation, planning) and the provider's resources, and encodes the
+//! answer. Every failure, including malformed input, becomes a diagnostic; nothing here panics.
+//!
+//! `StopProvider` cancels whatever is in flight: each long call runs under [`Stop::guard`],
+//! so a Ctrl-C during a long wait returns promptly with a diagnostic.
+
+use std::sync::{Arc, RwLock};
+
+use tonic::{Request, Response, Status};
+
+use super::proto::tfplugin6 as pb;
+use super::schema_proto::{diagnostics as pb_diags, schema as pb_schema};
+use crate::framework::plan::plan;
+use crate::framework::validate::validate_attributes;
+use crate::framework::{Diagnostics, Provider, ReadOutcome, Schema};
+use crate::tfvalue::{AttributePath, Type, Value, json, msgpack};
+
+type Rpc<T> = Result<Response<T>, Status>;
+
+/// The gRPC face of a [`Provider`].
+pub struct ProviderServer<P: Provider> {
+    provider: Arc<P>,
+    context: RwLock<Option<Arc<P::Context>>>,
+    stop: Stop,
+    schema_response: pb::get_provider_schema::Response,
+}
+
+/// Cancellation for in-flight calls, triggered by `StopProvider`.
+#[derive(Clone)]
+pub struct Stop {
+    tx: Arc<tokio::sync::watch::Sender<bool>>,
+}
+
+impl Stop {
+    fn new() -> Self {
+        Self { tx: Arc::new(tokio::sync::watch::channel(false).0) }
+    }
+
+    fn trigger(&self) {
+        self.tx.send_replace(true);
+    }
+
+    /// Runs `work` unless and until the provider is asked to stop.
+    pub async fn guard<T>(&self, work: impl Future<Output = T>, stopped: impl FnOnce() -> T) -> T {
+        let mut rx = self.tx.subscribe();
+        tokio::select! {
+            out = work => out,
+            _ = rx.wait_for(|stopped| *stopped) => stopped(),
+        }
+    }
+}
+
+fn stopped_diagnostics() -> Diagnostics {
+    Diagnostics::from_error(
+        "Interrupted",
+        "Terraform asked the provider to stop (e.g. Ctrl-C) before this operation finished. \
+         Whatever was already created is recorded; run the command again to finish.",
+    )
+}
+
+impl<P: Provider> ProviderServer<P> {
+    pub fn new(provider: P) -> Self {
+        let schema_response = schema_response(&provider);
+        Self { provider: Arc::new(provider), context: RwLock::new(None), stop: Stop::new(), schema_response }
+    }
+
+    fn context(&self) -> Result<Arc<P::Context>, Diagnostics> {
+        let guard = self.context.read().map_err(|_| internal("provider state lock poisoned"))?;
+        guard.clone().ok_or_else(|| {
+            Diagnostics::from_error(
+                "Provider not configured",
+                "Terraform called the provider before configuring it. This is a bug in Terraform or the provider.",
+            )
+        })
+    }
+
+    fn resource_schema(&self, type_name: &str) -> Result<&Schema, Diagnostics> {
+        self.provider.resource(type_name).map(|r| r.schema()).ok_or_else(|| unknown_type("resource", type_name))
+    }
+}
+
+fn internal(what: &str) -> Diagnostics {
+    Diagnostics::from_error("Internal provider error", what.to_string())
+}
+
+fn unknown_type(kind: &str, type_name: &str) -> Diagnostics {
+    Diagnostics::from_error(
+        format!("Unknown {kind} type"),
+        format!("This provider has no {kind} type {type_name:?}. Check the spelling, or upgrade the provider."),
+    )
+}
+
+fn schema_response<P: Provider>(provider: &P) -> pb::get_provider_schema::Response {
+    pb::get_provider_schema::Response {
+        provider: Some(pb_schema(provider.schema())),
+        resource_schemas: provider.resources().iter().map(|r| (r.type_name().to_string(), pb_schema(r.schema()))).collect(),
+        data_source_schemas: provider.data_sources().iter().map(|d| (d.type_name().to_string(), pb_schema(d.schema()))).collect(),
+        server_capabilities: Some(capabilities()),
+        ..Default::default()
+    }
+}
+
+fn capabilities() -> pb::ServerCapabilities {
+    pb::ServerCapabilities {
+        plan_destroy: true,
+        get_provider_schema_optional: true,
+        move_resource_state: false,
+        generate_resource_config: false,
+    }
+}
+
+/// Decodes a DynamicValue (msgpack, or JSON when only that is set; absent means null).
+fn decode(value: Option<&pb::DynamicValue>, ty: &Type, what: &str) -> Result<Value, Diagnostics> {
+    let Some(v) = value else { return Ok(Value::Null) };
+    let decoded = if !v.msgpack.is_empty() {
+        msgpack::decode(&v.msgpack, ty).map_err(|e| e.to_string())
+    } else if !v.json.is_empty() {
+        json::decode(&v.json, ty).map_err(|e| e.to_string())
+    } else {
+        return Ok(Value::Null);
+    };
+    decoded.map_err(|e| {
+        Diagnostics::from_error(
+            format!("Malformed {what}"),
+            format!("Terraform sent a {what} the provider could not decode: {e}. This is a bug in Terraform or the provider."),
+        )
+    })
+}
+
+fn encode(value: &Value, ty: &Type, what: &str) -> Result<pb::DynamicValue, Diagnostics> {
+    msgpack::encode(value, ty)
+        .map(|msgpack| pb::DynamicValue { msgpack, json: Vec::new() })
+        .map_err(|e| internal(&format!("could not encode the {what}: {e}")))
+}
+
+/// Runs a fallible handler body and turns its diagnostics into the response's.
+macro_rules! respond {
+    ($body:expr, |$d:ident| $on_err:expr) => {
+        match $body {
+            Ok(resp) => Ok(Response::new(resp)),
+            Err($d) => Ok(Response::new($on_err)),
+        }
+    };
+}
+
+#[tonic::async_trait]
+impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
+    async fn get_metadata(&self, _: Request<pb::get_metadata::Request>) -> Rpc<pb::get_metadata::Response> {
+        use pb::get_metadata as m;
+        Ok(Response::new(m::Response {
+            server_capabilities: Some(capabilities()),
+            resources: self.provider.resources().iter().map(|r| m::ResourceMetadata { type_name: r.type_name().into() }).collect(),
+            data_sources: self
+                .provider
+                .data_sources()
+                .iter()
+                .map(|d| m::DataSourceMetadata { type_name: d.type_name().into() })
+                .collect(),
+            ..Default::default()
+        }))
+    }
+
+    async fn get_provider_schema(&self, _: Request<pb::get_provider_schema::Request>) -> Rpc<pb::get_provider_schema::Response> {
+        Ok(Response::new(self.schema_response.clone()))
+    }
+
+    async fn get_resource_identity_schemas(
+        &self,
+        _: Request<pb::get_resource_identity_schemas::Request>,
+    ) -> Rpc<pb::get_resource_identity_schemas::Response> {
+        Ok(Response::new(Default::default()))
+    }
+
+    async fn get_functions(&self, _: Request<pb::get_functions::Request>) -> Rpc<pb::get_functions::Response> {
+        Ok(Response::new(Default::default()))
+    }
+
+    async fn validate_provider_config(
+        &self,
+        req: Request<pb::validate_provider_config::Request>,
+    ) -> Rpc<pb::validate_provider_config::Response> {
+        let req = req.into_inner();
+        let schema = self.provider.schema();
+        let diags = match decode(req.config.as_ref(), &schema.value_type(), "provider configuration") {
+            Ok(config) => {
+                let mut d = Diagnostics::new();
+                validate_attributes(&schema.attributes, &schema.blocks, &config, &AttributePath::root(), &mut d);
+                self.provider.validate(&config, &mut d);
+                d
+            }
+            Err(d) => d,
+        };
+        Ok(Response::new(pb::validate_provider_config::Response { diagnostics: pb_diags(&diags) }))
+    }
+
+    async fn validate_resource_config(
+        &self,
+        req: Request<pb::validate_resource_config::Request>,
+    ) -> Rpc<pb::validate_resource_config::Response> {
+        let req = req.into_inner();
+        let result = (|| {
+            let resource = self.provider.resource(&req.type_name).ok_or_else(|| unknown_type("resource", &req.type_name))?;
+            let schema = resource.schema();
+            let config = decode(req.config.as_ref(), &schema.value_type(), "resource configuration")?;
+            let mut d = Diagnostics::new();
+            validate_attributes(&schema.attributes, &schema.blocks, &config, &AttributePath::root(), &mut d);
+            resource.validate(&config, &mut d);
+            Ok::<_, Diagnostics>(d)
+        })();
+        let diags = result.unwrap_or_else(|d| d);
+        Ok(Response::new(pb::validate_resource_config::Response { diagnostics: pb_diags(&diags) }))
+    }
+
+    async fn validate_data_resource_config(
+        &self,
+        req: Request<pb::validate_data_resource_config::Request>,
+    ) -> Rpc<pb::validate_data_resource_config::Response> {
+        let req = req.into_inner();
+        let result = (|| {
+            let ds = self.provider.data_source(&req.type_name).ok_or_else(|| unknown_type("data source", &req.type_name))?;
+            let schema = ds.schema();
+            let config = decode(req.config.as_ref(), &schema.value_type(), "data source configuration")?;
+            let mut d = Diagnostics::new();
+            validate_attributes(&schema.attributes, &schema.blocks, &config, &AttributePath::root(), &mut d);
+            ds.validate(&config, &mut d);
+            Ok::<_, Diagnostics>(d)
+        })();
+        let diags = result.unwrap_or_else(|d| d);
+        Ok(Response::new(pb::validate_data_resource_config::Response { diagnostics: pb_diags(&diags) }))
+    }
+
+    async fn upgrade_resource_state(
+        &self,
+        req: Request<pb::upgrade_resource_state::Request>,
+    ) -> Rpc<pb::upgrade_resource_state::Response> {
+        let req = req.into_inner();
+        let result = (|| {
+            let schema = self.resource_schema(&req.type_name)?;
+            if req.version > schema.version {
+                return Err(Diagnostics::from_error(
+                    "State written by a newer provider",
+                    format!(
+                        "This state has schema version {} but this provider knows version {}. Use the provider version that wrote it, or newer.",
+                        req.version, schema.version
+                    ),
+                ));
+            }
+            let raw = req.raw_state.unwrap_or_default();
+            if raw.json.is_empty() && !raw.flatmap.is_empty() {
+                return Err(Diagnostics::from_error(
+                    "Unsupported state format",
+                    "This state is in the pre-0.12 flatmap format, which this provider never wrote.",
+                ));
+            }
+            let ty = schema.value_type();
+            let state = json::decode_lenient(&raw.json, &ty).map_err(|e| {
+                Diagnostics::from_error("Unreadable state", format!("The stored state of this {} could not be read: {e}", req.type_name))
+            })?;
+            encode(&state, &ty, "upgraded state")
+        })();
+        respond!(result.map(|s| pb::upgrade_resource_state::Response { upgraded_state: Some(s), diagnostics: vec![] }),
+            |d| pb::upgrade_resource_state::Response { upgraded_state: None, diagnostics: pb_diags(&d) })
+    }
+
+    async fn upgrade_resource_identity(
+        &self,
+        _: Request<pb::upgrade_resource_identity::Request>,
+    ) -> Rpc<pb::upgrade_resource_identity::Response> {
+        let d = Diagnostics::from_error("Resource identity is not supported", "This provider declares no resource identities.");
+        Ok(Response::new(pb::upgrade_resource_identity::Response { upgraded_identity: None, diagnostics: pb_diags(&d) }))
+    }
+
+    async fn configure_provider(&self, req: Request<pb::configure_provider::Request>) -> Rpc<pb::configure_provider::Response> {
+        let req = req.into_inner();
+        let schema = self.provider.schema();
+        let result = async {
+            let config = decode(req.config.as_ref(), &schema.value_type(), "provider configuration")?;
+            let context = self.provider.configure(&config).await?;
+            let mut slot = self.context.write().map_err(|_| internal("provider state lock poisoned"))?;
+            *slot = Some(Arc::new(context));
+            Ok::<_, Diagnostics>(())
+        }
+        .await;
+        let diags = result.err().unwrap_or_default();
+        tracing::debug!(terraform_version = %req.terraform_version, "provider configured");
+        Ok(Response::new(pb::configure_provider::Response { diagnostics: pb_diags(&diags) }))
+    }
+
+    async fn read_resource(&self, req: Request<pb::read_resource::Request>) -> Rpc<pb::read_resource::Response> {
+        let req = req.into_inner();
+        let private = req.private.clone();
+        let result = async {
+            let resource = self.provider.resource(&req.type_name).ok_or_else(|| unknown_type("resource", &req.type_name))?;
+            let ty = resource.schema().value_type();
+            let current = decode(req.current_state.as_ref(), &ty, "resource state")?;
+            if current.is_null() {
+                return encode(&Value::Null, &ty, "state").map(|s| (s, Diagnostics::new()));
+            }
+            let ctx = self.context()?;
+            let outcome = self.stop.guard(resource.read(&ctx, &current), || Err(stopped_diagnostics())).await?;
+            let new_state = match outcome {
+                ReadOutcome::Found(v) => v,
+                ReadOutcome::Gone => Value::Null,
+            };
+            encode(&new_state, &ty, "state").map(|s| (s, Diagnostics::new()))
+        }
+        .await;
+        respond!(result.map(|(s, d)| pb::read_resource::Response {
+            new_state: Some(s), diagnostics: pb_diags(&d), private: private.clone(), ..Default::default()
+        }), |d| pb::read_resource::Response {
+            // Keep what Terraform had: a failed refresh must not drop the object from state.
+            new_state: req.current_state.clone(), diagnostics: pb_diags(&d), private: private.clone(), ..Default::default()
+        })
+    }
+
+    async fn plan_resource_change(
+        &self,
+        req: Request<pb::plan_resource_change::Request>,
+    ) -> Rpc<pb::plan_resource_change::Response> {
+        let req = req.into_inner();
+        let result = (|| {
+            let resource = self.provider.resource(&req.type_name).ok_or_else(|| unknown_type("resource", &req.type_name))?;
+            let schema = resource.schema();
+            let ty = schema.value_type();
+            let prior = decode(req.prior_state.as_ref(), &ty, "prior state")?;
+            let proposed = decode(req.proposed_new_state.as_ref(), &ty, "proposed new state")?;
+            let config = decode(req.config.as_ref(), &ty, "configuration")?;
+            if proposed.is_null() {
+                // Destroy: nothing to plan.
+                return Ok((encode(&Value::Null, &ty, "plan")?, vec![], Diagnostics::new()));
+            }
+            let mut planned = plan(&schema.attributes, &schema.blocks, &config, &prior);
+            let mut d = Diagnostics::new();
+            resource.modify_plan(&config, &prior, &mut planned.planned, &mut d);
+            let replace = planned.requires_replace.iter().map(super::schema_proto::path).collect();
+            Ok::<_, Diagnostics>((encode(&planned.planned, &ty, "plan")?, replace, d))
+        })();
+        respond!(result.map(|(planned, replace, d)| pb::plan_resource_change::Response {
+            planned_state: Some(planned),
+            requires_replace: replace,
+            planned_private: req.prior_private.clone(),
+            diagnostics: pb_diags(&d),
+            ..Default::default()
+        }), |d| pb::plan_resource_change::Response { diagnostics: pb_diags(&d), ..Default::default() })
+    }
+
+    async fn apply_resource_change(
+        &self,
+        req: Request<pb::apply_resource_change::Request>,
+    ) -> Rpc<pb::apply_resource_change::Response> {
+        let req = req.into_inner();
+        let private = req.planned_private.clone();
+        let result = async {
+            let resource = self.provider.resource(&req.type_name).ok_or_else(|| unknown_type("resource", &req.type_name))?;
+            let ty = resource.schema().value_type();
+            let prior = decode(req.prior_state.as_ref(), &ty, "prior state")?;
+            let planned = decode(req.planned_state.as_ref(), &ty, "planned state")?;
+            let ctx = self.context()?;
+            let (state, diags) = if planned.is_null() {
+                let d = self.stop.guard(resource.delete(&ctx, &prior), stopped_diagnostics).await;
+                // A failed delete keeps the object in state.
+                (if d.has_errors() { prior } else { Value::Null }, d)
+            } else if prior.is_null() {
+                let out = self.stop.guard(resource.create(&ctx, &planned), || {
+                    crate::framework::ApplyOutcome::failed(None, stopped_diagnostics())
+                }).await;
+                (out.state.unwrap_or(Value::Null), out.diagnostics)
+            } else {
+                let out = self.stop.guard(resource.update(&ctx, &prior, &planned), || {
+                    crate::framework::ApplyOutcome::failed(None, stopped_diagnostics())
+                }).await;
+                // A failed update without a better answer keeps the prior state.
+                (out.state.unwrap_or(prior), out.diagnostics)
+            };
+            Ok::<_, Diagnostics>((encode(&state, &ty, "new state")?, diags))
+        }
+        .await;
+        respond!(result.map(|(s, d)| pb::apply_resource_change::Response {
+            new_state: Some(s), private: private.clone(), diagnostics: pb_diags(&d), ..Default::default()
+        }), |d| pb::apply_resource_change::Response {
+            new_state: req.prior_state.clone(), private: private.clone(), diagnostics: pb_diags(&d), ..Default::default()
+        })
+    }
+
+    async fn import_resource_state(
+        &self,
+        req: Request<pb::import_resource_state::Request>,
+    ) -> Rpc<pb::import_resource_state::Response> {
+        let req = req.into_inner();
+        let result = async {
+            let resource = self.provider.resource(&req.type_name).ok_or_else(|| unknown_type("resource", &req.type_name))?;
+            let ty = resource.schema().value_type();
+            let ctx = self.context()?;
+            let state = self.stop.guard(resource.import(&ctx, &req.id), || Err(stopped_diagnostics())).await?;
+            encode(&state, &ty, "imported state")
+        }
+        .await;
+        respond!(result.map(|s| pb::import_resource_state::Response {
+            imported_resources: vec![pb::import_resource_state::ImportedResource {
+                type_name: req.type_name.clone(), state: Some(s), ..Default::default()
+            }],
+            ..Default::default()
+        }), |d| pb::import_resource_state::Response { diagnostics: pb_diags(&d), ..Default::default() })
+    }
+
+    async fn move_resource_state(
+        &self,
+        req: Request<pb::move_resource_state::Request>,
+    ) -> Rpc<pb::move_resource_state::Response> {
+        let req = req.into_inner();
+        let d = Diagnostics::from_error(
+            "Move not supported",
+            format!("Moving {} to {} is not supported by this provider version.", req.source_type_name, req.target_type_name),
+        );
+        Ok(Response::new(pb::move_resource_state::Response { diagnostics: pb_diags(&d), ..Default::default() }))
+    }
+
+    async fn generate_resource_config(
+        &self,
+        _: Request<pb::generate_resource_config::Request>,
+    ) -> Rpc<pb::generate_resource_config::Response> {
+        Err(Status::unimplemented("Terraform generates configuration for this provider itself"))
+    }
+
+    async fn read_data_source(&self, req: Request<pb::read_data_source::Request>) -> Rpc<pb::read_data_source::Response> {
+        let req = req.into_inner();
+        let result = async {
+            let ds = self.provider.data_source(&req.type_name).ok_or_else(|| unknown_type("data source", &req.type_name))?;
+            let ty = ds.schema().value_type();
+            let config = decode(req.config.as_ref(), &ty, "data source configuration")?;
+            let ctx = self.context()?;
+            let state = self.stop.guard(ds.read(&ctx, &config), || Err(stopped_diagnostics())).await?;
+            encode(&state, &ty, "data source state")
+        }
+        .await;
+        respond!(result.map(|s| pb::read_data_source::Response { state: Some(s), ..Default::default() }),
+            |d| pb::read_data_source::Response { diagnostics: pb_diags(&d), ..Default::default() })
+    }
+
+    async fn validate_ephemeral_resource_config(
+        &self,
+        req: Request<pb::validate_ephemeral_resource_config::Request>,
+    ) -> Rpc<pb::validate_ephemeral_resource_config::Response> {
+        let d = unknown_type("ephemeral resource", &req.into_inner().type_name);
+        Ok(Response::new(pb::validate_ephemeral_resource_config::Response { diagnostics: pb_diags(&d) }))
+    }
+
+    async fn open_ephemeral_resource(
+        &self,
+        req: Request<pb::open_ephemeral_resource::Request>,
+    ) -> Rpc<pb::open_ephemeral_resource::Response> {
+        let d = unknown_type("ephemeral resource", &req.into_inner().type_name);
+        Ok(Response::new(pb::open_ephemeral_resource::Response { diagnostics: pb_diags(&d), ..Default::default() }))
+    }
+
+    async fn renew_ephemeral_resource(
+        &self,
+        req: Request<pb::renew_ephemeral_resource::Request>,
+    ) -> Rpc<pb::renew_ephemeral_resource::Response> {
+        let d = unknown_type("ephemeral resource", &req.into_inner().type_name);
+        Ok(Response::new(pb::renew_ephemeral_resource::Response { diagnostics: pb_diags(&d), ..Default::default() }))
+    }
+
+    async fn close_ephemeral_resource(
+        &self,
+        req: Request<pb::close_ephemeral_resource::Request>,
+    ) -> Rpc<pb::close_ephemeral_resource::Response> {
+        let d = unknown_type("ephemeral resource", &req.into_inner().type_name);
+        Ok(Response::new(pb::close_ephemeral_resource::Response { diagnostics: pb_diags(&d) }))
+    }
+
+    type ListResourceStream = tokio_stream::Empty<Result<pb::list_resource::Event, Status>>;
+
+    async fn list_resource(&self, _: Request<pb::list_resource::Request>) -> Rpc<Self::ListResourceStream> {
+        Err(Status::unimplemented("this provider declares no list resources"))
+    }
+
+    async fn validate_list_resource_config(
+        &self,
+        req: Request<pb::validate_list_resource_config::Request>,
+    ) -> Rpc<pb::validate_list_resource_config::Response> {
+        let d = unknown_type("list resource", &req.into_inner().type_name);
+        Ok(Response::new(pb::validate_list_resource_config::Response { diagnostics: pb_diags(&d) }))
+    }
+
+    async fn call_function(&self, req: Request<pb::call_function::Request>) -> Rpc<pb::call_function::Response> {
+        let name = req.into_inner().name;
+        Ok(Response::new(pb::call_function::Response {
+            error: Some(pb::FunctionError { text: format!("this provider has no function {name:?}"), function_argument: None }),
+            ..Default::default()
+        }))
+    }
+
+    async fn validate_state_store_config(
+        &self,
+        _: Request<pb::validate_state_store::Request>,
+    ) -> Rpc<pb::validate_state_store::Response> {
+        Err(Status::unimplemented("this provider declares no state stores"))
+    }
+
+    async fn configure_state_store(
+        &self,
+        _: Request<pb::configure_state_store::Request>,
+    ) -> Rpc<pb::configure_state_store::Response> {
+        Err(Status::unimplemented("this provider declares no state stores"))
+    }
+
+    type ReadStateBytesStream = tokio_stream::Empty<Result<pb::read_state_bytes::Response, Status>>;
+
+    async fn read_state_bytes(&self, _: Request<pb::read_state_bytes::Request>) -> Rpc<Self::ReadStateBytesStream> {
+        Err(Status::unimplemented("this provider declares no state stores"))
+    }
+
+    async fn write_state_bytes(
+        &self,
+        _: Request<tonic::Streaming<pb::write_state_bytes::RequestChunk>>,
+    ) -> Rpc<pb::write_state_bytes::Response> {
+        Err(Status::unimplemented("this provider declares no state stores"))
+    }
+
+    async fn lock_state(&self, _: Request<pb::lock_state::Request>) -> Rpc<pb::lock_state::Response> {
+        Err(Status::unimplemented("this provider declares no state stores"))
+    }
+
+    async fn unlock_state(&self, _: Request<pb::unlock_state::Request>) -> Rpc<pb::unlock_state::Response> {
+        Err(Status::unimplemented("this provider declares no state stores"))
+    }
+
+    async fn get_states(&self, _: Request<pb::get_states::Request>) -> Rpc<pb::get_states::Response> {
+        Err(Status::unimplemented("this provider declares no state stores"))
+    }
+
+    async fn delete_state(&self, _: Request<pb::delete_state::Request>) -> Rpc<pb::delete_state::Response> {
+        Err(Status::unimplemented("this provider declares no state stores"))
+    }
+
+    async fn plan_action(&self, _: Request<pb::plan_action::Request>) -> Rpc<pb::plan_action::Response> {
+        Err(Status::unimplemented("this provider declares no actions"))
+    }
+
+    type InvokeActionStream = tokio_stream::Empty<Result<pb::invoke_action::Event, Status>>;
+
+    async fn invoke_action(&self, _: Request<pb::invoke_action::Request>) -> Rpc<Self::InvokeActionStream> {
+        Err(Status::unimplemented("this provider declares no actions"))
+    }
+
+    async fn validate_action_config(
+        &self,
+        _: Request<pb::validate_action_config::Request>,
+    ) -> Rpc<pb::validate_action_config::Response> {
+        Err(Status::unimplemented("this provider declares no actions"))
+    }
+
+    async fn stop_provider(&self, _: Request<pb::stop_provider::Request>) -> Rpc<pb::stop_provider::Response> {
+        tracing::info!("stop requested: cancelling in-flight operations");
+        self.stop.trigger();
+        Ok(Response::new(pb::stop_provider::Response { error: String::new() }))
+    }
+}
