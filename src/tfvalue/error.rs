@@ -1,7 +1,5 @@
 //! Errors of the value codecs: where in the value it happened and what went wrong.
 
-use std::fmt;
-
 use super::AttributePath;
 
 /// Bytes that do not hold a value of the expected type (msgpack or JSON).
@@ -41,34 +39,5 @@ fn located(path: &AttributePath, message: &str) -> String {
         message.to_string()
     } else {
         format!("{path}: {message}")
-    }
-}
-
-impl fmt::Display for super::Refinements {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut parts = Vec::new();
-        if let Some(nullable) = self.nullable {
-            parts.push(if nullable {
-                "null".to_string()
-            } else {
-                "not null".to_string()
-            });
-        }
-        if let Some(prefix) = &self.string_prefix {
-            parts.push(format!("prefix {prefix:?}"));
-        }
-        if let Some((n, inclusive)) = &self.number_lower {
-            parts.push(format!("{} {n}", if *inclusive { ">=" } else { ">" }));
-        }
-        if let Some((n, inclusive)) = &self.number_upper {
-            parts.push(format!("{} {n}", if *inclusive { "<=" } else { "<" }));
-        }
-        if let Some(n) = self.length_lower {
-            parts.push(format!("length >= {n}"));
-        }
-        if let Some(n) = self.length_upper {
-            parts.push(format!("length <= {n}"));
-        }
-        f.write_str(&parts.join(", "))
     }
 }

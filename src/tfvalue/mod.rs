@@ -145,6 +145,36 @@ impl Refinements {
     }
 }
 
+/// Human-readable, e.g. `not null, prefix "ab"`; empty when there are no refinements.
+impl fmt::Display for Refinements {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts = Vec::new();
+        if let Some(nullable) = self.nullable {
+            parts.push(if nullable {
+                "null".to_string()
+            } else {
+                "not null".to_string()
+            });
+        }
+        if let Some(prefix) = &self.string_prefix {
+            parts.push(format!("prefix {prefix:?}"));
+        }
+        if let Some((n, inclusive)) = &self.number_lower {
+            parts.push(format!("{} {n}", if *inclusive { ">=" } else { ">" }));
+        }
+        if let Some((n, inclusive)) = &self.number_upper {
+            parts.push(format!("{} {n}", if *inclusive { "<=" } else { "<" }));
+        }
+        if let Some(n) = self.length_lower {
+            parts.push(format!("length >= {n}"));
+        }
+        if let Some(n) = self.length_upper {
+            parts.push(format!("length <= {n}"));
+        }
+        f.write_str(&parts.join(", "))
+    }
+}
+
 /// A Terraform value. Values are untyped here; the codecs pair them with a [`Type`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
@@ -175,6 +205,25 @@ impl Value {
 
     pub fn string(s: impl Into<String>) -> Value {
         Value::String(s.into())
+    }
+
+    pub fn number(n: impl Into<Number>) -> Value {
+        Value::Number(n.into())
+    }
+
+    /// An object value from `(name, value)` pairs.
+    pub fn object<S: Into<String>>(attributes: impl IntoIterator<Item = (S, Value)>) -> Value {
+        Value::Object(
+            attributes
+                .into_iter()
+                .map(|(name, v)| (name.into(), v))
+                .collect(),
+        )
+    }
+
+    /// A known value for a `dynamic` slot, tagged with its concrete type.
+    pub fn dynamic(ty: Type, value: Value) -> Value {
+        Value::Dynamic(Box::new(ty), Box::new(value))
     }
 
     /// True for a null, also a typed null in a dynamic slot.
@@ -287,5 +336,83 @@ impl Value {
     /// An object attribute (or map entry); `None` when absent or when this is not an object.
     pub fn get(&self, name: &str) -> Option<&Value> {
         self.as_entries().and_then(|m| m.get(name))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn type_display_uses_hcl_syntax() {
+        let ty = Type::object([
+            ("a", Type::list(Type::String)),
+            ("b", Type::Tuple(vec![Type::Number, Type::Dynamic])),
+            ("c", Type::map(Type::set(Type::Bool))),
+        ]);
+        assert_eq!(
+            ty.to_string(),
+            "object({a=list(string), b=tuple([number, any]), c=map(set(bool))})"
+        );
+    }
+
+    #[test]
+    fn dynamic_wrapper_is_seen_through() {
+        let typed_null = Value::dynamic(Type::String, Value::Null);
+        assert!(typed_null.is_null());
+        assert!(!typed_null.is_unknown());
+        let typed_unknown = Value::dynamic(Type::String, Value::unknown());
+        assert!(typed_unknown.is_unknown());
+        assert!(!typed_unknown.is_wholly_known());
+        let known = Value::dynamic(Type::Number, Value::number(3));
+        assert_eq!(known.as_number().and_then(Number::as_i64), Some(3));
+        assert_eq!(known.strip_dynamic(), &Value::number(3));
+    }
+
+    #[test]
+    fn conforms_to_reports_path_and_reason() {
+        let ty = Type::object([("spec", Type::object([("replicas", Type::Number)]))]);
+        let good = Value::object([("spec", Value::object([("replicas", Value::number(2))]))]);
+        assert_eq!(good.conforms_to(&ty), Ok(()));
+        let bad = Value::object([("spec", Value::object([("replicas", Value::string("2"))]))]);
+        let (path, reason) = bad.conforms_to(&ty).unwrap_err();
+        assert_eq!(path, AttributePath::root().attr("spec").attr("replicas"));
+        assert_eq!(reason, "number is required, found a string");
+        let extra = Value::object([(
+            "spec",
+            Value::object([("replicas", Value::Null), ("x", Value::Null)]),
+        )]);
+        let (_, reason) = extra.conforms_to(&ty).unwrap_err();
+        assert!(
+            reason.starts_with("unsupported attribute \"x\""),
+            "{reason}"
+        );
+        // Unknowns and nulls fit anywhere.
+        assert_eq!(Value::unknown().conforms_to(&ty), Ok(()));
+        assert_eq!(Value::Null.conforms_to(&Type::Dynamic), Ok(()));
+    }
+
+    #[test]
+    fn refinements_display() {
+        let r = Refinements {
+            nullable: Some(false),
+            string_prefix: Some("ab".into()),
+            number_lower: Some((Number::from_i64(1), true)),
+            length_upper: Some(3),
+            ..Default::default()
+        };
+        assert_eq!(r.to_string(), "not null, prefix \"ab\", >= 1, length <= 3");
+        assert_eq!(Refinements::default().to_string(), "");
+    }
+
+    #[test]
+    fn dynamic_value_picks_its_encoding() {
+        let ty = Type::object([("a", Type::String)]);
+        let v = Value::object([("a", Value::string("x"))]);
+        let packed = msgpack::encode(&v, &ty).unwrap();
+        assert_eq!(decode_dynamic_value(&packed, b"{}", &ty).unwrap(), v);
+        assert_eq!(decode_dynamic_value(&[], br#"{"a":"x"}"#, &ty).unwrap(), v);
+        assert_eq!(decode_dynamic_value(&[], &[], &ty).unwrap(), Value::Null);
+        assert!(decode_dynamic_value(&[0xc1], &[], &ty).is_err());
     }
 }
