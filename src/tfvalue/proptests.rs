@@ -218,8 +218,50 @@ fn msgpackish_bytes() -> impl Strategy<Value = Vec<u8>> {
     vec(prop_oneof![interesting, any::<u8>()], 0..48)
 }
 
+/// Bytes made mostly of JSON punctuation and type-JSON words, to reach past the first token.
+fn jsonish_bytes() -> impl Strategy<Value = Vec<u8>> {
+    let token = prop::sample::select(vec![
+        "[",
+        "]",
+        "{",
+        "}",
+        ",",
+        ":",
+        "\"",
+        "null",
+        "true",
+        "false",
+        "0",
+        "-1.5e3",
+        "1e400",
+        "\"string\"",
+        "\"number\"",
+        "\"bool\"",
+        "\"dynamic\"",
+        "\"list\"",
+        "\"set\"",
+        "\"map\"",
+        "\"object\"",
+        "\"tuple\"",
+        "\"type\"",
+        "\"value\"",
+        "\"a\"",
+        "\\u00e9",
+        "\\ud800",
+        " ",
+    ]);
+    vec(
+        prop_oneof![
+            token.prop_map(|t| t.as_bytes().to_vec()),
+            vec(any::<u8>(), 1..2)
+        ],
+        0..24,
+    )
+    .prop_map(|parts| parts.concat())
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 500, ..ProptestConfig::default() })]
 
     #[test]
     fn msgpack_round_trips((ty, v) in typed_value(WITH_UNKNOWNS)) {
@@ -254,6 +296,13 @@ proptest! {
     #[test]
     fn random_bytes_never_panic(ty in arb_type(true), bytes in msgpackish_bytes()) {
         let _ = msgpack::decode(&bytes, &ty);
+        let _ = json::decode(&bytes, &ty);
+        let _ = json::decode_lenient(&bytes, &ty);
+        let _ = Type::from_json(&bytes);
+    }
+
+    #[test]
+    fn random_json_never_panics(ty in arb_type(true), bytes in jsonish_bytes()) {
         let _ = json::decode(&bytes, &ty);
         let _ = json::decode_lenient(&bytes, &ty);
         let _ = Type::from_json(&bytes);
