@@ -20,7 +20,10 @@ const PROVIDER_ADDRESS: &str = "registry.terraform.io/karpenter/karpenter";
 
 /// The workspace root (the provider crate).
 pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
 }
 
 /// `../shared/karpenter` beside the workspace: the upstream CRDs and references.
@@ -33,12 +36,16 @@ pub fn terraform_binary() -> PathBuf {
     static FOUND: OnceLock<Option<PathBuf>> = OnceLock::new();
     let found = FOUND.get_or_init(|| {
         std::env::var_os("PATH").and_then(|paths| {
-            std::env::split_paths(&paths).map(|p| p.join("terraform")).find(|p| p.is_file())
+            std::env::split_paths(&paths)
+                .map(|p| p.join("terraform"))
+                .find(|p| p.is_file())
         })
     });
     match found {
         Some(p) => p.clone(),
-        None => panic!("terraform is not on PATH: the acceptance tests need the terraform CLI (1.11 or newer)"),
+        None => {
+            panic!("terraform is not on PATH: the acceptance tests need the terraform CLI (1.11 or newer)")
+        }
     }
 }
 
@@ -50,13 +57,25 @@ pub fn provider_dir() -> PathBuf {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
         let out = Command::new(cargo)
             .current_dir(&root)
-            .args(["build", "--quiet", "--bin", "terraform-provider-karpenter", "--message-format", "short"])
+            .args([
+                "build",
+                "--quiet",
+                "--bin",
+                "terraform-provider-karpenter",
+                "--message-format",
+                "short",
+            ])
             .output()
             .map_err(|e| format!("could not run cargo: {e}"))?;
         if !out.status.success() {
-            return Err(format!("building the provider failed:\n{}", String::from_utf8_lossy(&out.stderr)));
+            return Err(format!(
+                "building the provider failed:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
         }
-        let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"));
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| root.join("target"));
         let dir = target.join("debug");
         if dir.join("terraform-provider-karpenter").is_file() {
             Ok(dir)
@@ -102,7 +121,11 @@ impl Run {
     /// Panics with the output unless the command failed.
     #[track_caller]
     pub fn failed(self) -> Self {
-        assert!(!self.success, "terraform succeeded but was expected to fail:\n{}", self.output());
+        assert!(
+            !self.success,
+            "terraform succeeded but was expected to fail:\n{}",
+            self.output()
+        );
         self
     }
 }
@@ -118,7 +141,10 @@ impl Workdir {
     /// added unless the config has its own `terraform {}` block).
     pub fn new(config: &str) -> Self {
         terraform_binary();
-        let dir = tempfile::Builder::new().prefix("tfacc-").tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+        let dir = tempfile::Builder::new()
+            .prefix("tfacc-")
+            .tempdir()
+            .unwrap_or_else(|e| panic!("tempdir: {e}"));
         let cli_config = dir.path().join("terraformrc");
         let plugin_dir = provider_dir();
         std::fs::write(
@@ -170,7 +196,10 @@ impl Workdir {
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
-        Run::from(cmd.output().unwrap_or_else(|e| panic!("could not run terraform: {e}")))
+        Run::from(
+            cmd.output()
+                .unwrap_or_else(|e| panic!("could not run terraform: {e}")),
+        )
     }
 
     pub fn validate(&self) -> Run {
@@ -184,7 +213,13 @@ impl Workdir {
     /// `terraform plan -detailed-exitcode`: true when the plan is empty.
     pub fn plan_is_empty(&self) -> bool {
         let run = self.terraform(&["plan", "-no-color", "-input=false", "-detailed-exitcode"]);
-        let code = if run.success { 0 } else if run.stdout.contains("Terraform will perform") { 2 } else { 1 };
+        let code = if run.success {
+            0
+        } else if run.stdout.contains("Terraform will perform") {
+            2
+        } else {
+            1
+        };
         assert_ne!(code, 1, "plan failed:\n{}", run.output());
         code == 0
     }

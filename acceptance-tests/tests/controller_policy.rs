@@ -27,11 +27,15 @@ const UPSTREAM_SIDS: &[&str] = &[
 
 #[test]
 fn example_renders_a_policy_with_every_upstream_statement() {
-    let work = Workdir::new(&repo_file("examples/data-sources/karpenter_controller_policy/data-source.tf"));
+    let work = Workdir::new(&repo_file(
+        "examples/data-sources/karpenter_controller_policy/data-source.tf",
+    ));
     work.validate().ok();
     work.apply().ok();
     let outputs = work.outputs();
-    let json = outputs["controller_policy_json"]["value"].as_str().expect("policy output is a string");
+    let json = outputs["controller_policy_json"]["value"]
+        .as_str()
+        .expect("policy output is a string");
     let policy: serde_json::Value = serde_json::from_str(json).expect("policy is JSON");
     assert_eq!(policy["Version"], "2012-10-17");
     let sids: Vec<&str> = policy["Statement"]
@@ -42,7 +46,10 @@ fn example_renders_a_policy_with_every_upstream_statement() {
         .collect();
     assert_eq!(sids, UPSTREAM_SIDS);
     let pass_role = &policy["Statement"][6];
-    assert_eq!(pass_role["Resource"], "arn:aws:iam::123456789012:role/KarpenterNodeRole-demo");
+    assert_eq!(
+        pass_role["Resource"],
+        "arn:aws:iam::123456789012:role/KarpenterNodeRole-demo"
+    );
     assert!(work.plan_is_empty(), "a second plan must be empty");
     work.destroy().ok();
 }
@@ -66,13 +73,30 @@ output "deletion"  { value = [for s in data.karpenter_controller_policy.p.statem
     work.apply().ok();
     let out = work.outputs();
     assert_eq!(out["partition"]["value"], "aws-cn");
-    let groups: Vec<&str> = out["groups"]["value"].as_array().expect("groups").iter().filter_map(|g| g.as_str()).collect();
-    assert_eq!(groups, ["EKSIntegration", "IAMIntegration", "NodeLifecycle", "ResourceDiscovery", "ZonalShift"]);
+    let groups: Vec<&str> = out["groups"]["value"]
+        .as_array()
+        .expect("groups")
+        .iter()
+        .filter_map(|g| g.as_str())
+        .collect();
+    assert_eq!(
+        groups,
+        [
+            "EKSIntegration",
+            "IAMIntegration",
+            "NodeLifecycle",
+            "ResourceDiscovery",
+            "ZonalShift"
+        ]
+    );
     let sids = out["sids"]["value"].as_array().expect("sids");
     assert_eq!(sids.len(), 17, "no queue, no interruption statement");
     let deletion = &out["deletion"]["value"];
     assert_eq!(deletion["resources"][0], "arn:aws-cn:ec2:cn-north-1:*:instance/*");
-    assert_eq!(deletion["conditions"][0]["variable"], "aws:ResourceTag/kubernetes.io/cluster/blue");
+    assert_eq!(
+        deletion["conditions"][0]["variable"],
+        "aws:ResourceTag/kubernetes.io/cluster/blue"
+    );
 }
 
 #[test]
@@ -92,12 +116,17 @@ data "karpenter_controller_policy" "bad" {
     assert!(out.contains("Invalid attribute value"), "{out}");
     assert!(out.contains("is not an IAM role ARN"), "{out}");
     // Terraform shows the offending line when the diagnostic carries the attribute path.
-    assert!(out.contains("node_role_arn = \"arn:aws:iam::123456789012:user/not-a-role\""), "{out}");
+    assert!(
+        out.contains("node_role_arn = \"arn:aws:iam::123456789012:user/not-a-role\""),
+        "{out}"
+    );
 }
 
 #[test]
 fn provider_logs_reach_tf_log_provider() {
-    let mut work = Workdir::new(&repo_file("examples/data-sources/karpenter_controller_policy/data-source.tf"));
+    let mut work = Workdir::new(&repo_file(
+        "examples/data-sources/karpenter_controller_policy/data-source.tf",
+    ));
     work.env("TF_LOG_PROVIDER", "debug");
     let run = work.plan().ok();
     assert!(
@@ -131,6 +160,10 @@ data "karpenter_controller_policy" "p" {
 "#,
     );
     let run = work.plan().ok();
-    assert!(run.stdout.contains("terraform_data.cluster will be created"), "{}", run.output());
+    assert!(
+        run.stdout.contains("terraform_data.cluster will be created"),
+        "{}",
+        run.output()
+    );
     work.apply().ok();
 }

@@ -26,11 +26,18 @@ pub struct ConvertError {
 }
 
 fn err(path: &AttributePath, message: impl Into<String>) -> ConvertError {
-    ConvertError { path: path.clone(), message: message.into() }
+    ConvertError {
+        path: path.clone(),
+        message: message.into(),
+    }
 }
 
 /// Terraform value (an object of `attributes`) → JSON object of the settable, on-wire fields.
-pub fn to_wire(attributes: &[Attribute], value: &Value, path: &AttributePath) -> Result<Map<String, Json>, ConvertError> {
+pub fn to_wire(
+    attributes: &[Attribute],
+    value: &Value,
+    path: &AttributePath,
+) -> Result<Map<String, Json>, ConvertError> {
     let mut out = Map::new();
     for a in attributes {
         let Some(field) = a.wire_field() else { continue };
@@ -51,7 +58,12 @@ pub fn to_wire(attributes: &[Attribute], value: &Value, path: &AttributePath) ->
     Ok(out)
 }
 
-fn nested_to_wire(nesting: Nesting, nested: &[Attribute], v: &Value, path: &AttributePath) -> Result<Json, ConvertError> {
+fn nested_to_wire(
+    nesting: Nesting,
+    nested: &[Attribute],
+    v: &Value,
+    path: &AttributePath,
+) -> Result<Json, ConvertError> {
     match nesting {
         Nesting::Single => Ok(Json::Object(to_wire(nested, v, path)?)),
         Nesting::List | Nesting::Set => {
@@ -80,7 +92,9 @@ fn plain_to_wire(v: &Value, path: &AttributePath) -> Result<Json, ConvertError> 
         Value::Unknown(_) => return Err(err(path, "value is not known yet")),
         Value::Bool(b) => Json::Bool(*b),
         Value::String(s) => Json::String(s.clone()),
-        Value::Number(n) => number_to_json(n).ok_or_else(|| err(path, format!("{n} cannot be sent as a JSON number")))?,
+        Value::Number(n) => {
+            number_to_json(n).ok_or_else(|| err(path, format!("{n} cannot be sent as a JSON number")))?
+        }
         Value::List(items) | Value::Set(items) | Value::Tuple(items) => Json::Array(
             items
                 .iter()
@@ -105,11 +119,18 @@ fn number_to_json(n: &Number) -> Option<Json> {
     if let Some(i) = n.as_i64() {
         return Some(Json::from(i));
     }
-    n.as_f64().and_then(serde_json::Number::from_f64).map(Json::Number)
+    n.as_f64()
+        .and_then(serde_json::Number::from_f64)
+        .map(Json::Number)
 }
 
 /// JSON object → Terraform value of `attributes`. Off-wire attributes come from `prior`.
-pub fn from_wire(attributes: &[Attribute], json: &Map<String, Json>, prior: &Value, path: &AttributePath) -> Result<Value, ConvertError> {
+pub fn from_wire(
+    attributes: &[Attribute],
+    json: &Map<String, Json>,
+    prior: &Value,
+    path: &AttributePath,
+) -> Result<Value, ConvertError> {
     let mut out = std::collections::BTreeMap::new();
     for a in attributes {
         let p = prior.get(a.name).unwrap_or(&Value::Null);
@@ -138,25 +159,39 @@ fn absent(prior: &Value) -> Value {
     }
 }
 
-fn nested_from_wire(nesting: Nesting, nested: &[Attribute], j: &Json, prior: &Value, path: &AttributePath) -> Result<Value, ConvertError> {
+fn nested_from_wire(
+    nesting: Nesting,
+    nested: &[Attribute],
+    j: &Json,
+    prior: &Value,
+    path: &AttributePath,
+) -> Result<Value, ConvertError> {
     match (nesting, j) {
         (Nesting::Single, Json::Object(m)) => from_wire(nested, m, prior, path),
         (Nesting::List | Nesting::Set, Json::Array(items)) => {
             let mut out = Vec::with_capacity(items.len());
             for (i, item) in items.iter().enumerate() {
-                let Json::Object(m) = item else { return Err(err(&path.index(i), "expected an object")) };
+                let Json::Object(m) = item else {
+                    return Err(err(&path.index(i), "expected an object"));
+                };
                 let p = prior.as_elements().and_then(|e| e.get(i)).unwrap_or(&Value::Null);
                 out.push(from_wire(nested, m, p, &path.index(i))?);
             }
             if out.is_empty() && prior.is_null() {
                 return Ok(Value::Null);
             }
-            Ok(if nesting == Nesting::Set { Value::Set(out) } else { Value::List(out) })
+            Ok(if nesting == Nesting::Set {
+                Value::Set(out)
+            } else {
+                Value::List(out)
+            })
         }
         (Nesting::Map, Json::Object(m)) => {
             let mut out = std::collections::BTreeMap::new();
             for (k, item) in m {
-                let Json::Object(obj) = item else { return Err(err(&path.key(k.clone()), "expected an object")) };
+                let Json::Object(obj) = item else {
+                    return Err(err(&path.key(k.clone()), "expected an object"));
+                };
                 let p = prior.get(k).unwrap_or(&Value::Null);
                 out.insert(k.clone(), from_wire(nested, obj, p, &path.key(k.clone()))?);
             }
@@ -185,9 +220,9 @@ fn plain_from_wire(ty: &Type, j: &Json, prior: &Value, path: &AttributePath) -> 
         (Type::String, Json::Number(n)) => Value::String(n.to_string()),
         (Type::String, Json::Bool(b)) => Value::String(b.to_string()),
         (Type::Bool, Json::Bool(b)) => Value::Bool(*b),
-        (Type::Number, Json::Number(n)) => {
-            Value::Number(Number::parse(&n.to_string()).ok_or_else(|| err(path, format!("{n} is not a number")))?)
-        }
+        (Type::Number, Json::Number(n)) => Value::Number(
+            Number::parse(&n.to_string()).ok_or_else(|| err(path, format!("{n} is not a number")))?,
+        ),
         (Type::Number, Json::String(s)) => {
             Value::Number(Number::parse(s).ok_or_else(|| err(path, format!("{s:?} is not a number")))?)
         }
@@ -200,7 +235,11 @@ fn plain_from_wire(ty: &Type, j: &Json, prior: &Value, path: &AttributePath) -> 
                 let p = prior.as_elements().and_then(|e| e.get(i)).unwrap_or(&Value::Null);
                 out.push(plain_from_wire(t, item, p, &path.index(i))?);
             }
-            if matches!(ty, Type::Set(_)) { Value::Set(out) } else { Value::List(out) }
+            if matches!(ty, Type::Set(_)) {
+                Value::Set(out)
+            } else {
+                Value::List(out)
+            }
         }
         (Type::Map(t), Json::Object(m)) => {
             if m.is_empty() && prior.is_null() {
@@ -225,7 +264,12 @@ fn plain_from_wire(ty: &Type, j: &Json, prior: &Value, path: &AttributePath) -> 
             }
             Value::Object(out)
         }
-        (t, other) => return Err(err(path, format!("expected {t:?}, the server sent a JSON {}", kind(other)))),
+        (t, other) => {
+            return Err(err(
+                path,
+                format!("expected {t:?}, the server sent a JSON {}", kind(other)),
+            ));
+        }
     })
 }
 
@@ -240,7 +284,10 @@ mod tests {
             Attribute::string("name").required().not_on_wire(),
             Attribute::object(
                 "node_class_ref",
-                vec![Attribute::string("group").required(), Attribute::string("kind").required()],
+                vec![
+                    Attribute::string("group").required(),
+                    Attribute::string("kind").required(),
+                ],
             ),
             Attribute::list_of_objects(
                 "requirements",
@@ -259,7 +306,13 @@ mod tests {
     fn sample() -> Value {
         object([
             ("name", Value::string("default")),
-            ("node_class_ref", object([("group", Value::string("karpenter.k8s.aws")), ("kind", Value::string("EC2NodeClass"))])),
+            (
+                "node_class_ref",
+                object([
+                    ("group", Value::string("karpenter.k8s.aws")),
+                    ("kind", Value::string("EC2NodeClass")),
+                ]),
+            ),
             (
                 "requirements",
                 Value::List(vec![object([

@@ -27,7 +27,11 @@ pub fn schema(s: &Schema) -> pb::Schema {
 /// An attribute's full description: its text plus the rules its validators enforce, so the
 /// schema Terraform shows (and the docs) say exactly what validation checks.
 pub fn full_description(a: &Attribute) -> String {
-    let rules: Vec<String> = a.validators.iter().map(|v: &std::sync::Arc<dyn Validator>| v.description()).collect();
+    let rules: Vec<String> = a
+        .validators
+        .iter()
+        .map(|v: &std::sync::Arc<dyn Validator>| v.description())
+        .collect();
     let mut text = a.description.clone();
     for rule in rules {
         if !text.is_empty() {
@@ -41,15 +45,7 @@ pub fn full_description(a: &Attribute) -> String {
 fn attribute(a: &Attribute) -> pb::schema::Attribute {
     let (r#type, nested_type) = match &a.ty {
         AttrType::Plain(t) => (t.to_json(), None),
-        AttrType::Nested { nesting, attributes } => (
-            Vec::new(),
-            Some(pb::schema::Object {
-                attributes: attributes.iter().map(attribute).collect(),
-                nesting: object_nesting(*nesting),
-                min_items: 0,
-                max_items: 0,
-            }),
-        ),
+        AttrType::Nested { nesting, attributes } => (Vec::new(), Some(nested_object(attributes, *nesting))),
     };
     pb::schema::Attribute {
         name: a.name.to_string(),
@@ -64,6 +60,17 @@ fn attribute(a: &Attribute) -> pb::schema::Attribute {
         deprecated: a.deprecated.is_some(),
         deprecation_message: a.deprecated.unwrap_or_default().to_string(),
         write_only: false,
+    }
+}
+
+/// Nested attributes. `min_items`/`max_items` are deprecated in the protocol and left at 0.
+#[allow(deprecated)]
+fn nested_object(attributes: &[Attribute], nesting: Nesting) -> pb::schema::Object {
+    pb::schema::Object {
+        attributes: attributes.iter().map(attribute).collect(),
+        nesting: object_nesting(nesting),
+        min_items: 0,
+        max_items: 0,
     }
 }
 
@@ -98,7 +105,11 @@ fn nested_block(b: &Block) -> pb::schema::NestedBlock {
         }),
         nesting: nesting as i32,
         min_items: 0,
-        max_items: if b.nesting == Nesting::Single { 0 } else { i64::from(b.max_items) },
+        max_items: if b.nesting == Nesting::Single {
+            0
+        } else {
+            i64::from(b.max_items)
+        },
     }
 }
 

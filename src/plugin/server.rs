@@ -34,7 +34,9 @@ pub struct Stop {
 
 impl Stop {
     fn new() -> Self {
-        Self { tx: Arc::new(tokio::sync::watch::channel(false).0) }
+        Self {
+            tx: Arc::new(tokio::sync::watch::channel(false).0),
+        }
     }
 
     fn trigger(&self) {
@@ -62,11 +64,19 @@ fn stopped_diagnostics() -> Diagnostics {
 impl<P: Provider> ProviderServer<P> {
     pub fn new(provider: P) -> Self {
         let schema_response = schema_response(&provider);
-        Self { provider: Arc::new(provider), context: RwLock::new(None), stop: Stop::new(), schema_response }
+        Self {
+            provider: Arc::new(provider),
+            context: RwLock::new(None),
+            stop: Stop::new(),
+            schema_response,
+        }
     }
 
     fn context(&self) -> Result<Arc<P::Context>, Diagnostics> {
-        let guard = self.context.read().map_err(|_| internal("provider state lock poisoned"))?;
+        let guard = self
+            .context
+            .read()
+            .map_err(|_| internal("provider state lock poisoned"))?;
         guard.clone().ok_or_else(|| {
             Diagnostics::from_error(
                 "Provider not configured",
@@ -76,7 +86,10 @@ impl<P: Provider> ProviderServer<P> {
     }
 
     fn resource_schema(&self, type_name: &str) -> Result<&Schema, Diagnostics> {
-        self.provider.resource(type_name).map(|r| r.schema()).ok_or_else(|| unknown_type("resource", type_name))
+        self.provider
+            .resource(type_name)
+            .map(|r| r.schema())
+            .ok_or_else(|| unknown_type("resource", type_name))
     }
 }
 
@@ -87,15 +100,25 @@ fn internal(what: &str) -> Diagnostics {
 fn unknown_type(kind: &str, type_name: &str) -> Diagnostics {
     Diagnostics::from_error(
         format!("Unknown {kind} type"),
-        format!("This provider has no {kind} type {type_name:?}. Check the spelling, or upgrade the provider."),
+        format!(
+            "This provider has no {kind} type {type_name:?}. Check the spelling, or upgrade the provider."
+        ),
     )
 }
 
 fn schema_response<P: Provider>(provider: &P) -> pb::get_provider_schema::Response {
     pb::get_provider_schema::Response {
         provider: Some(pb_schema(provider.schema())),
-        resource_schemas: provider.resources().iter().map(|r| (r.type_name().to_string(), pb_schema(r.schema()))).collect(),
-        data_source_schemas: provider.data_sources().iter().map(|d| (d.type_name().to_string(), pb_schema(d.schema()))).collect(),
+        resource_schemas: provider
+            .resources()
+            .iter()
+            .map(|r| (r.type_name().to_string(), pb_schema(r.schema())))
+            .collect(),
+        data_source_schemas: provider
+            .data_sources()
+            .iter()
+            .map(|d| (d.type_name().to_string(), pb_schema(d.schema())))
+            .collect(),
         server_capabilities: Some(capabilities()),
         ..Default::default()
     }
@@ -130,7 +153,10 @@ fn decode(value: Option<&pb::DynamicValue>, ty: &Type, what: &str) -> Result<Val
 
 fn encode(value: &Value, ty: &Type, what: &str) -> Result<pb::DynamicValue, Diagnostics> {
     msgpack::encode(value, ty)
-        .map(|msgpack| pb::DynamicValue { msgpack, json: Vec::new() })
+        .map(|msgpack| pb::DynamicValue {
+            msgpack,
+            json: Vec::new(),
+        })
         .map_err(|e| internal(&format!("could not encode the {what}: {e}")))
 }
 
@@ -150,18 +176,30 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
         use pb::get_metadata as m;
         Ok(Response::new(m::Response {
             server_capabilities: Some(capabilities()),
-            resources: self.provider.resources().iter().map(|r| m::ResourceMetadata { type_name: r.type_name().into() }).collect(),
+            resources: self
+                .provider
+                .resources()
+                .iter()
+                .map(|r| m::ResourceMetadata {
+                    type_name: r.type_name().into(),
+                })
+                .collect(),
             data_sources: self
                 .provider
                 .data_sources()
                 .iter()
-                .map(|d| m::DataSourceMetadata { type_name: d.type_name().into() })
+                .map(|d| m::DataSourceMetadata {
+                    type_name: d.type_name().into(),
+                })
                 .collect(),
             ..Default::default()
         }))
     }
 
-    async fn get_provider_schema(&self, _: Request<pb::get_provider_schema::Request>) -> Rpc<pb::get_provider_schema::Response> {
+    async fn get_provider_schema(
+        &self,
+        _: Request<pb::get_provider_schema::Request>,
+    ) -> Rpc<pb::get_provider_schema::Response> {
         Ok(Response::new(self.schema_response.clone()))
     }
 
@@ -172,7 +210,10 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
         Ok(Response::new(Default::default()))
     }
 
-    async fn get_functions(&self, _: Request<pb::get_functions::Request>) -> Rpc<pb::get_functions::Response> {
+    async fn get_functions(
+        &self,
+        _: Request<pb::get_functions::Request>,
+    ) -> Rpc<pb::get_functions::Response> {
         Ok(Response::new(Default::default()))
     }
 
@@ -182,16 +223,28 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
     ) -> Rpc<pb::validate_provider_config::Response> {
         let req = req.into_inner();
         let schema = self.provider.schema();
-        let diags = match decode(req.config.as_ref(), &schema.value_type(), "provider configuration") {
+        let diags = match decode(
+            req.config.as_ref(),
+            &schema.value_type(),
+            "provider configuration",
+        ) {
             Ok(config) => {
                 let mut d = Diagnostics::new();
-                validate_attributes(&schema.attributes, &schema.blocks, &config, &AttributePath::root(), &mut d);
+                validate_attributes(
+                    &schema.attributes,
+                    &schema.blocks,
+                    &config,
+                    &AttributePath::root(),
+                    &mut d,
+                );
                 self.provider.validate(&config, &mut d);
                 d
             }
             Err(d) => d,
         };
-        Ok(Response::new(pb::validate_provider_config::Response { diagnostics: pb_diags(&diags) }))
+        Ok(Response::new(pb::validate_provider_config::Response {
+            diagnostics: pb_diags(&diags),
+        }))
     }
 
     async fn validate_resource_config(
@@ -200,16 +253,31 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
     ) -> Rpc<pb::validate_resource_config::Response> {
         let req = req.into_inner();
         let result = (|| {
-            let resource = self.provider.resource(&req.type_name).ok_or_else(|| unknown_type("resource", &req.type_name))?;
+            let resource = self
+                .provider
+                .resource(&req.type_name)
+                .ok_or_else(|| unknown_type("resource", &req.type_name))?;
             let schema = resource.schema();
-            let config = decode(req.config.as_ref(), &schema.value_type(), "resource configuration")?;
+            let config = decode(
+                req.config.as_ref(),
+                &schema.value_type(),
+                "resource configuration",
+            )?;
             let mut d = Diagnostics::new();
-            validate_attributes(&schema.attributes, &schema.blocks, &config, &AttributePath::root(), &mut d);
+            validate_attributes(
+                &schema.attributes,
+                &schema.blocks,
+                &config,
+                &AttributePath::root(),
+                &mut d,
+            );
             resource.validate(&config, &mut d);
             Ok::<_, Diagnostics>(d)
         })();
         let diags = result.unwrap_or_else(|d| d);
-        Ok(Response::new(pb::validate_resource_config::Response { diagnostics: pb_diags(&diags) }))
+        Ok(Response::new(pb::validate_resource_config::Response {
+            diagnostics: pb_diags(&diags),
+        }))
     }
 
     async fn validate_data_resource_config(
@@ -218,16 +286,31 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
     ) -> Rpc<pb::validate_data_resource_config::Response> {
         let req = req.into_inner();
         let result = (|| {
-            let ds = self.provider.data_source(&req.type_name).ok_or_else(|| unknown_type("data source", &req.type_name))?;
+            let ds = self
+                .provider
+                .data_source(&req.type_name)
+                .ok_or_else(|| unknown_type("data source", &req.type_name))?;
             let schema = ds.schema();
-            let config = decode(req.config.as_ref(), &schema.value_type(), "data source configuration")?;
+            let config = decode(
+                req.config.as_ref(),
+                &schema.value_type(),
+                "data source configuration",
+            )?;
             let mut d = Diagnostics::new();
-            validate_attributes(&schema.attributes, &schema.blocks, &config, &AttributePath::root(), &mut d);
+            validate_attributes(
+                &schema.attributes,
+                &schema.blocks,
+                &config,
+                &AttributePath::root(),
+                &mut d,
+            );
             ds.validate(&config, &mut d);
             Ok::<_, Diagnostics>(d)
         })();
         let diags = result.unwrap_or_else(|d| d);
-        Ok(Response::new(pb::validate_data_resource_config::Response { diagnostics: pb_diags(&diags) }))
+        Ok(Response::new(pb::validate_data_resource_config::Response {
+            diagnostics: pb_diags(&diags),
+        }))
     }
 
     async fn upgrade_resource_state(
@@ -255,50 +338,91 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
             }
             let ty = schema.value_type();
             let state = json::decode_lenient(&raw.json, &ty).map_err(|e| {
-                Diagnostics::from_error("Unreadable state", format!("The stored state of this {} could not be read: {e}", req.type_name))
+                Diagnostics::from_error(
+                    "Unreadable state",
+                    format!(
+                        "The stored state of this {} could not be read: {e}",
+                        req.type_name
+                    ),
+                )
             })?;
             encode(&state, &ty, "upgraded state")
         })();
-        respond!(result.map(|s| pb::upgrade_resource_state::Response { upgraded_state: Some(s), diagnostics: vec![] }),
-            |d| pb::upgrade_resource_state::Response { upgraded_state: None, diagnostics: pb_diags(&d) })
+        respond!(
+            result.map(|s| pb::upgrade_resource_state::Response {
+                upgraded_state: Some(s),
+                diagnostics: vec![]
+            }),
+            |d| pb::upgrade_resource_state::Response {
+                upgraded_state: None,
+                diagnostics: pb_diags(&d)
+            }
+        )
     }
 
     async fn upgrade_resource_identity(
         &self,
         _: Request<pb::upgrade_resource_identity::Request>,
     ) -> Rpc<pb::upgrade_resource_identity::Response> {
-        let d = Diagnostics::from_error("Resource identity is not supported", "This provider declares no resource identities.");
-        Ok(Response::new(pb::upgrade_resource_identity::Response { upgraded_identity: None, diagnostics: pb_diags(&d) }))
+        let d = Diagnostics::from_error(
+            "Resource identity is not supported",
+            "This provider declares no resource identities.",
+        );
+        Ok(Response::new(pb::upgrade_resource_identity::Response {
+            upgraded_identity: None,
+            diagnostics: pb_diags(&d),
+        }))
     }
 
-    async fn configure_provider(&self, req: Request<pb::configure_provider::Request>) -> Rpc<pb::configure_provider::Response> {
+    async fn configure_provider(
+        &self,
+        req: Request<pb::configure_provider::Request>,
+    ) -> Rpc<pb::configure_provider::Response> {
         let req = req.into_inner();
         let schema = self.provider.schema();
         let result = async {
-            let config = decode(req.config.as_ref(), &schema.value_type(), "provider configuration")?;
+            let config = decode(
+                req.config.as_ref(),
+                &schema.value_type(),
+                "provider configuration",
+            )?;
             let context = self.provider.configure(&config).await?;
-            let mut slot = self.context.write().map_err(|_| internal("provider state lock poisoned"))?;
+            let mut slot = self
+                .context
+                .write()
+                .map_err(|_| internal("provider state lock poisoned"))?;
             *slot = Some(Arc::new(context));
             Ok::<_, Diagnostics>(())
         }
         .await;
         let diags = result.err().unwrap_or_default();
         tracing::debug!(terraform_version = %req.terraform_version, "provider configured");
-        Ok(Response::new(pb::configure_provider::Response { diagnostics: pb_diags(&diags) }))
+        Ok(Response::new(pb::configure_provider::Response {
+            diagnostics: pb_diags(&diags),
+        }))
     }
 
-    async fn read_resource(&self, req: Request<pb::read_resource::Request>) -> Rpc<pb::read_resource::Response> {
+    async fn read_resource(
+        &self,
+        req: Request<pb::read_resource::Request>,
+    ) -> Rpc<pb::read_resource::Response> {
         let req = req.into_inner();
         let private = req.private.clone();
         let result = async {
-            let resource = self.provider.resource(&req.type_name).ok_or_else(|| unknown_type("resource", &req.type_name))?;
+            let resource = self
+                .provider
+                .resource(&req.type_name)
+                .ok_or_else(|| unknown_type("resource", &req.type_name))?;
             let ty = resource.schema().value_type();
             let current = decode(req.current_state.as_ref(), &ty, "resource state")?;
             if current.is_null() {
                 return encode(&Value::Null, &ty, "state").map(|s| (s, Diagnostics::new()));
             }
             let ctx = self.context()?;
-            let outcome = self.stop.guard(resource.read(&ctx, &current), || Err(stopped_diagnostics())).await?;
+            let outcome = self
+                .stop
+                .guard(resource.read(&ctx, &current), || Err(stopped_diagnostics()))
+                .await?;
             let new_state = match outcome {
                 ReadOutcome::Found(v) => v,
                 ReadOutcome::Gone => Value::Null,
@@ -306,12 +430,21 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
             encode(&new_state, &ty, "state").map(|s| (s, Diagnostics::new()))
         }
         .await;
-        respond!(result.map(|(s, d)| pb::read_resource::Response {
-            new_state: Some(s), diagnostics: pb_diags(&d), private: private.clone(), ..Default::default()
-        }), |d| pb::read_resource::Response {
-            // Keep what Terraform had: a failed refresh must not drop the object from state.
-            new_state: req.current_state.clone(), diagnostics: pb_diags(&d), private: private.clone(), ..Default::default()
-        })
+        respond!(
+            result.map(|(s, d)| pb::read_resource::Response {
+                new_state: Some(s),
+                diagnostics: pb_diags(&d),
+                private: private.clone(),
+                ..Default::default()
+            }),
+            |d| pb::read_resource::Response {
+                // Keep what Terraform had: a failed refresh must not drop the object from state.
+                new_state: req.current_state.clone(),
+                diagnostics: pb_diags(&d),
+                private: private.clone(),
+                ..Default::default()
+            }
+        )
     }
 
     async fn plan_resource_change(
@@ -320,7 +453,10 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
     ) -> Rpc<pb::plan_resource_change::Response> {
         let req = req.into_inner();
         let result = (|| {
-            let resource = self.provider.resource(&req.type_name).ok_or_else(|| unknown_type("resource", &req.type_name))?;
+            let resource = self
+                .provider
+                .resource(&req.type_name)
+                .ok_or_else(|| unknown_type("resource", &req.type_name))?;
             let schema = resource.schema();
             let ty = schema.value_type();
             let prior = decode(req.prior_state.as_ref(), &ty, "prior state")?;
@@ -333,16 +469,26 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
             let mut planned = plan(&schema.attributes, &schema.blocks, &config, &prior);
             let mut d = Diagnostics::new();
             resource.modify_plan(&config, &prior, &mut planned.planned, &mut d);
-            let replace = planned.requires_replace.iter().map(super::schema_proto::path).collect();
+            let replace = planned
+                .requires_replace
+                .iter()
+                .map(super::schema_proto::path)
+                .collect();
             Ok::<_, Diagnostics>((encode(&planned.planned, &ty, "plan")?, replace, d))
         })();
-        respond!(result.map(|(planned, replace, d)| pb::plan_resource_change::Response {
-            planned_state: Some(planned),
-            requires_replace: replace,
-            planned_private: req.prior_private.clone(),
-            diagnostics: pb_diags(&d),
-            ..Default::default()
-        }), |d| pb::plan_resource_change::Response { diagnostics: pb_diags(&d), ..Default::default() })
+        respond!(
+            result.map(|(planned, replace, d)| pb::plan_resource_change::Response {
+                planned_state: Some(planned),
+                requires_replace: replace,
+                planned_private: req.prior_private.clone(),
+                diagnostics: pb_diags(&d),
+                ..Default::default()
+            }),
+            |d| pb::plan_resource_change::Response {
+                diagnostics: pb_diags(&d),
+                ..Default::default()
+            }
+        )
     }
 
     async fn apply_resource_change(
@@ -352,35 +498,56 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
         let req = req.into_inner();
         let private = req.planned_private.clone();
         let result = async {
-            let resource = self.provider.resource(&req.type_name).ok_or_else(|| unknown_type("resource", &req.type_name))?;
+            let resource = self
+                .provider
+                .resource(&req.type_name)
+                .ok_or_else(|| unknown_type("resource", &req.type_name))?;
             let ty = resource.schema().value_type();
             let prior = decode(req.prior_state.as_ref(), &ty, "prior state")?;
             let planned = decode(req.planned_state.as_ref(), &ty, "planned state")?;
             let ctx = self.context()?;
             let (state, diags) = if planned.is_null() {
-                let d = self.stop.guard(resource.delete(&ctx, &prior), stopped_diagnostics).await;
+                let d = self
+                    .stop
+                    .guard(resource.delete(&ctx, &prior), stopped_diagnostics)
+                    .await;
                 // A failed delete keeps the object in state.
                 (if d.has_errors() { prior } else { Value::Null }, d)
             } else if prior.is_null() {
-                let out = self.stop.guard(resource.create(&ctx, &planned), || {
-                    crate::framework::ApplyOutcome::failed(None, stopped_diagnostics())
-                }).await;
+                let out = self
+                    .stop
+                    .guard(resource.create(&ctx, &planned), || {
+                        crate::framework::ApplyOutcome::failed(None, stopped_diagnostics())
+                    })
+                    .await;
                 (out.state.unwrap_or(Value::Null), out.diagnostics)
             } else {
-                let out = self.stop.guard(resource.update(&ctx, &prior, &planned), || {
-                    crate::framework::ApplyOutcome::failed(None, stopped_diagnostics())
-                }).await;
+                let out = self
+                    .stop
+                    .guard(resource.update(&ctx, &prior, &planned), || {
+                        crate::framework::ApplyOutcome::failed(None, stopped_diagnostics())
+                    })
+                    .await;
                 // A failed update without a better answer keeps the prior state.
                 (out.state.unwrap_or(prior), out.diagnostics)
             };
             Ok::<_, Diagnostics>((encode(&state, &ty, "new state")?, diags))
         }
         .await;
-        respond!(result.map(|(s, d)| pb::apply_resource_change::Response {
-            new_state: Some(s), private: private.clone(), diagnostics: pb_diags(&d), ..Default::default()
-        }), |d| pb::apply_resource_change::Response {
-            new_state: req.prior_state.clone(), private: private.clone(), diagnostics: pb_diags(&d), ..Default::default()
-        })
+        respond!(
+            result.map(|(s, d)| pb::apply_resource_change::Response {
+                new_state: Some(s),
+                private: private.clone(),
+                diagnostics: pb_diags(&d),
+                ..Default::default()
+            }),
+            |d| pb::apply_resource_change::Response {
+                new_state: req.prior_state.clone(),
+                private: private.clone(),
+                diagnostics: pb_diags(&d),
+                ..Default::default()
+            }
+        )
     }
 
     async fn import_resource_state(
@@ -389,19 +556,33 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
     ) -> Rpc<pb::import_resource_state::Response> {
         let req = req.into_inner();
         let result = async {
-            let resource = self.provider.resource(&req.type_name).ok_or_else(|| unknown_type("resource", &req.type_name))?;
+            let resource = self
+                .provider
+                .resource(&req.type_name)
+                .ok_or_else(|| unknown_type("resource", &req.type_name))?;
             let ty = resource.schema().value_type();
             let ctx = self.context()?;
-            let state = self.stop.guard(resource.import(&ctx, &req.id), || Err(stopped_diagnostics())).await?;
+            let state = self
+                .stop
+                .guard(resource.import(&ctx, &req.id), || Err(stopped_diagnostics()))
+                .await?;
             encode(&state, &ty, "imported state")
         }
         .await;
-        respond!(result.map(|s| pb::import_resource_state::Response {
-            imported_resources: vec![pb::import_resource_state::ImportedResource {
-                type_name: req.type_name.clone(), state: Some(s), ..Default::default()
-            }],
-            ..Default::default()
-        }), |d| pb::import_resource_state::Response { diagnostics: pb_diags(&d), ..Default::default() })
+        respond!(
+            result.map(|s| pb::import_resource_state::Response {
+                imported_resources: vec![pb::import_resource_state::ImportedResource {
+                    type_name: req.type_name.clone(),
+                    state: Some(s),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }),
+            |d| pb::import_resource_state::Response {
+                diagnostics: pb_diags(&d),
+                ..Default::default()
+            }
+        )
     }
 
     async fn move_resource_state(
@@ -411,31 +592,56 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
         let req = req.into_inner();
         let d = Diagnostics::from_error(
             "Move not supported",
-            format!("Moving {} to {} is not supported by this provider version.", req.source_type_name, req.target_type_name),
+            format!(
+                "Moving {} to {} is not supported by this provider version.",
+                req.source_type_name, req.target_type_name
+            ),
         );
-        Ok(Response::new(pb::move_resource_state::Response { diagnostics: pb_diags(&d), ..Default::default() }))
+        Ok(Response::new(pb::move_resource_state::Response {
+            diagnostics: pb_diags(&d),
+            ..Default::default()
+        }))
     }
 
     async fn generate_resource_config(
         &self,
         _: Request<pb::generate_resource_config::Request>,
     ) -> Rpc<pb::generate_resource_config::Response> {
-        Err(Status::unimplemented("Terraform generates configuration for this provider itself"))
+        Err(Status::unimplemented(
+            "Terraform generates configuration for this provider itself",
+        ))
     }
 
-    async fn read_data_source(&self, req: Request<pb::read_data_source::Request>) -> Rpc<pb::read_data_source::Response> {
+    async fn read_data_source(
+        &self,
+        req: Request<pb::read_data_source::Request>,
+    ) -> Rpc<pb::read_data_source::Response> {
         let req = req.into_inner();
         let result = async {
-            let ds = self.provider.data_source(&req.type_name).ok_or_else(|| unknown_type("data source", &req.type_name))?;
+            let ds = self
+                .provider
+                .data_source(&req.type_name)
+                .ok_or_else(|| unknown_type("data source", &req.type_name))?;
             let ty = ds.schema().value_type();
             let config = decode(req.config.as_ref(), &ty, "data source configuration")?;
             let ctx = self.context()?;
-            let state = self.stop.guard(ds.read(&ctx, &config), || Err(stopped_diagnostics())).await?;
+            let state = self
+                .stop
+                .guard(ds.read(&ctx, &config), || Err(stopped_diagnostics()))
+                .await?;
             encode(&state, &ty, "data source state")
         }
         .await;
-        respond!(result.map(|s| pb::read_data_source::Response { state: Some(s), ..Default::default() }),
-            |d| pb::read_data_source::Response { diagnostics: pb_diags(&d), ..Default::default() })
+        respond!(
+            result.map(|s| pb::read_data_source::Response {
+                state: Some(s),
+                ..Default::default()
+            }),
+            |d| pb::read_data_source::Response {
+                diagnostics: pb_diags(&d),
+                ..Default::default()
+            }
+        )
     }
 
     async fn validate_ephemeral_resource_config(
@@ -443,7 +649,9 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
         req: Request<pb::validate_ephemeral_resource_config::Request>,
     ) -> Rpc<pb::validate_ephemeral_resource_config::Response> {
         let d = unknown_type("ephemeral resource", &req.into_inner().type_name);
-        Ok(Response::new(pb::validate_ephemeral_resource_config::Response { diagnostics: pb_diags(&d) }))
+        Ok(Response::new(pb::validate_ephemeral_resource_config::Response {
+            diagnostics: pb_diags(&d),
+        }))
     }
 
     async fn open_ephemeral_resource(
@@ -451,7 +659,10 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
         req: Request<pb::open_ephemeral_resource::Request>,
     ) -> Rpc<pb::open_ephemeral_resource::Response> {
         let d = unknown_type("ephemeral resource", &req.into_inner().type_name);
-        Ok(Response::new(pb::open_ephemeral_resource::Response { diagnostics: pb_diags(&d), ..Default::default() }))
+        Ok(Response::new(pb::open_ephemeral_resource::Response {
+            diagnostics: pb_diags(&d),
+            ..Default::default()
+        }))
     }
 
     async fn renew_ephemeral_resource(
@@ -459,7 +670,10 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
         req: Request<pb::renew_ephemeral_resource::Request>,
     ) -> Rpc<pb::renew_ephemeral_resource::Response> {
         let d = unknown_type("ephemeral resource", &req.into_inner().type_name);
-        Ok(Response::new(pb::renew_ephemeral_resource::Response { diagnostics: pb_diags(&d), ..Default::default() }))
+        Ok(Response::new(pb::renew_ephemeral_resource::Response {
+            diagnostics: pb_diags(&d),
+            ..Default::default()
+        }))
     }
 
     async fn close_ephemeral_resource(
@@ -467,7 +681,9 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
         req: Request<pb::close_ephemeral_resource::Request>,
     ) -> Rpc<pb::close_ephemeral_resource::Response> {
         let d = unknown_type("ephemeral resource", &req.into_inner().type_name);
-        Ok(Response::new(pb::close_ephemeral_resource::Response { diagnostics: pb_diags(&d) }))
+        Ok(Response::new(pb::close_ephemeral_resource::Response {
+            diagnostics: pb_diags(&d),
+        }))
     }
 
     type ListResourceStream = tokio_stream::Empty<Result<pb::list_resource::Event, Status>>;
@@ -481,13 +697,21 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
         req: Request<pb::validate_list_resource_config::Request>,
     ) -> Rpc<pb::validate_list_resource_config::Response> {
         let d = unknown_type("list resource", &req.into_inner().type_name);
-        Ok(Response::new(pb::validate_list_resource_config::Response { diagnostics: pb_diags(&d) }))
+        Ok(Response::new(pb::validate_list_resource_config::Response {
+            diagnostics: pb_diags(&d),
+        }))
     }
 
-    async fn call_function(&self, req: Request<pb::call_function::Request>) -> Rpc<pb::call_function::Response> {
+    async fn call_function(
+        &self,
+        req: Request<pb::call_function::Request>,
+    ) -> Rpc<pb::call_function::Response> {
         let name = req.into_inner().name;
         Ok(Response::new(pb::call_function::Response {
-            error: Some(pb::FunctionError { text: format!("this provider has no function {name:?}"), function_argument: None }),
+            error: Some(pb::FunctionError {
+                text: format!("this provider has no function {name:?}"),
+                function_argument: None,
+            }),
             ..Default::default()
         }))
     }
@@ -508,7 +732,10 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
 
     type ReadStateBytesStream = tokio_stream::Empty<Result<pb::read_state_bytes::Response, Status>>;
 
-    async fn read_state_bytes(&self, _: Request<pb::read_state_bytes::Request>) -> Rpc<Self::ReadStateBytesStream> {
+    async fn read_state_bytes(
+        &self,
+        _: Request<pb::read_state_bytes::Request>,
+    ) -> Rpc<Self::ReadStateBytesStream> {
         Err(Status::unimplemented("this provider declares no state stores"))
     }
 
@@ -552,9 +779,14 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
         Err(Status::unimplemented("this provider declares no actions"))
     }
 
-    async fn stop_provider(&self, _: Request<pb::stop_provider::Request>) -> Rpc<pb::stop_provider::Response> {
+    async fn stop_provider(
+        &self,
+        _: Request<pb::stop_provider::Request>,
+    ) -> Rpc<pb::stop_provider::Response> {
         tracing::info!("stop requested: cancelling in-flight operations");
         self.stop.trigger();
-        Ok(Response::new(pb::stop_provider::Response { error: String::new() }))
+        Ok(Response::new(pb::stop_provider::Response {
+            error: String::new(),
+        }))
     }
 }
