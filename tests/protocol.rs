@@ -66,6 +66,41 @@ fn rcgen_parse_check(der: &[u8]) -> (usize, bool) {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn tls12_and_tls13_clients_with_the_p521_certificate_are_accepted() {
+    let id = ClientIdentity::terraform_like();
+    let plugin = Launch::terraform(&id).spawn();
+    let hs = plugin.handshake();
+    for version in [&rustls::version::TLS12, &rustls::version::TLS13] {
+        let channel = connect_mtls_versions(&hs, Some(&id), &[version])
+            .await
+            .unwrap_or_else(|e| panic!("{version:?}: {e}; stderr: {}", plugin.stderr()));
+        provider_client(channel)
+            .get_provider_schema(tfplugin6::get_provider_schema::Request {})
+            .await
+            .unwrap_or_else(|e| panic!("{version:?}: {e}"));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn multiplex_request_gets_a_seventh_field_saying_false() {
+    let id = ClientIdentity::terraform_like();
+    let mut launch = Launch::terraform(&id);
+    launch
+        .extra_env
+        .push(("PLUGIN_MULTIPLEX_GRPC".to_owned(), "true".to_owned()));
+    let plugin = launch.spawn();
+    let hs = plugin.handshake();
+    assert!(hs.raw.ends_with("|false"), "{}", hs.raw);
+    assert_eq!(hs.raw.split('|').count(), 7);
+    // The certificate field is still the sixth and still works.
+    let channel = connect_mtls(&hs, Some(&id)).await.unwrap();
+    provider_client(channel)
+        .get_provider_schema(tfplugin6::get_provider_schema::Request {})
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn client_without_certificate_is_refused() {
     let id = ClientIdentity::terraform_like();
     let plugin = Launch::terraform(&id).spawn();

@@ -2,6 +2,7 @@
 //! launches the built provider through a `dev_overrides` CLI configuration and runs
 //! `validate` and `plan`. Needs `terraform` on PATH; fails with one clear line otherwise.
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -128,4 +129,73 @@ fn terraform_validate_and_plan_with_the_built_provider() {
         ours.contains("mtls=true"),
         "Terraform should use AutoMTLS: {ours}"
     );
+}
+
+#[test]
+fn terraform_attaches_to_a_debug_mode_provider() {
+    let _ = terraform_on_path();
+    let ws = workspace();
+    let dir = ws.path();
+    // No dev_overrides: the provider is found only through TF_REATTACH_PROVIDERS.
+    std::fs::write(dir.join("cli.tfrc"), "").unwrap();
+
+    let mut provider = Command::new(BIN)
+        .arg("--debug")
+        .env_remove("TF_PLUGIN_MAGIC_COOKIE")
+        .env_remove("PLUGIN_CLIENT_CERT")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = provider.stdout.take().unwrap();
+    let reattach = BufReader::new(stdout)
+        .lines()
+        .map_while(Result::ok)
+        .find_map(|l| {
+            l.trim()
+                .strip_prefix("TF_REATTACH_PROVIDERS=")
+                .map(|v| v.trim_matches('\'').to_owned())
+        });
+    let Some(reattach) = reattach else {
+        let _ = provider.kill();
+        panic!("the debug provider printed no TF_REATTACH_PROVIDERS line");
+    };
+
+    for args in [
+        &["validate", "-no-color"][..],
+        &["plan", "-no-color", "-input=false"][..],
+    ] {
+        let out = terraform(dir, args, &[("TF_REATTACH_PROVIDERS", &reattach)]);
+        if !out.status.success() {
+            let _ = provider.kill();
+            panic!(
+                "terraform {args:?} against the debug provider failed\nstdout:\n{}\nstderr:\n{}",
+                text(&out.stdout),
+                text(&out.stderr)
+            );
+        }
+    }
+    // Test=true: Terraform left the provider running; Ctrl-C stops it cleanly.
+    assert!(
+        provider.try_wait().unwrap().is_none(),
+        "Terraform stopped the debug provider"
+    );
+    let sent = Command::new("kill")
+        .args(["-INT", &provider.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let deadline = Instant::now() + HANG_GUARD;
+    let status = loop {
+        if let Some(status) = provider.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = provider.kill();
+            panic!("debug provider ignored Ctrl-C");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(0));
 }

@@ -59,18 +59,31 @@ pub struct Endpoint {
     pub address: String,
 }
 
+/// Environment variable a go-plugin client sets when it wants broker multiplexing.
+pub const MULTIPLEX_ENV: &str = "PLUGIN_MULTIPLEX_GRPC";
+
 /// Formats the handshake line (without the trailing newline).
 ///
 /// `server_cert_der` is the DER of our TLS certificate, or `None` when serving plaintext, in
-/// which case the last field is empty.
-pub fn handshake_line(endpoint: &Endpoint, server_cert_der: Option<&[u8]>) -> String {
+/// which case the sixth field is empty. `multiplex_asked` is whether [`MULTIPLEX_ENV`] was set
+/// (non-empty): only then is a seventh field written, and it says `false` because this plugin
+/// brokers nothing. Terraform never sets it, so its line has six fields.
+pub fn handshake_line(
+    endpoint: &Endpoint,
+    server_cert_der: Option<&[u8]>,
+    multiplex_asked: bool,
+) -> String {
     let cert = server_cert_der
         .map(|der| STANDARD_NO_PAD.encode(der))
         .unwrap_or_default();
-    format!(
+    let mut line = format!(
         "{CORE_PROTOCOL_VERSION}|{APP_PROTOCOL_VERSION}|{}|{}|grpc|{cert}",
         endpoint.network, endpoint.address
-    )
+    );
+    if multiplex_asked {
+        line.push_str("|false");
+    }
+    line
 }
 
 /// Writes the handshake line to stdout and flushes it. Must be the first stdout output.
@@ -112,12 +125,16 @@ mod tests {
             address: "/tmp/plugin1/plugin.sock".to_owned(),
         };
         assert_eq!(
-            handshake_line(&ep, None),
+            handshake_line(&ep, None, false),
             "1|6|unix|/tmp/plugin1/plugin.sock|grpc|"
+        );
+        assert_eq!(
+            handshake_line(&ep, None, true),
+            "1|6|unix|/tmp/plugin1/plugin.sock|grpc||false"
         );
         // One byte 0xff encodes to "/w" without padding.
         assert_eq!(
-            handshake_line(&ep, Some(&[0xff])),
+            handshake_line(&ep, Some(&[0xff]), false),
             "1|6|unix|/tmp/plugin1/plugin.sock|grpc|/w"
         );
     }

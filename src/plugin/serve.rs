@@ -78,7 +78,12 @@ async fn serve_managed<P: Provider>(provider: P) -> Result<(), PluginError> {
         }
     };
     let endpoint = socket.endpoint();
-    let line = handshake::handshake_line(&endpoint, tls.as_ref().map(|t| t.cert_der.as_ref()));
+    let multiplex_asked = std::env::var_os(handshake::MULTIPLEX_ENV).is_some_and(|v| !v.is_empty());
+    let line = handshake::handshake_line(
+        &endpoint,
+        tls.as_ref().map(|t| t.cert_der.as_ref()),
+        multiplex_asked,
+    );
     handshake::announce(&line)?;
     tracing::info!(
         network = endpoint.network,

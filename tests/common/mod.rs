@@ -143,6 +143,7 @@ impl Launch {
             "PLUGIN_MAX_PORT",
             "PLUGIN_UNIX_SOCKET_DIR",
             "PLUGIN_UNIX_SOCKET_GROUP",
+            "PLUGIN_MULTIPLEX_GRPC",
             "TF_LOG",
             "TF_LOG_PROVIDER",
         ] {
@@ -325,10 +326,25 @@ impl ServerCertVerifier for PinnedServerCert {
 /// Why a connection attempt failed.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-/// Connects over mTLS to the unix socket from `hs`, presenting `identity` (or no certificate).
+/// Connects over mTLS (TLS 1.3 or 1.2) to the unix socket from `hs`, presenting `identity`
+/// (or no certificate).
 pub async fn connect_mtls(
     hs: &Handshake,
     identity: Option<&ClientIdentity>,
+) -> Result<Channel, BoxError> {
+    connect_mtls_versions(
+        hs,
+        identity,
+        &[&rustls::version::TLS13, &rustls::version::TLS12],
+    )
+    .await
+}
+
+/// Like [`connect_mtls`], limited to the given TLS versions.
+pub async fn connect_mtls_versions(
+    hs: &Handshake,
+    identity: Option<&ClientIdentity>,
+    versions: &[&'static rustls::SupportedProtocolVersion],
 ) -> Result<Channel, BoxError> {
     let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
     let verifier = PinnedServerCert {
@@ -340,7 +356,7 @@ pub async fn connect_mtls(
     };
     let builder =
         rustls::ClientConfig::builder_with_provider(provider.clone() as Arc<CryptoProvider>)
-            .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])?
+            .with_protocol_versions(versions)?
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(verifier));
     let mut config = match identity {
