@@ -378,6 +378,10 @@ pub async fn connect_mtls_versions(
                 let stream = UnixStream::connect(path).await?;
                 let name = ServerName::try_from("localhost")?;
                 let tls = connector.connect(name, stream).await?;
+                // grpc-go >= 1.67 refuses servers that do not negotiate h2 via ALPN.
+                if tls.get_ref().1.alpn_protocol() != Some(b"h2".as_slice()) {
+                    return Err::<TokioIo<_>, BoxError>("server did not negotiate ALPN h2".into());
+                }
                 Ok::<_, BoxError>(TokioIo::new(tls))
             }
         }))
