@@ -201,6 +201,25 @@ async fn shutdown_reply_then_exit_0_and_socket_removed() {
     );
 }
 
+#[test]
+fn sigterm_stops_gracefully_and_removes_the_socket() {
+    let id = ClientIdentity::terraform_like();
+    let mut plugin = Launch::terraform(&id).spawn();
+    let hs = plugin.handshake();
+    assert!(std::path::Path::new(&hs.address).exists());
+    let sent = std::process::Command::new("kill")
+        .args(["-TERM", &plugin.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let status = plugin
+        .wait_exit(HANG_GUARD)
+        .expect("still running after SIGTERM");
+    assert_eq!(status.code(), Some(0), "stderr: {}", plugin.stderr());
+    let socket_dir = std::path::Path::new(&hs.address).parent().unwrap();
+    assert!(!socket_dir.exists(), "socket directory left behind");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn health_reports_plugin_serving() {
     let (_plugin, _hs, channel, _id) = start_and_connect().await;

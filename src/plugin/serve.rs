@@ -131,6 +131,7 @@ pub async fn serve_on<P: Provider>(
     tls: Option<Arc<ServerConfig>>,
     shutdown: ShutdownSignal,
 ) -> Result<(), PluginError> {
+    stop_on_sigterm(&shutdown)?;
     let (listener, socket_dir) = socket.split();
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
     health_reporter
@@ -165,6 +166,21 @@ pub async fn serve_on<P: Provider>(
     drop(socket_dir);
     tracing::debug!("provider plugin stopped");
     result
+}
+
+/// SIGTERM (e.g. `kill` on a debug-mode provider) stops gracefully, so the socket directory is
+/// removed. Terraform itself never sends it: it uses Shutdown, then SIGKILL.
+fn stop_on_sigterm(shutdown: &ShutdownSignal) -> Result<(), PluginError> {
+    let mut sigterm = signal(SignalKind::terminate())
+        .map_err(PluginError::io("installing the SIGTERM handler"))?;
+    let shutdown = shutdown.clone();
+    tokio::spawn(async move {
+        if sigterm.recv().await.is_some() {
+            tracing::debug!("SIGTERM: stopping");
+            shutdown.trigger();
+        }
+    });
+    Ok(())
 }
 
 /// Terraform sends Ctrl-C to the whole process group but wants to drive the shutdown itself

@@ -161,6 +161,15 @@ impl Launch {
         for (k, v) in &self.extra_env {
             cmd.env(k, v);
         }
+        // A per-test socket parent, removed with the Plugin even if the process is killed.
+        let socket_parent = tempfile::tempdir().expect("temp dir");
+        if !self
+            .extra_env
+            .iter()
+            .any(|(k, _)| k == "PLUGIN_UNIX_SOCKET_DIR")
+        {
+            cmd.env("PLUGIN_UNIX_SOCKET_DIR", socket_parent.path());
+        }
         let mut child = cmd.spawn().expect("start the plugin binary");
         let stderr = child.stderr.take().expect("stderr piped");
         let stderr_buf = Arc::new(Mutex::new(String::new()));
@@ -180,6 +189,7 @@ impl Launch {
             child,
             stdout_lines: rx,
             stderr: stderr_buf,
+            _socket_parent: socket_parent,
         }
     }
 }
@@ -204,6 +214,7 @@ pub struct Plugin {
     pub child: Child,
     stdout_lines: mpsc::Receiver<String>,
     stderr: Arc<Mutex<String>>,
+    _socket_parent: tempfile::TempDir,
 }
 
 impl Plugin {
