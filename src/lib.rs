@@ -6,3 +6,16 @@ pub mod policy;
 pub mod provider;
 pub mod resources;
 pub mod tfvalue;
+
+pub use plugin::run;
+
+/// The provider's source address: the key in `TF_REATTACH_PROVIDERS` and in `dev_overrides`.
+pub const PROVIDER_ADDRESS: &str = "registry.terraform.io/karpenter/karpenter";
+
+/// `@module` on every log line the provider writes.
+pub const LOG_MODULE: &str = "karpenter";
+
+/// The provider this binary serves. The one place to swap in the real provider.
+pub fn provider() -> impl plugin::proto::tfplugin6::provider_server::Provider {
+    plugin::server::ProviderServer::new(provider::KarpenterProvider::new())
+}

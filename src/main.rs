@@ -1,2 +1,5 @@
-//! The plugin binary Terraform starts.
-fn main() {}
+//! The plugin binary Terraform starts; everything lives in the library.
+
+fn main() -> std::process::ExitCode {
+    terraform_provider_karpenter::run()
+}
