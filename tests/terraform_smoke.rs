@@ -126,6 +126,16 @@ fn terraform_validate_and_plan_with_the_built_provider() {
         ours.contains("mtls=true"),
         "Terraform should use AutoMTLS: {ours}"
     );
+
+    // With AutoMTLS turned off on Terraform's side, the plugin serves plaintext.
+    let plain = terraform(
+        dir,
+        &["plan", "-no-color", "-input=false"],
+        &[("TF_DISABLE_PLUGIN_TLS", "1"), ("TF_LOG_PROVIDER", "info")],
+    );
+    let log = text(&plain.stderr);
+    assert!(plain.status.success(), "{log}");
+    assert!(log.contains("mtls=false"), "{log}");
 }
 
 #[test]
