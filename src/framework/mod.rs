@@ -10,6 +10,7 @@ pub mod convert;
 pub mod diagnostics;
 pub mod plan;
 pub mod schema;
+pub mod timeouts;
 pub mod validate;
 pub mod values;
 
@@ -61,6 +62,12 @@ pub trait Resource<C: Send + Sync>: Send + Sync {
 
     /// Adjusts the generic plan (e.g. derived values). Called with the planned value.
     fn modify_plan(&self, _config: &Value, _prior: &Value, _planned: &mut Value, _diags: &mut Diagnostics) {}
+
+    /// Replacement paths beyond attributes marked `replace_on_change`: for rules such as
+    /// "adding or removing this field replaces the object" that depend on prior and plan.
+    fn extra_replacements(&self, _prior: &Value, _planned: &Value) -> Vec<crate::tfvalue::AttributePath> {
+        Vec::new()
+    }
 
     async fn create(&self, ctx: &C, planned: &Value) -> ApplyOutcome;
     async fn read(&self, ctx: &C, current: &Value) -> Result<ReadOutcome, Diagnostics>;
