@@ -469,6 +469,13 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
             let mut planned = plan(&schema.attributes, &schema.blocks, &config, &prior);
             let mut d = Diagnostics::new();
             resource.modify_plan(&config, &prior, &mut planned.planned, &mut d);
+            if !prior.is_null() {
+                for path in resource.extra_replacements(&prior, &planned.planned) {
+                    if !planned.requires_replace.contains(&path) {
+                        planned.requires_replace.push(path);
+                    }
+                }
+            }
             let replace = planned
                 .requires_replace
                 .iter()
