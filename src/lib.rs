@@ -1,6 +1,7 @@
 //! terraform-provider-karpenter: a Terraform provider (tfplugin6) for Karpenter on EKS.
 
 pub mod framework;
+pub mod k8s;
 pub mod plugin;
 pub mod policy;
 pub mod provider;

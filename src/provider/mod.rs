@@ -6,15 +6,35 @@ pub mod config;
 use async_trait::async_trait;
 
 use crate::framework::{DataSource, Diagnostics, Provider, Resource, Schema};
+use crate::k8s::{self, KubeError, gate::CrdGate};
 use crate::resources;
 use crate::tfvalue::Value;
 pub use config::ProviderSettings;
 
-/// What every resource call receives: the resolved configuration. Clients are built from it
-/// lazily, on first use, so planning never connects anywhere.
-#[derive(Debug)]
+/// What every resource call receives: the resolved configuration, and the clients built from
+/// it lazily, on first use, so planning never connects anywhere.
 pub struct KarpenterContext {
     pub settings: ProviderSettings,
+    kube: tokio::sync::OnceCell<kube::Client>,
+    /// The CRD readiness gate, shared by every Kubernetes resource of this provider process.
+    pub crd_gate: CrdGate,
+}
+
+impl KarpenterContext {
+    pub fn new(settings: ProviderSettings) -> Self {
+        Self { settings, kube: tokio::sync::OnceCell::new(), crd_gate: CrdGate::new() }
+    }
+
+    /// The Kubernetes client, built on first use. Fails when the `kubernetes {}` settings are
+    /// still unknown (they depend on something not created yet) or incomplete.
+    pub async fn kube(&self) -> Result<&kube::Client, KubeError> {
+        let unknown: Vec<String> =
+            self.settings.unknown.iter().map(|p| p.to_string()).filter(|p| p.starts_with("kubernetes")).collect();
+        if !unknown.is_empty() {
+            return Err(KubeError::ConfigUnknown(unknown.join(", ")));
+        }
+        self.kube.get_or_try_init(|| k8s::client::client(&self.settings.kubernetes)).await
+    }
 }
 
 /// The provider, with its registry.
@@ -60,6 +80,6 @@ impl Provider for KarpenterProvider {
             let names: Vec<String> = settings.unknown.iter().map(|p| p.to_string()).collect();
             tracing::info!(unknown = %names.join(", "), "provider configuration not fully known yet; clients will be built when it is");
         }
-        Ok(KarpenterContext { settings })
+        Ok(KarpenterContext::new(settings))
     }
 }

@@ -1,0 +1,185 @@
+//! Writing, reading and deleting custom objects: server-side apply with our field manager,
+//! GET, and deletion that waits until the object is gone (finalizers and dependents included).
+//! Transient refusals are retried inside the caller's deadline (see [`super::retry`]).
+
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PropagationPolicy};
+use kube::runtime::wait::{await_condition, conditions};
+use serde_json::Value as Json;
+use tokio::time::Instant;
+
+use super::FIELD_MANAGER;
+use super::error::{KubeError, humantime};
+use super::kinds::Kind;
+use super::retry::{Also, retry};
+
+fn api(client: &kube::Client, kind: &Kind) -> Api<DynamicObject> {
+    Api::all_with(client.clone(), &kind.api_resource())
+}
+
+/// Server-side apply of `object` (a full manifest with apiVersion, kind, metadata.name), forced,
+/// as the sole manager of the fields it states. Returns the object as stored.
+pub async fn apply(client: &kube::Client, kind: &Kind, name: &str, object: &Json, deadline: Instant) -> Result<DynamicObject, KubeError> {
+    let api = api(client, kind);
+    let params = PatchParams::apply(FIELD_MANAGER).force();
+    retry(&format!("applying {} {name}", kind.kind), deadline, Also::NotFound, || async {
+        api.patch(name, &params, &Patch::Apply(object)).await.map_err(KubeError::from)
+    })
+    .await
+}
+
+/// The object, or `None` when it does not exist.
+pub async fn get(client: &kube::Client, kind: &Kind, name: &str, deadline: Instant) -> Result<Option<DynamicObject>, KubeError> {
+    let api = api(client, kind);
+    retry(&format!("reading {} {name}", kind.kind), deadline, Also::Nothing, || async {
+        api.get_opt(name).await.map_err(KubeError::from)
+    })
+    .await
+}
+
+/// Deletes with foreground propagation and waits until the object is gone. On timeout, the
+/// error says what still holds it (finalizers, owned objects of `dependents`).
+pub async fn delete_and_wait(
+    client: &kube::Client,
+    kind: &Kind,
+    name: &str,
+    dependents: &[Kind],
+    deadline: Instant,
+) -> Result<(), KubeError> {
+    let api = api(client, kind);
+    let started = Instant::now();
+    let params = DeleteParams { propagation_policy: Some(PropagationPolicy::Foreground), ..Default::default() };
+    let deleted = retry(&format!("deleting {} {name}", kind.kind), deadline, Also::Nothing, || async {
+        match api.delete(name, &params).await {
+            Ok(either) => Ok(Some(either)),
+            Err(kube::Error::Api(s)) if s.code == 404 => Ok(None),
+            Err(e) => Err(KubeError::from(e)),
+        }
+    })
+    .await?;
+    let Some(deleted) = deleted else { return Ok(()) };
+    let uid = deleted.either(|obj| obj.metadata.uid.unwrap_or_default(), |status| status.details.map(|d| d.uid).unwrap_or_default());
+    if uid.is_empty() {
+        // The server deleted it outright (the Status form of the answer).
+        return Ok(());
+    }
+    tracing::info!(kind = kind.kind, name, "waiting for {} {name} to be deleted", kind.kind);
+    let mut delay = super::retry::FIRST_DELAY;
+    loop {
+        match tokio::time::timeout_at(deadline, await_condition(api.clone(), name, conditions::is_deleted(&uid))).await {
+            Ok(Ok(_)) => return Ok(()),
+            Ok(Err(e)) => {
+                tracing::debug!(error = %e, "watch while deleting failed; watching again");
+                if Instant::now() + delay >= deadline {
+                    break;
+                }
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(super::retry::MAX_DELAY);
+            }
+            Err(_) => break,
+        }
+    }
+    Err(KubeError::Timeout { what: holders(client, kind, name, &uid, dependents).await, waited: started.elapsed() })
+}
+
+/// Describes what keeps an object from disappearing, for the timeout message.
+async fn holders(client: &kube::Client, kind: &Kind, name: &str, uid: &str, dependents: &[Kind]) -> String {
+    let api = api(client, kind);
+    let mut parts = Vec::new();
+    if let Ok(Some(obj)) = api.get_opt(name).await {
+        if let Some(f) = obj.metadata.finalizers.as_ref().filter(|f| !f.is_empty()) {
+            parts.push(format!("finalizers {f:?} remain"));
+        }
+    }
+    for dep in dependents {
+        let Ok(list) = self::api(client, dep).list(&ListParams::default()).await else { continue };
+        let owned: Vec<String> = list
+            .items
+            .iter()
+            .filter(|o| o.metadata.owner_references.as_ref().is_some_and(|refs| refs.iter().any(|r| r.uid == uid)))
+            .filter_map(|o| o.metadata.name.clone())
+            .collect();
+        if !owned.is_empty() {
+            parts.push(format!("{} {} owned by it still exist ({})", owned.len(), dep.plural, owned.join(", ")));
+        }
+    }
+    let holding = if parts.is_empty() { "it still exists".to_string() } else { parts.join("; ") };
+    format!(
+        "{} {name} is still being deleted: {holding}. Karpenter removes its finalizer after draining and terminating \
+         the nodes; check the Karpenter controller's logs, or raise timeouts.delete",
+        kind.kind
+    )
+}
+
+/// Waits until the object's `status.conditions` has `Ready=True`. On timeout, the error lists
+/// the conditions that are not true, with their messages.
+pub async fn wait_ready(client: &kube::Client, kind: &Kind, name: &str, deadline: Instant) -> Result<DynamicObject, KubeError> {
+    let api = api(client, kind);
+    let started = Instant::now();
+    let is_ready = |obj: Option<&DynamicObject>| obj.is_some_and(|o| condition_status(&o.data, "Ready") == Some("True"));
+    let mut delay = super::retry::FIRST_DELAY;
+    loop {
+        match tokio::time::timeout_at(deadline, await_condition(api.clone(), name, is_ready)).await {
+            Ok(Ok(Some(obj))) => return Ok(obj),
+            Ok(Ok(None)) => return Err(KubeError::Client(format!("{} {name} disappeared while waiting for Ready", kind.kind))),
+            Ok(Err(e)) => {
+                if Instant::now() + delay >= deadline {
+                    tracing::debug!(error = %e, "watch failed near the deadline");
+                    break;
+                }
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(super::retry::MAX_DELAY);
+            }
+            Err(_) => break,
+        }
+    }
+    let detail = match api.get_opt(name).await {
+        Ok(Some(obj)) => not_ready_conditions(&obj.data),
+        _ => "its status could not be read".to_string(),
+    };
+    Err(KubeError::Timeout {
+        what: format!("{} {name} did not become Ready within {}: {detail}", kind.kind, humantime(started.elapsed())),
+        waited: started.elapsed(),
+    })
+}
+
+fn condition_status<'a>(data: &'a Json, type_: &str) -> Option<&'a str> {
+    data.pointer("/status/conditions")?.as_array()?.iter().find(|c| c["type"] == type_)?.get("status")?.as_str()
+}
+
+fn not_ready_conditions(data: &Json) -> String {
+    let conditions = data.pointer("/status/conditions").and_then(Json::as_array);
+    let parts: Vec<String> = conditions
+        .into_iter()
+        .flatten()
+        .filter(|c| c["status"] != "True")
+        .map(|c| {
+            format!(
+                "{}={} ({})",
+                c["type"].as_str().unwrap_or("?"),
+                c["status"].as_str().unwrap_or("?"),
+                c["message"].as_str().filter(|m| !m.is_empty()).or(c["reason"].as_str()).unwrap_or("no message")
+            )
+        })
+        .collect();
+    if parts.is_empty() { "no conditions reported yet (is the Karpenter controller running?)".into() } else { parts.join("; ") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn lists_conditions_that_are_not_true() {
+        let data = json!({"status": {"conditions": [
+            {"type": "Ready", "status": "False", "reason": "NotReady", "message": "SubnetsReady=False"},
+            {"type": "SubnetsReady", "status": "False", "message": "no subnets found for selector"},
+            {"type": "AMIsReady", "status": "True"}
+        ]}});
+        let text = not_ready_conditions(&data);
+        assert!(text.contains("SubnetsReady=False (no subnets found for selector)"), "{text}");
+        assert!(!text.contains("AMIsReady"), "{text}");
+        assert_eq!(condition_status(&data, "Ready"), Some("False"));
+        assert!(not_ready_conditions(&json!({})).contains("no conditions"));
+    }
+}

@@ -1,0 +1,122 @@
+//! Building the `kube` client from the provider's `kubernetes {}` settings: explicit host and
+//! credentials (token, client certificate, exec plugin), or a kubeconfig file and context.
+//! Built once per provider process, on first use.
+
+use base64::Engine;
+use kube::config::{AuthInfo, ExecConfig, KubeConfigOptions, Kubeconfig};
+use rustls::pki_types::CertificateDer;
+use rustls::pki_types::pem::PemObject;
+
+use super::error::KubeError;
+use crate::provider::config::KubernetesSettings;
+
+/// The `kube::Config` the settings describe.
+pub async fn config(settings: &KubernetesSettings) -> Result<kube::Config, KubeError> {
+    if let Some(host) = settings.host.as_deref() {
+        return explicit_config(host, settings);
+    }
+    if let Some(path) = settings.config_path.as_deref() {
+        let kubeconfig = Kubeconfig::read_from(expand_home(path))
+            .map_err(|e| KubeError::Client(format!("cannot read kubeconfig {path}: {e}")))?;
+        let options = KubeConfigOptions { context: settings.config_context.clone(), ..Default::default() };
+        let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
+            .await
+            .map_err(|e| KubeError::Client(format!("kubeconfig {path}: {e}")))?;
+        if settings.insecure {
+            config.accept_invalid_certs = true;
+        }
+        return Ok(config);
+    }
+    Err(KubeError::NotConfigured(
+        "set kubernetes { host = … } with credentials (token, client certificate or exec), or kubernetes { config_path = … } (or KUBE_HOST / KUBE_CONFIG_PATH)".into(),
+    ))
+}
+
+fn explicit_config(host: &str, s: &KubernetesSettings) -> Result<kube::Config, KubeError> {
+    let url = if host.contains("://") { host.to_string() } else { format!("https://{host}") };
+    let uri = url.parse().map_err(|e| KubeError::Client(format!("kubernetes.host {host:?} is not a URL: {e}")))?;
+    let mut config = kube::Config::new(uri);
+    if let Some(ca) = s.cluster_ca_certificate.as_deref() {
+        let certs: Vec<Vec<u8>> = CertificateDer::pem_slice_iter(ca.as_bytes())
+            .map(|c| c.map(|c| c.to_vec()))
+            .collect::<Result<_, _>>()
+            .map_err(|e| KubeError::Client(format!("kubernetes.cluster_ca_certificate is not PEM: {e}")))?;
+        if certs.is_empty() {
+            return Err(KubeError::Client("kubernetes.cluster_ca_certificate holds no PEM certificate".into()));
+        }
+        config.root_cert = Some(certs);
+    }
+    config.accept_invalid_certs = s.insecure;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    config.auth_info = AuthInfo {
+        token: s.token.clone().map(Into::into),
+        client_certificate_data: s.client_certificate.as_ref().map(|c| b64.encode(c)),
+        client_key_data: s.client_key.as_ref().map(|k| b64.encode(k).into()),
+        exec: s.exec.as_ref().map(|e| ExecConfig {
+            api_version: Some(e.api_version.clone()),
+            command: Some(e.command.clone()),
+            args: Some(e.args.clone()),
+            env: (!e.env.is_empty()).then(|| {
+                e.env
+                    .iter()
+                    .map(|(k, v)| [("name".to_string(), k.clone()), ("value".to_string(), v.clone())].into_iter().collect())
+                    .collect()
+            }),
+            drop_env: None,
+            interactive_mode: None,
+            provide_cluster_info: false,
+            cluster: None,
+            install_hint: None,
+            other: Default::default(),
+        }),
+        ..Default::default()
+    };
+    Ok(config)
+}
+
+fn expand_home(path: &str) -> std::path::PathBuf {
+    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => std::path::Path::new(&home).join(rest),
+        _ => std::path::PathBuf::from(path),
+    }
+}
+
+/// A client for the settings.
+pub async fn client(settings: &KubernetesSettings) -> Result<kube::Client, KubeError> {
+    let config = config(settings).await?;
+    kube::Client::try_from(config).map_err(|e| KubeError::Client(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn host_token_and_ca() {
+        let s = KubernetesSettings {
+            host: Some("https://127.0.0.1:6443".into()),
+            token: Some("abc".into()),
+            ..Default::default()
+        };
+        let c = config(&s).await.expect("config");
+        assert_eq!(c.cluster_url.to_string(), "https://127.0.0.1:6443/");
+        assert!(c.auth_info.token.is_some());
+    }
+
+    #[tokio::test]
+    async fn bad_ca_is_an_error_naming_the_attribute() {
+        let s = KubernetesSettings {
+            host: Some("https://127.0.0.1:6443".into()),
+            cluster_ca_certificate: Some("not pem".into()),
+            ..Default::default()
+        };
+        let e = config(&s).await.expect_err("bad CA");
+        assert!(e.to_string().contains("cluster_ca_certificate"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn nothing_configured_says_what_to_set() {
+        let e = config(&KubernetesSettings::default()).await.expect_err("nothing set");
+        assert!(e.to_string().contains("config_path"), "{e}");
+    }
+}

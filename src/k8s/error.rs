@@ -1,0 +1,123 @@
+//! Errors of the Kubernetes side, classified by what a caller should do about them: retry
+//! (transient), stop and explain (permanent), or treat as "not there".
+
+use std::time::Duration;
+
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum KubeError {
+    /// The provider block does not say how to reach a cluster.
+    #[error("no Kubernetes connection is configured: {0}")]
+    NotConfigured(String),
+    /// Part of the provider block is still unknown (it depends on something not yet created).
+    #[error("the provider's Kubernetes settings are not known yet ({0}); they must be known when a Kubernetes resource is created, read or deleted")]
+    ConfigUnknown(String),
+    /// The client could not be built from the settings.
+    #[error("could not set up the Kubernetes client: {0}")]
+    Client(String),
+    /// The API server answered with an error status.
+    #[error("{}", api_message(.0))]
+    Api(Box<kube::core::Status>),
+    /// The request did not get an answer (connection refused or dropped, TLS, timeout).
+    #[error("request to the Kubernetes API failed: {0}")]
+    Transport(String),
+    /// A bounded wait ran out.
+    #[error("timed out after {}: {what}", humantime(*waited))]
+    Timeout { what: String, waited: Duration },
+    /// Terraform asked the provider to stop.
+    #[error("cancelled")]
+    Cancelled,
+}
+
+fn api_message(status: &kube::core::Status) -> String {
+    if status.message.is_empty() {
+        format!("the API server answered {} {}", status.code, status.reason)
+    } else {
+        format!("the API server answered {} {}: {}", status.code, status.reason, status.message)
+    }
+}
+
+/// `1m30s`-style rendering for messages.
+pub fn humantime(d: Duration) -> String {
+    let secs = d.as_secs();
+    match (secs / 60, secs % 60) {
+        (0, s) => format!("{s}s"),
+        (m, 0) => format!("{m}m"),
+        (m, s) => format!("{m}m{s}s"),
+    }
+}
+
+impl From<kube::Error> for KubeError {
+    fn from(e: kube::Error) -> Self {
+        match e {
+            kube::Error::Api(status) => KubeError::Api(status),
+            other => KubeError::Transport(other.to_string()),
+        }
+    }
+}
+
+impl KubeError {
+    /// The HTTP status of an API error.
+    pub fn code(&self) -> Option<u16> {
+        match self {
+            KubeError::Api(s) => Some(s.code),
+            _ => None,
+        }
+    }
+
+    pub fn is_not_found(&self) -> bool {
+        self.code() == Some(404)
+    }
+
+    /// Worth retrying within the operation's deadline: throttling, server errors, refused or
+    /// dropped connections, and admission webhooks that are not reachable yet (Karpenter's
+    /// webhook starting up answers 500 "failed calling webhook … connection refused").
+    pub fn is_transient(&self) -> bool {
+        match self {
+            KubeError::Transport(_) => true,
+            KubeError::Api(s) => matches!(s.code, 429 | 500 | 502 | 503 | 504) || s.message.contains("failed calling webhook"),
+            _ => false,
+        }
+    }
+
+    /// The delay the server asked for (429 `Retry-After`), when it asked.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            KubeError::Api(s) => s
+                .details
+                .as_ref()
+                .map(|d| d.retry_after_seconds)
+                .filter(|s| *s > 0)
+                .map(|s| Duration::from_secs(u64::from(s))),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(code: u16, message: &str) -> KubeError {
+        KubeError::Api(Box::new(kube::core::Status { code, message: message.into(), ..Default::default() }))
+    }
+
+    #[test]
+    fn classifies_transient_and_permanent_errors() {
+        assert!(status(429, "slow down").is_transient());
+        assert!(status(503, "").is_transient());
+        assert!(status(500, "Internal error occurred: failed calling webhook \"x\": connection refused").is_transient());
+        assert!(!status(422, "invalid").is_transient());
+        assert!(!status(403, "forbidden").is_transient());
+        assert!(KubeError::Transport("connection reset".into()).is_transient());
+        assert!(status(404, "").is_not_found());
+    }
+
+    #[test]
+    fn renders_durations() {
+        assert_eq!(humantime(Duration::from_secs(12)), "12s");
+        assert_eq!(humantime(Duration::from_secs(600)), "10m");
+        assert_eq!(humantime(Duration::from_secs(90)), "1m30s");
+    }
+}

@@ -1,0 +1,153 @@
+//! The CRD readiness gate: before the first write of a kind in this provider process, wait
+//! until its CRD exists, is `Established`, serves the version we write, and the API lists the
+//! kind. One wait per CRD, shared by every resource that needs it (100 node pools waiting for
+//! `nodepools.karpenter.sh` make one watch), bounded by the caller's deadline, with progress
+//! logged at info. Waiting is watch-based, so the gate opens as soon as the server says so.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::Api;
+use kube::runtime::wait::await_condition;
+use tokio::sync::OnceCell;
+use tokio::time::Instant;
+
+use super::error::{KubeError, humantime};
+use super::kinds::Kind;
+use super::retry::{Also, FIRST_DELAY, MAX_DELAY, retry};
+
+/// How often a long wait says that it is still waiting.
+const PROGRESS_EVERY: Duration = Duration::from_secs(10);
+
+/// Remembers, per CRD, that it is ready; shares the wait while it is not.
+#[derive(Default)]
+pub struct CrdGate {
+    ready: Mutex<HashMap<String, Arc<OnceCell<()>>>>,
+    waits: AtomicU64,
+}
+
+impl CrdGate {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Returns once `kind` can be written, or fails when the deadline passes.
+    pub async fn ensure(&self, client: &kube::Client, kind: &Kind, deadline: Instant) -> Result<(), KubeError> {
+        let cell = {
+            let mut ready = self.ready.lock().map_err(|_| KubeError::Client("CRD gate lock poisoned".into()))?;
+            ready.entry(kind.crd_name()).or_default().clone()
+        };
+        cell.get_or_try_init(|| async {
+            self.waits.fetch_add(1, Ordering::Relaxed);
+            wait_until_served(client, kind, deadline).await
+        })
+        .await
+        .map(|_| ())
+    }
+
+    /// How many waits this gate has run (one per CRD unless a wait failed and was retried).
+    pub fn waits(&self) -> u64 {
+        self.waits.load(Ordering::Relaxed)
+    }
+}
+
+/// The CRD is established and serves `kind.version`.
+fn serves(kind: &Kind) -> impl Fn(Option<&CustomResourceDefinition>) -> bool + Send + Clone + 'static {
+    let version = kind.version;
+    move |crd| {
+        let Some(crd) = crd else { return false };
+        let established = crd
+            .status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .is_some_and(|c| c.iter().any(|c| c.type_ == "Established" && c.status == "True"));
+        established && crd.spec.versions.iter().any(|v| v.name == version && v.served)
+    }
+}
+
+async fn wait_until_served(client: &kube::Client, kind: &Kind, deadline: Instant) -> Result<(), KubeError> {
+    let name = kind.crd_name();
+    let started = Instant::now();
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let ready = serves(kind);
+
+    // Fast path: one GET when the CRD is already there (the usual case).
+    let current = retry(&format!("reading CRD {name}"), deadline, Also::Nothing, || async {
+        crds.get_opt(&name).await.map_err(KubeError::from)
+    })
+    .await?;
+    if !ready(current.as_ref()) {
+        tracing::info!(crd = %name, "waiting for CRD {name} to be established");
+        let watch = watch_until(crds, &name, ready, deadline);
+        let mut watch = std::pin::pin!(watch);
+        let mut ticker = tokio::time::interval_at(Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY);
+        loop {
+            tokio::select! {
+                done = &mut watch => { done?; break; }
+                _ = ticker.tick() => {
+                    tracing::info!(crd = %name, "waiting for CRD {name} to be established, {}", humantime(started.elapsed()));
+                }
+            }
+        }
+    }
+
+    // The API may list the kind a moment after the CRD says Established.
+    let group_version = kind.api_version();
+    retry(&format!("discovering {group_version}"), deadline, Also::NotFound, || async {
+        let list = client.list_api_group_resources(&group_version).await.map_err(KubeError::from)?;
+        if list.resources.iter().any(|r| r.name == kind.plural) {
+            Ok(())
+        } else {
+            Err(KubeError::Api(Box::new(kube::core::Status {
+                code: 404,
+                message: format!("{group_version} does not list {} yet", kind.plural),
+                ..Default::default()
+            })))
+        }
+    })
+    .await?;
+    if started.elapsed() > FIRST_DELAY {
+        tracing::info!(crd = %name, "CRD {name} is established; continuing after {}", humantime(started.elapsed()));
+    }
+    Ok(())
+}
+
+/// Watches the CRD until `ready`, re-establishing the watch after errors, until the deadline.
+async fn watch_until(
+    crds: Api<CustomResourceDefinition>,
+    name: &str,
+    ready: impl Fn(Option<&CustomResourceDefinition>) -> bool + Send + Clone + 'static,
+    deadline: Instant,
+) -> Result<(), KubeError> {
+    let mut delay = FIRST_DELAY;
+    let started = Instant::now();
+    loop {
+        let attempt = tokio::time::timeout_at(deadline, await_condition(crds.clone(), name, ready.clone())).await;
+        match attempt {
+            Ok(Ok(_)) => return Ok(()),
+            Ok(Err(e)) => {
+                tracing::debug!(crd = %name, error = %e, "watch on CRD failed; watching again");
+                if Instant::now() + delay >= deadline {
+                    return Err(timeout(name, started, Some(e.to_string())));
+                }
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(MAX_DELAY);
+            }
+            Err(_) => return Err(timeout(name, started, None)),
+        }
+    }
+}
+
+fn timeout(name: &str, started: Instant, last_error: Option<String>) -> KubeError {
+    let mut what = format!(
+        "CRD {name} did not become Established. Is Karpenter (or its CRD chart) installed in this cluster? \
+         Install it, or raise the resource's timeouts.create"
+    );
+    if let Some(e) = last_error {
+        what.push_str(&format!(" (last error: {e})"));
+    }
+    KubeError::Timeout { what, waited: started.elapsed() }
+}

@@ -1,0 +1,49 @@
+//! The Kubernetes kinds this provider writes: group, version, kind and plural, from which the
+//! CRD name and the `kube` API resource follow.
+
+use kube::core::{ApiResource, GroupVersionKind};
+
+/// One custom resource kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Kind {
+    pub group: &'static str,
+    pub version: &'static str,
+    pub kind: &'static str,
+    pub plural: &'static str,
+}
+
+impl Kind {
+    /// `<plural>.<group>`, the CRD's name.
+    pub fn crd_name(&self) -> String {
+        format!("{}.{}", self.plural, self.group)
+    }
+
+    pub fn api_version(&self) -> String {
+        format!("{}/{}", self.group, self.version)
+    }
+
+    pub fn api_resource(&self) -> ApiResource {
+        ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(self.group, self.version, self.kind), self.plural)
+    }
+}
+
+pub const NODE_POOL: Kind = Kind { group: "karpenter.sh", version: "v1", kind: "NodePool", plural: "nodepools" };
+pub const NODE_CLAIM: Kind = Kind { group: "karpenter.sh", version: "v1", kind: "NodeClaim", plural: "nodeclaims" };
+pub const EC2_NODE_CLASS: Kind =
+    Kind { group: "karpenter.k8s.aws", version: "v1", kind: "EC2NodeClass", plural: "ec2nodeclasses" };
+pub const PROVISIONER: Kind =
+    Kind { group: "karpenter.sh", version: "v1alpha5", kind: "Provisioner", plural: "provisioners" };
+pub const AWS_NODE_TEMPLATE: Kind =
+    Kind { group: "karpenter.k8s.aws", version: "v1alpha1", kind: "AWSNodeTemplate", plural: "awsnodetemplates" };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crd_names() {
+        assert_eq!(NODE_POOL.crd_name(), "nodepools.karpenter.sh");
+        assert_eq!(EC2_NODE_CLASS.crd_name(), "ec2nodeclasses.karpenter.k8s.aws");
+        assert_eq!(EC2_NODE_CLASS.api_version(), "karpenter.k8s.aws/v1");
+    }
+}

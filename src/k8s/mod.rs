@@ -1,0 +1,16 @@
+//! The Kubernetes side: building a `kube` client from the provider block, the CRD readiness
+//! gate, server-side apply with retries, reads, and deletion that waits for finalizers. Knows
+//! `kube`, not Terraform: the resources translate between the two.
+
+pub mod apply;
+pub mod client;
+pub mod error;
+pub mod gate;
+pub mod kinds;
+pub mod retry;
+
+pub use error::KubeError;
+pub use kinds::Kind;
+
+/// The field manager of every server-side apply this provider makes.
+pub const FIELD_MANAGER: &str = "terraform-provider-karpenter";
