@@ -48,6 +48,9 @@ pub enum ReadOutcome {
     Found(Value),
     /// The object is gone: Terraform removes it from state and plans to create it.
     Gone,
+    /// The object could not be read (e.g. the cluster is not reachable yet, or the provider
+    /// configuration is still unknown): keep the prior state and tell the user why.
+    KeptPrior(Diagnostics),
 }
 
 /// A managed resource type.

@@ -18,21 +18,42 @@ fn api(client: &kube::Client, kind: &Kind) -> Api<DynamicObject> {
 
 /// Server-side apply of `object` (a full manifest with apiVersion, kind, metadata.name), forced,
 /// as the sole manager of the fields it states. Returns the object as stored.
-pub async fn apply(client: &kube::Client, kind: &Kind, name: &str, object: &Json, deadline: Instant) -> Result<DynamicObject, KubeError> {
+pub async fn apply(
+    client: &kube::Client,
+    kind: &Kind,
+    name: &str,
+    object: &Json,
+    deadline: Instant,
+) -> Result<DynamicObject, KubeError> {
     let api = api(client, kind);
     let params = PatchParams::apply(FIELD_MANAGER).force();
-    retry(&format!("applying {} {name}", kind.kind), deadline, Also::NotFound, || async {
-        api.patch(name, &params, &Patch::Apply(object)).await.map_err(KubeError::from)
-    })
+    retry(
+        &format!("applying {} {name}", kind.kind),
+        deadline,
+        Also::NotFound,
+        || async {
+            api.patch(name, &params, &Patch::Apply(object))
+                .await
+                .map_err(KubeError::from)
+        },
+    )
     .await
 }
 
 /// The object, or `None` when it does not exist.
-pub async fn get(client: &kube::Client, kind: &Kind, name: &str, deadline: Instant) -> Result<Option<DynamicObject>, KubeError> {
+pub async fn get(
+    client: &kube::Client,
+    kind: &Kind,
+    name: &str,
+    deadline: Instant,
+) -> Result<Option<DynamicObject>, KubeError> {
     let api = api(client, kind);
-    retry(&format!("reading {} {name}", kind.kind), deadline, Also::Nothing, || async {
-        api.get_opt(name).await.map_err(KubeError::from)
-    })
+    retry(
+        &format!("reading {} {name}", kind.kind),
+        deadline,
+        Also::Nothing,
+        || async { api.get_opt(name).await.map_err(KubeError::from) },
+    )
     .await
 }
 
@@ -47,25 +68,46 @@ pub async fn delete_and_wait(
 ) -> Result<(), KubeError> {
     let api = api(client, kind);
     let started = Instant::now();
-    let params = DeleteParams { propagation_policy: Some(PropagationPolicy::Foreground), ..Default::default() };
-    let deleted = retry(&format!("deleting {} {name}", kind.kind), deadline, Also::Nothing, || async {
-        match api.delete(name, &params).await {
-            Ok(either) => Ok(Some(either)),
-            Err(kube::Error::Api(s)) if s.code == 404 => Ok(None),
-            Err(e) => Err(KubeError::from(e)),
-        }
-    })
+    let params = DeleteParams {
+        propagation_policy: Some(PropagationPolicy::Foreground),
+        ..Default::default()
+    };
+    let deleted = retry(
+        &format!("deleting {} {name}", kind.kind),
+        deadline,
+        Also::Nothing,
+        || async {
+            match api.delete(name, &params).await {
+                Ok(either) => Ok(Some(either)),
+                Err(kube::Error::Api(s)) if s.code == 404 => Ok(None),
+                Err(e) => Err(KubeError::from(e)),
+            }
+        },
+    )
     .await?;
     let Some(deleted) = deleted else { return Ok(()) };
-    let uid = deleted.either(|obj| obj.metadata.uid.unwrap_or_default(), |status| status.details.map(|d| d.uid).unwrap_or_default());
+    let uid = deleted.either(
+        |obj| obj.metadata.uid.unwrap_or_default(),
+        |status| status.details.map(|d| d.uid).unwrap_or_default(),
+    );
     if uid.is_empty() {
         // The server deleted it outright (the Status form of the answer).
         return Ok(());
     }
-    tracing::info!(kind = kind.kind, name, "waiting for {} {name} to be deleted", kind.kind);
+    tracing::info!(
+        kind = kind.kind,
+        name,
+        "waiting for {} {name} to be deleted",
+        kind.kind
+    );
     let mut delay = super::retry::FIRST_DELAY;
     loop {
-        match tokio::time::timeout_at(deadline, await_condition(api.clone(), name, conditions::is_deleted(&uid))).await {
+        match tokio::time::timeout_at(
+            deadline,
+            await_condition(api.clone(), name, conditions::is_deleted(&uid)),
+        )
+        .await
+        {
             Ok(Ok(_)) => return Ok(()),
             Ok(Err(e)) => {
                 tracing::debug!(error = %e, "watch while deleting failed; watching again");
@@ -78,7 +120,10 @@ pub async fn delete_and_wait(
             Err(_) => break,
         }
     }
-    Err(KubeError::Timeout { what: holders(client, kind, name, &uid, dependents).await, waited: started.elapsed() })
+    Err(KubeError::Timeout {
+        what: holders(client, kind, name, &uid, dependents).await,
+        waited: started.elapsed(),
+    })
 }
 
 /// Describes what keeps an object from disappearing, for the timeout message.
@@ -91,18 +136,34 @@ async fn holders(client: &kube::Client, kind: &Kind, name: &str, uid: &str, depe
         }
     }
     for dep in dependents {
-        let Ok(list) = self::api(client, dep).list(&ListParams::default()).await else { continue };
+        let Ok(list) = self::api(client, dep).list(&ListParams::default()).await else {
+            continue;
+        };
         let owned: Vec<String> = list
             .items
             .iter()
-            .filter(|o| o.metadata.owner_references.as_ref().is_some_and(|refs| refs.iter().any(|r| r.uid == uid)))
+            .filter(|o| {
+                o.metadata
+                    .owner_references
+                    .as_ref()
+                    .is_some_and(|refs| refs.iter().any(|r| r.uid == uid))
+            })
             .filter_map(|o| o.metadata.name.clone())
             .collect();
         if !owned.is_empty() {
-            parts.push(format!("{} {} owned by it still exist ({})", owned.len(), dep.plural, owned.join(", ")));
+            parts.push(format!(
+                "{} {} owned by it still exist ({})",
+                owned.len(),
+                dep.plural,
+                owned.join(", ")
+            ));
         }
     }
-    let holding = if parts.is_empty() { "it still exists".to_string() } else { parts.join("; ") };
+    let holding = if parts.is_empty() {
+        "it still exists".to_string()
+    } else {
+        parts.join("; ")
+    };
     format!(
         "{} {name} is still being deleted: {holding}. Karpenter removes its finalizer after draining and terminating \
          the nodes; check the Karpenter controller's logs, or raise timeouts.delete",
@@ -112,15 +173,26 @@ async fn holders(client: &kube::Client, kind: &Kind, name: &str, uid: &str, depe
 
 /// Waits until the object's `status.conditions` has `Ready=True`. On timeout, the error lists
 /// the conditions that are not true, with their messages.
-pub async fn wait_ready(client: &kube::Client, kind: &Kind, name: &str, deadline: Instant) -> Result<DynamicObject, KubeError> {
+pub async fn wait_ready(
+    client: &kube::Client,
+    kind: &Kind,
+    name: &str,
+    deadline: Instant,
+) -> Result<DynamicObject, KubeError> {
     let api = api(client, kind);
     let started = Instant::now();
-    let is_ready = |obj: Option<&DynamicObject>| obj.is_some_and(|o| condition_status(&o.data, "Ready") == Some("True"));
+    let is_ready =
+        |obj: Option<&DynamicObject>| obj.is_some_and(|o| condition_status(&o.data, "Ready") == Some("True"));
     let mut delay = super::retry::FIRST_DELAY;
     loop {
         match tokio::time::timeout_at(deadline, await_condition(api.clone(), name, is_ready)).await {
             Ok(Ok(Some(obj))) => return Ok(obj),
-            Ok(Ok(None)) => return Err(KubeError::Client(format!("{} {name} disappeared while waiting for Ready", kind.kind))),
+            Ok(Ok(None)) => {
+                return Err(KubeError::Client(format!(
+                    "{} {name} disappeared while waiting for Ready",
+                    kind.kind
+                )));
+            }
             Ok(Err(e)) => {
                 if Instant::now() + delay >= deadline {
                     tracing::debug!(error = %e, "watch failed near the deadline");
@@ -137,13 +209,22 @@ pub async fn wait_ready(client: &kube::Client, kind: &Kind, name: &str, deadline
         _ => "its status could not be read".to_string(),
     };
     Err(KubeError::Timeout {
-        what: format!("{} {name} did not become Ready within {}: {detail}", kind.kind, humantime(started.elapsed())),
+        what: format!(
+            "{} {name} did not become Ready within {}: {detail}",
+            kind.kind,
+            humantime(started.elapsed())
+        ),
         waited: started.elapsed(),
     })
 }
 
 fn condition_status<'a>(data: &'a Json, type_: &str) -> Option<&'a str> {
-    data.pointer("/status/conditions")?.as_array()?.iter().find(|c| c["type"] == type_)?.get("status")?.as_str()
+    data.pointer("/status/conditions")?
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == type_)?
+        .get("status")?
+        .as_str()
 }
 
 fn not_ready_conditions(data: &Json) -> String {
@@ -157,11 +238,19 @@ fn not_ready_conditions(data: &Json) -> String {
                 "{}={} ({})",
                 c["type"].as_str().unwrap_or("?"),
                 c["status"].as_str().unwrap_or("?"),
-                c["message"].as_str().filter(|m| !m.is_empty()).or(c["reason"].as_str()).unwrap_or("no message")
+                c["message"]
+                    .as_str()
+                    .filter(|m| !m.is_empty())
+                    .or(c["reason"].as_str())
+                    .unwrap_or("no message")
             )
         })
         .collect();
-    if parts.is_empty() { "no conditions reported yet (is the Karpenter controller running?)".into() } else { parts.join("; ") }
+    if parts.is_empty() {
+        "no conditions reported yet (is the Karpenter controller running?)".into()
+    } else {
+        parts.join("; ")
+    }
 }
 
 #[cfg(test)]
@@ -177,7 +266,10 @@ mod tests {
             {"type": "AMIsReady", "status": "True"}
         ]}});
         let text = not_ready_conditions(&data);
-        assert!(text.contains("SubnetsReady=False (no subnets found for selector)"), "{text}");
+        assert!(
+            text.contains("SubnetsReady=False (no subnets found for selector)"),
+            "{text}"
+        );
         assert!(!text.contains("AMIsReady"), "{text}");
         assert_eq!(condition_status(&data, "Ready"), Some("False"));
         assert!(not_ready_conditions(&json!({})).contains("no conditions"));

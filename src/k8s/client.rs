@@ -18,7 +18,10 @@ pub async fn config(settings: &KubernetesSettings) -> Result<kube::Config, KubeE
     if let Some(path) = settings.config_path.as_deref() {
         let kubeconfig = Kubeconfig::read_from(expand_home(path))
             .map_err(|e| KubeError::Client(format!("cannot read kubeconfig {path}: {e}")))?;
-        let options = KubeConfigOptions { context: settings.config_context.clone(), ..Default::default() };
+        let options = KubeConfigOptions {
+            context: settings.config_context.clone(),
+            ..Default::default()
+        };
         let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
             .await
             .map_err(|e| KubeError::Client(format!("kubeconfig {path}: {e}")))?;
@@ -33,8 +36,14 @@ pub async fn config(settings: &KubernetesSettings) -> Result<kube::Config, KubeE
 }
 
 fn explicit_config(host: &str, s: &KubernetesSettings) -> Result<kube::Config, KubeError> {
-    let url = if host.contains("://") { host.to_string() } else { format!("https://{host}") };
-    let uri = url.parse().map_err(|e| KubeError::Client(format!("kubernetes.host {host:?} is not a URL: {e}")))?;
+    let url = if host.contains("://") {
+        host.to_string()
+    } else {
+        format!("https://{host}")
+    };
+    let uri = url
+        .parse()
+        .map_err(|e| KubeError::Client(format!("kubernetes.host {host:?} is not a URL: {e}")))?;
     let mut config = kube::Config::new(uri);
     if let Some(ca) = s.cluster_ca_certificate.as_deref() {
         let certs: Vec<Vec<u8>> = CertificateDer::pem_slice_iter(ca.as_bytes())
@@ -42,7 +51,9 @@ fn explicit_config(host: &str, s: &KubernetesSettings) -> Result<kube::Config, K
             .collect::<Result<_, _>>()
             .map_err(|e| KubeError::Client(format!("kubernetes.cluster_ca_certificate is not PEM: {e}")))?;
         if certs.is_empty() {
-            return Err(KubeError::Client("kubernetes.cluster_ca_certificate holds no PEM certificate".into()));
+            return Err(KubeError::Client(
+                "kubernetes.cluster_ca_certificate holds no PEM certificate".into(),
+            ));
         }
         config.root_cert = Some(certs);
     }
@@ -59,7 +70,11 @@ fn explicit_config(host: &str, s: &KubernetesSettings) -> Result<kube::Config, K
             env: (!e.env.is_empty()).then(|| {
                 e.env
                     .iter()
-                    .map(|(k, v)| [("name".to_string(), k.clone()), ("value".to_string(), v.clone())].into_iter().collect())
+                    .map(|(k, v)| {
+                        [("name".to_string(), k.clone()), ("value".to_string(), v.clone())]
+                            .into_iter()
+                            .collect()
+                    })
                     .collect()
             }),
             drop_env: None,
@@ -116,7 +131,9 @@ mod tests {
 
     #[tokio::test]
     async fn nothing_configured_says_what_to_set() {
-        let e = config(&KubernetesSettings::default()).await.expect_err("nothing set");
+        let e = config(&KubernetesSettings::default())
+            .await
+            .expect_err("nothing set");
         assert!(e.to_string().contains("config_path"), "{e}");
     }
 }

@@ -11,7 +11,9 @@ pub enum KubeError {
     #[error("no Kubernetes connection is configured: {0}")]
     NotConfigured(String),
     /// Part of the provider block is still unknown (it depends on something not yet created).
-    #[error("the provider's Kubernetes settings are not known yet ({0}); they must be known when a Kubernetes resource is created, read or deleted")]
+    #[error(
+        "the provider's Kubernetes settings are not known yet ({0}); they must be known when a Kubernetes resource is created, read or deleted"
+    )]
     ConfigUnknown(String),
     /// The client could not be built from the settings.
     #[error("could not set up the Kubernetes client: {0}")]
@@ -34,7 +36,10 @@ fn api_message(status: &kube::core::Status) -> String {
     if status.message.is_empty() {
         format!("the API server answered {} {}", status.code, status.reason)
     } else {
-        format!("the API server answered {} {}: {}", status.code, status.reason, status.message)
+        format!(
+            "the API server answered {} {}: {}",
+            status.code, status.reason, status.message
+        )
     }
 }
 
@@ -76,7 +81,9 @@ impl KubeError {
     pub fn is_transient(&self) -> bool {
         match self {
             KubeError::Transport(_) => true,
-            KubeError::Api(s) => matches!(s.code, 429 | 500 | 502 | 503 | 504) || s.message.contains("failed calling webhook"),
+            KubeError::Api(s) => {
+                matches!(s.code, 429 | 500 | 502 | 503 | 504) || s.message.contains("failed calling webhook")
+            }
             _ => false,
         }
     }
@@ -100,14 +107,24 @@ mod tests {
     use super::*;
 
     fn status(code: u16, message: &str) -> KubeError {
-        KubeError::Api(Box::new(kube::core::Status { code, message: message.into(), ..Default::default() }))
+        KubeError::Api(Box::new(kube::core::Status {
+            code,
+            message: message.into(),
+            ..Default::default()
+        }))
     }
 
     #[test]
     fn classifies_transient_and_permanent_errors() {
         assert!(status(429, "slow down").is_transient());
         assert!(status(503, "").is_transient());
-        assert!(status(500, "Internal error occurred: failed calling webhook \"x\": connection refused").is_transient());
+        assert!(
+            status(
+                500,
+                "Internal error occurred: failed calling webhook \"x\": connection refused"
+            )
+            .is_transient()
+        );
         assert!(!status(422, "invalid").is_transient());
         assert!(!status(403, "forbidden").is_transient());
         assert!(KubeError::Transport("connection reset".into()).is_transient());

@@ -35,9 +35,17 @@ impl CrdGate {
     }
 
     /// Returns once `kind` can be written, or fails when the deadline passes.
-    pub async fn ensure(&self, client: &kube::Client, kind: &Kind, deadline: Instant) -> Result<(), KubeError> {
+    pub async fn ensure(
+        &self,
+        client: &kube::Client,
+        kind: &Kind,
+        deadline: Instant,
+    ) -> Result<(), KubeError> {
         let cell = {
-            let mut ready = self.ready.lock().map_err(|_| KubeError::Client("CRD gate lock poisoned".into()))?;
+            let mut ready = self
+                .ready
+                .lock()
+                .map_err(|_| KubeError::Client("CRD gate lock poisoned".into()))?;
             ready.entry(kind.crd_name()).or_default().clone()
         };
         cell.get_or_try_init(|| async {
@@ -75,9 +83,12 @@ async fn wait_until_served(client: &kube::Client, kind: &Kind, deadline: Instant
     let ready = serves(kind);
 
     // Fast path: one GET when the CRD is already there (the usual case).
-    let current = retry(&format!("reading CRD {name}"), deadline, Also::Nothing, || async {
-        crds.get_opt(&name).await.map_err(KubeError::from)
-    })
+    let current = retry(
+        &format!("reading CRD {name}"),
+        deadline,
+        Also::Nothing,
+        || async { crds.get_opt(&name).await.map_err(KubeError::from) },
+    )
     .await?;
     if !ready(current.as_ref()) {
         tracing::info!(crd = %name, "waiting for CRD {name} to be established");
@@ -96,18 +107,26 @@ async fn wait_until_served(client: &kube::Client, kind: &Kind, deadline: Instant
 
     // The API may list the kind a moment after the CRD says Established.
     let group_version = kind.api_version();
-    retry(&format!("discovering {group_version}"), deadline, Also::NotFound, || async {
-        let list = client.list_api_group_resources(&group_version).await.map_err(KubeError::from)?;
-        if list.resources.iter().any(|r| r.name == kind.plural) {
-            Ok(())
-        } else {
-            Err(KubeError::Api(Box::new(kube::core::Status {
-                code: 404,
-                message: format!("{group_version} does not list {} yet", kind.plural),
-                ..Default::default()
-            })))
-        }
-    })
+    retry(
+        &format!("discovering {group_version}"),
+        deadline,
+        Also::NotFound,
+        || async {
+            let list = client
+                .list_api_group_resources(&group_version)
+                .await
+                .map_err(KubeError::from)?;
+            if list.resources.iter().any(|r| r.name == kind.plural) {
+                Ok(())
+            } else {
+                Err(KubeError::Api(Box::new(kube::core::Status {
+                    code: 404,
+                    message: format!("{group_version} does not list {} yet", kind.plural),
+                    ..Default::default()
+                })))
+            }
+        },
+    )
     .await?;
     if started.elapsed() > FIRST_DELAY {
         tracing::info!(crd = %name, "CRD {name} is established; continuing after {}", humantime(started.elapsed()));
@@ -125,7 +144,8 @@ async fn watch_until(
     let mut delay = FIRST_DELAY;
     let started = Instant::now();
     loop {
-        let attempt = tokio::time::timeout_at(deadline, await_condition(crds.clone(), name, ready.clone())).await;
+        let attempt =
+            tokio::time::timeout_at(deadline, await_condition(crds.clone(), name, ready.clone())).await;
         match attempt {
             Ok(Ok(_)) => return Ok(()),
             Ok(Err(e)) => {
@@ -149,5 +169,8 @@ fn timeout(name: &str, started: Instant, last_error: Option<String>) -> KubeErro
     if let Some(e) = last_error {
         what.push_str(&format!(" (last error: {e})"));
     }
-    KubeError::Timeout { what, waited: started.elapsed() }
+    KubeError::Timeout {
+        what,
+        waited: started.elapsed(),
+    }
 }

@@ -23,18 +23,43 @@ impl Kind {
     }
 
     pub fn api_resource(&self) -> ApiResource {
-        ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(self.group, self.version, self.kind), self.plural)
+        ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk(self.group, self.version, self.kind),
+            self.plural,
+        )
     }
 }
 
-pub const NODE_POOL: Kind = Kind { group: "karpenter.sh", version: "v1", kind: "NodePool", plural: "nodepools" };
-pub const NODE_CLAIM: Kind = Kind { group: "karpenter.sh", version: "v1", kind: "NodeClaim", plural: "nodeclaims" };
-pub const EC2_NODE_CLASS: Kind =
-    Kind { group: "karpenter.k8s.aws", version: "v1", kind: "EC2NodeClass", plural: "ec2nodeclasses" };
-pub const PROVISIONER: Kind =
-    Kind { group: "karpenter.sh", version: "v1alpha5", kind: "Provisioner", plural: "provisioners" };
-pub const AWS_NODE_TEMPLATE: Kind =
-    Kind { group: "karpenter.k8s.aws", version: "v1alpha1", kind: "AWSNodeTemplate", plural: "awsnodetemplates" };
+pub const NODE_POOL: Kind = Kind {
+    group: "karpenter.sh",
+    version: "v1",
+    kind: "NodePool",
+    plural: "nodepools",
+};
+pub const NODE_CLAIM: Kind = Kind {
+    group: "karpenter.sh",
+    version: "v1",
+    kind: "NodeClaim",
+    plural: "nodeclaims",
+};
+pub const EC2_NODE_CLASS: Kind = Kind {
+    group: "karpenter.k8s.aws",
+    version: "v1",
+    kind: "EC2NodeClass",
+    plural: "ec2nodeclasses",
+};
+pub const PROVISIONER: Kind = Kind {
+    group: "karpenter.sh",
+    version: "v1alpha5",
+    kind: "Provisioner",
+    plural: "provisioners",
+};
+pub const AWS_NODE_TEMPLATE: Kind = Kind {
+    group: "karpenter.k8s.aws",
+    version: "v1alpha1",
+    kind: "AWSNodeTemplate",
+    plural: "awsnodetemplates",
+};
 
 #[cfg(test)]
 mod tests {

@@ -63,7 +63,10 @@ mod tests {
     use std::sync::atomic::{AtomicU32, Ordering};
 
     fn status(code: u16) -> KubeError {
-        KubeError::Api(Box::new(kube::core::Status { code, ..Default::default() }))
+        KubeError::Api(Box::new(kube::core::Status {
+            code,
+            ..Default::default()
+        }))
     }
 
     #[tokio::test(start_paused = true)]

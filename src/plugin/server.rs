@@ -423,11 +423,12 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
                 .stop
                 .guard(resource.read(&ctx, &current), || Err(stopped_diagnostics()))
                 .await?;
-            let new_state = match outcome {
-                ReadOutcome::Found(v) => v,
-                ReadOutcome::Gone => Value::Null,
+            let (new_state, diags) = match outcome {
+                ReadOutcome::Found(v) => (v, Diagnostics::new()),
+                ReadOutcome::Gone => (Value::Null, Diagnostics::new()),
+                ReadOutcome::KeptPrior(d) => (current, d),
             };
-            encode(&new_state, &ty, "state").map(|s| (s, Diagnostics::new()))
+            encode(&new_state, &ty, "state").map(|s| (s, diags))
         }
         .await;
         respond!(

@@ -22,18 +22,29 @@ pub struct KarpenterContext {
 
 impl KarpenterContext {
     pub fn new(settings: ProviderSettings) -> Self {
-        Self { settings, kube: tokio::sync::OnceCell::new(), crd_gate: CrdGate::new() }
+        Self {
+            settings,
+            kube: tokio::sync::OnceCell::new(),
+            crd_gate: CrdGate::new(),
+        }
     }
 
     /// The Kubernetes client, built on first use. Fails when the `kubernetes {}` settings are
     /// still unknown (they depend on something not created yet) or incomplete.
     pub async fn kube(&self) -> Result<&kube::Client, KubeError> {
-        let unknown: Vec<String> =
-            self.settings.unknown.iter().map(|p| p.to_string()).filter(|p| p.starts_with("kubernetes")).collect();
+        let unknown: Vec<String> = self
+            .settings
+            .unknown
+            .iter()
+            .map(|p| p.to_string())
+            .filter(|p| p.starts_with("kubernetes"))
+            .collect();
         if !unknown.is_empty() {
             return Err(KubeError::ConfigUnknown(unknown.join(", ")));
         }
-        self.kube.get_or_try_init(|| k8s::client::client(&self.settings.kubernetes)).await
+        self.kube
+            .get_or_try_init(|| k8s::client::client(&self.settings.kubernetes))
+            .await
     }
 }
 

@@ -1,0 +1,543 @@
+//! The generic Terraform resource for one Karpenter custom resource kind. A kind is declared
+//! as a [`KubeObjectType`] (its schema, its cross-attribute rules, the kinds that may be owned
+//! by it); this module does the rest, the same way for every kind:
+//!
+//! - **create / update**: wait at the CRD gate, then server-side apply of the whole intent
+//!   (`metadata.name`, the managed labels and annotations, and `spec` from the schema), then
+//!   optionally wait for `Ready`. The state returned keeps every planned value and fills in
+//!   what was unknown (status) from the stored object.
+//! - **read**: only fields of the schema are read back, and only the labels and annotations
+//!   Terraform manages, so what Karpenter itself writes never shows as drift. A deleted object
+//!   is reported gone; an unreachable cluster or an unknown provider block keeps the prior
+//!   state with a warning.
+//! - **delete**: foreground deletion, waiting until finalizers and owned objects are gone.
+//! - **import**: by object name.
+//!
+//! Schema conventions: `name` (the object name), `metadata = { labels, annotations }`,
+//! `status` (computed), off-wire settings (`timeouts`, `wait_for_ready`), and every other
+//! attribute is a `spec` field.
+
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use kube::api::DynamicObject;
+use serde_json::{Map, Value as Json, json};
+use tokio::time::Instant;
+
+use crate::framework::convert::{from_wire, to_wire};
+use crate::framework::schema::{Attribute, Nesting, Schema};
+use crate::framework::values::{get_str, object};
+use crate::framework::{ApplyOutcome, Diagnostics, ReadOutcome, Resource, timeouts};
+use crate::k8s::{self, Kind, KubeError};
+use crate::provider::KarpenterContext;
+use crate::tfvalue::{AttributePath, Value};
+
+const DEFAULT_CREATE: Duration = Duration::from_secs(10 * 60);
+const DEFAULT_UPDATE: Duration = Duration::from_secs(10 * 60);
+const DEFAULT_DELETE: Duration = Duration::from_secs(15 * 60);
+const READ_TIMEOUT: Duration = Duration::from_secs(2 * 60);
+
+/// Annotation prefixes written by tools and controllers, never imported as user intent.
+const FOREIGN_ANNOTATIONS: &[&str] = &["kubectl.kubernetes.io/", "karpenter.sh/", "karpenter.k8s.aws/"];
+
+/// A Karpenter kind as a Terraform resource type.
+pub struct KubeObjectType {
+    pub type_name: &'static str,
+    pub kind: Kind,
+    pub schema: &'static LazyLock<Schema>,
+    pub validate: fn(&Value, &mut Diagnostics),
+    pub replacements: fn(&Value, &Value) -> Vec<AttributePath>,
+    /// Kinds that may be owned by this one (listed when a delete times out).
+    pub dependents: &'static [Kind],
+    /// A boolean attribute that, when true, makes create/update wait for `Ready=True`.
+    pub wait_for_ready: Option<&'static str>,
+}
+
+fn no_replacements(_: &Value, _: &Value) -> Vec<AttributePath> {
+    Vec::new()
+}
+
+impl KubeObjectType {
+    pub const fn new(type_name: &'static str, kind: Kind, schema: &'static LazyLock<Schema>) -> Self {
+        Self {
+            type_name,
+            kind,
+            schema,
+            validate: |_, _| {},
+            replacements: no_replacements,
+            dependents: &[],
+            wait_for_ready: None,
+        }
+    }
+
+    fn spec_attributes(&self) -> impl Iterator<Item = &Attribute> {
+        self.schema.attributes.iter().filter(|a| a.wire_field().is_some())
+    }
+
+    /// The manifest to server-side apply for a planned state.
+    fn manifest(&self, planned: &Value) -> Result<Json, Diagnostics> {
+        let name = get_str(planned, "name").unwrap_or_default();
+        let spec_attrs: Vec<Attribute> = self.spec_attributes().cloned().collect();
+        let spec = to_wire(&spec_attrs, planned, &AttributePath::root()).map_err(|e| {
+            let mut d = Diagnostics::new();
+            d.error_at(&e.path, "Value not known at apply time", e.message);
+            d
+        })?;
+        let mut metadata = Map::new();
+        metadata.insert("name".into(), json!(name));
+        for part in ["labels", "annotations"] {
+            if let Some(Value::Map(m)) = planned.get("metadata").and_then(|m| m.get(part)) {
+                let entries: Map<String, Json> = m
+                    .iter()
+                    .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), json!(s))))
+                    .collect();
+                metadata.insert(part.into(), Json::Object(entries));
+            }
+        }
+        Ok(json!({
+            "apiVersion": self.kind.api_version(),
+            "kind": self.kind.kind,
+            "metadata": metadata,
+            "spec": spec,
+        }))
+    }
+
+    /// The Terraform state of a stored object. `base` supplies off-wire values and says which
+    /// labels and annotations Terraform manages.
+    fn state_from_object(&self, obj: &DynamicObject, base: &Value) -> Result<Value, Diagnostics> {
+        let spec = obj
+            .data
+            .get("spec")
+            .and_then(Json::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let mut state =
+            from_wire(&self.schema.attributes, &spec, base, &AttributePath::root()).map_err(|e| {
+                Diagnostics::from_error(
+                    format!("Unexpected {} from the API server", self.kind.kind),
+                    format!("{}: {}", e.path, e.message),
+                )
+            })?;
+        let Value::Object(fields) = &mut state else {
+            return Ok(state);
+        };
+        fields.insert(
+            "name".into(),
+            Value::string(obj.metadata.name.clone().unwrap_or_default()),
+        );
+        if fields.contains_key("metadata") {
+            fields.insert(
+                "metadata".into(),
+                managed_metadata(obj, base.get("metadata").unwrap_or(&Value::Null)),
+            );
+        }
+        if let Some((Nesting::Single, status_attrs)) =
+            self.schema.attribute("status").and_then(Attribute::nested)
+        {
+            let status = obj
+                .data
+                .get("status")
+                .and_then(Json::as_object)
+                .cloned()
+                .unwrap_or_default();
+            let value = from_wire(
+                status_attrs,
+                &status,
+                &Value::Null,
+                &AttributePath::root().attr("status"),
+            )
+            .map_err(|e| Diagnostics::from_error("Unexpected status from the API server", e.to_string()))?;
+            fields.insert("status".into(), value);
+        }
+        Ok(state)
+    }
+
+    async fn client<'a>(&self, ctx: &'a KarpenterContext) -> Result<&'a kube::Client, Diagnostics> {
+        ctx.kube()
+            .await
+            .map_err(|e| self.diagnose(&e, "connecting to the cluster"))
+    }
+
+    /// Create and update are the same server-side apply of the whole intent.
+    async fn apply(&self, ctx: &KarpenterContext, planned: &Value, timeout: Duration) -> ApplyOutcome {
+        let deadline = Instant::now() + timeout;
+        let name = get_str(planned, "name").unwrap_or_default().to_string();
+        let manifest = match self.manifest(planned) {
+            Ok(m) => m,
+            Err(d) => return ApplyOutcome::failed(None, d),
+        };
+        let client = match self.client(ctx).await {
+            Ok(c) => c,
+            Err(d) => return ApplyOutcome::failed(None, d),
+        };
+        if let Err(e) = ctx.crd_gate.ensure(client, &self.kind, deadline).await {
+            return ApplyOutcome::failed(None, self.diagnose(&e, "waiting for the CRD"));
+        }
+        let stored = match k8s::apply::apply(client, &self.kind, &name, &manifest, deadline).await {
+            Ok(obj) => obj,
+            Err(e) => return ApplyOutcome::failed(None, self.diagnose(&e, "applying")),
+        };
+        let mut diags = Diagnostics::new();
+        let mut latest = stored;
+        let wants_ready = self
+            .wait_for_ready
+            .is_some_and(|attr| planned.get(attr).and_then(Value::as_bool) == Some(true));
+        if wants_ready {
+            match k8s::apply::wait_ready(client, &self.kind, &name, deadline).await {
+                Ok(obj) => latest = obj,
+                Err(e) => diags.extend(self.diagnose(&e, "waiting for Ready")),
+            }
+        }
+        match self.state_from_object(&latest, planned) {
+            Ok(actual) => ApplyOutcome::failed(Some(merge_known(planned, &actual)), diags),
+            Err(d) => {
+                diags.extend(d);
+                ApplyOutcome::failed(Some(unknowns_to_null(planned)), diags)
+            }
+        }
+    }
+
+    /// One diagnostic (or one per invalid field) for a Kubernetes error.
+    fn diagnose(&self, e: &KubeError, doing: &str) -> Diagnostics {
+        let mut d = Diagnostics::new();
+        let what = self.kind.kind;
+        match e {
+            KubeError::Api(status) if status.code == 422 => {
+                let causes = status.details.as_ref().map(|x| x.causes.as_slice()).unwrap_or_default();
+                d.error(format!("The API server rejected the {what}"), status.message.clone());
+                for cause in causes {
+                    let detail = format!("{} ({})", cause.message, cause.field);
+                    match wire_path_to_attribute(&self.schema.attributes, &cause.field) {
+                        Some(path) => d.error_at(&path, format!("Invalid {what} field"), detail),
+                        None => d.error(format!("Invalid {what} field"), detail),
+                    }
+                }
+            }
+            KubeError::Api(status) if status.code == 403 || status.code == 401 => d.error(
+                format!("Not allowed to manage {what} objects"),
+                format!(
+                    "{e}. The provider's Kubernetes credentials need get, list, watch, create, patch and delete on {} and get/watch on customresourcedefinitions.",
+                    self.kind.crd_name()
+                ),
+            ),
+            _ => d.error(format!("Failed {doing} {what}"), e.to_string()),
+        }
+        d
+    }
+}
+
+/// Labels and annotations of the object that Terraform manages (the keys in `prior`); on
+/// import (`prior` null), everything except what tools and controllers write.
+fn managed_metadata(obj: &DynamicObject, prior: &Value) -> Value {
+    let pick = |part: &str, actual: &Option<BTreeMap<String, String>>| -> Value {
+        let actual = actual.clone().unwrap_or_default();
+        match prior.get(part) {
+            Some(Value::Map(managed)) => Value::Map(
+                actual
+                    .into_iter()
+                    .filter(|(k, _)| managed.contains_key(k))
+                    .map(|(k, v)| (k, Value::String(v)))
+                    .collect(),
+            ),
+            Some(_) => Value::Null,
+            None if prior.is_null() && !actual.is_empty() => Value::Map(
+                actual
+                    .into_iter()
+                    .filter(|(k, _)| !FOREIGN_ANNOTATIONS.iter().any(|p| k.starts_with(p)))
+                    .map(|(k, v)| (k, Value::String(v)))
+                    .collect(),
+            ),
+            None => Value::Null,
+        }
+    };
+    let labels = pick("labels", &obj.metadata.labels);
+    let annotations = pick("annotations", &obj.metadata.annotations);
+    if prior.is_null() {
+        let empty = |v: &Value| v.is_null() || v.as_entries().is_some_and(|m| m.is_empty());
+        if empty(&labels) && empty(&annotations) {
+            return Value::Null;
+        }
+        let or_null = |v: Value| if empty(&v) { Value::Null } else { v };
+        return object([("labels", or_null(labels)), ("annotations", or_null(annotations))]);
+    }
+    object([("labels", labels), ("annotations", annotations)])
+}
+
+/// The planned value wherever it is known; the actual value where the plan had an unknown.
+pub fn merge_known(planned: &Value, actual: &Value) -> Value {
+    match (planned, actual) {
+        (Value::Unknown(_), a) => a.clone(),
+        (Value::Object(p), Value::Object(a)) => Value::Object(
+            p.iter()
+                .map(|(k, pv)| (k.clone(), merge_known(pv, a.get(k).unwrap_or(&Value::Null))))
+                .collect(),
+        ),
+        (Value::List(p), Value::List(a)) if p.len() == a.len() => {
+            Value::List(p.iter().zip(a).map(|(x, y)| merge_known(x, y)).collect())
+        }
+        (Value::Set(p), Value::Set(a)) if p.len() == a.len() => {
+            Value::Set(p.iter().zip(a).map(|(x, y)| merge_known(x, y)).collect())
+        }
+        (Value::Map(p), Value::Map(a)) => Value::Map(
+            p.iter()
+                .map(|(k, pv)| (k.clone(), merge_known(pv, a.get(k).unwrap_or(&Value::Null))))
+                .collect(),
+        ),
+        (p, _) => unknowns_to_null(p),
+    }
+}
+
+fn unknowns_to_null(v: &Value) -> Value {
+    match v {
+        Value::Unknown(_) => Value::Null,
+        Value::Object(m) => Value::Object(m.iter().map(|(k, x)| (k.clone(), unknowns_to_null(x))).collect()),
+        Value::Map(m) => Value::Map(m.iter().map(|(k, x)| (k.clone(), unknowns_to_null(x))).collect()),
+        Value::List(l) => Value::List(l.iter().map(unknowns_to_null).collect()),
+        Value::Set(l) => Value::Set(l.iter().map(unknowns_to_null).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Maps an API field path (`spec.template.spec.requirements[0].operator`,
+/// `metadata.labels`) to the Terraform attribute path, through the schema's wire names.
+pub fn wire_path_to_attribute(attributes: &[Attribute], field: &str) -> Option<AttributePath> {
+    let (mut rest, mut path) = if let Some(r) = field.strip_prefix("spec.") {
+        (r, AttributePath::root())
+    } else if let Some(r) = field.strip_prefix("metadata.") {
+        let part = r.split(['.', '[']).next()?;
+        return matches!(part, "labels" | "annotations")
+            .then(|| AttributePath::root().attr("metadata").attr(part));
+    } else {
+        return None;
+    };
+    let mut attrs = attributes;
+    loop {
+        let end = rest.find(['.', '[']).unwrap_or(rest.len());
+        let segment = &rest[..end];
+        let attribute = attrs
+            .iter()
+            .find(|a| a.wire_field().as_deref() == Some(segment))?;
+        path = path.attr(attribute.name);
+        rest = &rest[end..];
+        while let Some(r) = rest.strip_prefix('[') {
+            let close = r.find(']')?;
+            let index = &r[..close];
+            path = match index.parse::<usize>() {
+                Ok(i) => path.index(i),
+                Err(_) => path.key(index.trim_matches('"').to_string()),
+            };
+            rest = &r[close + 1..];
+        }
+        rest = match rest.strip_prefix('.') {
+            Some(r) => r,
+            None => return Some(path),
+        };
+        attrs = match attribute.nested() {
+            Some((_, nested)) => nested,
+            None => return Some(path),
+        };
+    }
+}
+
+fn valid_object_name(name: &str) -> bool {
+    (1..=253).contains(&name.len())
+        && name.split('.').all(|part| {
+            !part.is_empty()
+                && part
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                && !part.starts_with('-')
+                && !part.ends_with('-')
+        })
+}
+
+#[async_trait]
+impl Resource<KarpenterContext> for KubeObjectType {
+    fn type_name(&self) -> &'static str {
+        self.type_name
+    }
+
+    fn schema(&self) -> &Schema {
+        self.schema
+    }
+
+    fn validate(&self, config: &Value, diags: &mut Diagnostics) {
+        (self.validate)(config, diags);
+    }
+
+    fn extra_replacements(&self, prior: &Value, planned: &Value) -> Vec<AttributePath> {
+        (self.replacements)(prior, planned)
+    }
+
+    async fn create(&self, ctx: &KarpenterContext, planned: &Value) -> ApplyOutcome {
+        self.apply(ctx, planned, timeouts::get(planned, "create", DEFAULT_CREATE))
+            .await
+    }
+
+    async fn update(&self, ctx: &KarpenterContext, _prior: &Value, planned: &Value) -> ApplyOutcome {
+        self.apply(ctx, planned, timeouts::get(planned, "update", DEFAULT_UPDATE))
+            .await
+    }
+
+    async fn read(&self, ctx: &KarpenterContext, current: &Value) -> Result<ReadOutcome, Diagnostics> {
+        let name = get_str(current, "name").unwrap_or_default().to_string();
+        let client = match ctx.kube().await {
+            Ok(c) => c,
+            Err(e @ (KubeError::ConfigUnknown(_) | KubeError::NotConfigured(_))) => {
+                return Ok(ReadOutcome::KeptPrior(keep_prior_warning(
+                    self.kind.kind,
+                    &name,
+                    &e,
+                )));
+            }
+            Err(e) => return Err(self.diagnose(&e, "connecting to the cluster")),
+        };
+        match k8s::apply::get(client, &self.kind, &name, Instant::now() + READ_TIMEOUT).await {
+            Ok(None) => Ok(ReadOutcome::Gone),
+            Ok(Some(obj)) => self.state_from_object(&obj, current).map(ReadOutcome::Found),
+            Err(e @ (KubeError::Transport(_) | KubeError::Timeout { .. })) => Ok(ReadOutcome::KeptPrior(
+                keep_prior_warning(self.kind.kind, &name, &e),
+            )),
+            Err(e) => Err(self.diagnose(&e, "reading")),
+        }
+    }
+
+    async fn delete(&self, ctx: &KarpenterContext, prior: &Value) -> Diagnostics {
+        let name = get_str(prior, "name").unwrap_or_default().to_string();
+        let deadline = Instant::now() + timeouts::get(prior, "delete", DEFAULT_DELETE);
+        let client = match self.client(ctx).await {
+            Ok(c) => c,
+            Err(d) => return d,
+        };
+        match k8s::apply::delete_and_wait(client, &self.kind, &name, self.dependents, deadline).await {
+            Ok(()) => Diagnostics::new(),
+            Err(e) => self.diagnose(&e, "deleting"),
+        }
+    }
+
+    async fn import(&self, ctx: &KarpenterContext, id: &str) -> Result<Value, Diagnostics> {
+        if !valid_object_name(id) {
+            return Err(Diagnostics::from_error(
+                "Invalid import ID",
+                format!(
+                    "{id:?} is not a {} name. Import by the object's name: terraform import {}.<name> <object name>",
+                    self.kind.kind, self.type_name
+                ),
+            ));
+        }
+        let client = self.client(ctx).await?;
+        let obj = k8s::apply::get(client, &self.kind, id, Instant::now() + READ_TIMEOUT)
+            .await
+            .map_err(|e| self.diagnose(&e, "reading"))?
+            .ok_or_else(|| {
+                Diagnostics::from_error(
+                    "Cannot import a non-existent object",
+                    format!("There is no {} named {id:?} in the cluster.", self.kind.kind),
+                )
+            })?;
+        // Off-wire settings start at their defaults, so the imported state plans empty.
+        let base = Value::Object(
+            self.schema
+                .attributes
+                .iter()
+                .map(|a| {
+                    (
+                        a.name.to_string(),
+                        if a.wire_field().is_none() {
+                            a.default.clone().unwrap_or(Value::Null)
+                        } else {
+                            Value::Null
+                        },
+                    )
+                })
+                .chain(
+                    self.schema
+                        .blocks
+                        .iter()
+                        .map(|b| (b.name.to_string(), Value::Null)),
+                )
+                .collect(),
+        );
+        let mut state = self.state_from_object(&obj, &base)?;
+        if let Value::Object(fields) = &mut state
+            && fields.contains_key("metadata")
+        {
+            fields.insert("metadata".into(), managed_metadata(&obj, &Value::Null));
+        }
+        Ok(state)
+    }
+}
+
+fn keep_prior_warning(kind: &str, name: &str, e: &KubeError) -> Diagnostics {
+    let mut d = Diagnostics::new();
+    d.warning(
+        format!("Could not refresh {kind} {name}"),
+        format!("{e}. The last known state is kept; it is refreshed once the cluster can be reached."),
+    );
+    d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tfvalue::Type;
+
+    fn attrs() -> Vec<Attribute> {
+        vec![
+            Attribute::string("name").not_on_wire(),
+            Attribute::object(
+                "template",
+                vec![Attribute::object(
+                    "spec",
+                    vec![Attribute::list_of_objects(
+                        "requirements",
+                        vec![
+                            Attribute::string("operator"),
+                            Attribute::list_of("values", Type::String),
+                        ],
+                    )],
+                )],
+            ),
+            Attribute::map_of("limits", Type::String),
+        ]
+    }
+
+    #[test]
+    fn maps_api_field_paths_to_attributes() {
+        let a = attrs();
+        let p = wire_path_to_attribute(&a, "spec.template.spec.requirements[1].operator").expect("path");
+        assert_eq!(p.to_string(), "template.spec.requirements[1].operator");
+        assert_eq!(
+            wire_path_to_attribute(&a, "spec.limits[cpu]")
+                .map(|p| p.to_string())
+                .as_deref(),
+            Some("limits[\"cpu\"]")
+        );
+        assert_eq!(
+            wire_path_to_attribute(&a, "metadata.labels")
+                .map(|p| p.to_string())
+                .as_deref(),
+            Some("metadata.labels")
+        );
+        assert_eq!(wire_path_to_attribute(&a, "spec.unknownField"), None);
+        assert_eq!(wire_path_to_attribute(&a, "status.conditions"), None);
+    }
+
+    #[test]
+    fn merge_keeps_known_plan_values() {
+        let planned = object([("a", Value::string("x")), ("s", Value::unknown())]);
+        let actual = object([("a", Value::string("X")), ("s", Value::string("ready"))]);
+        assert_eq!(
+            merge_known(&planned, &actual),
+            object([("a", Value::string("x")), ("s", Value::string("ready"))])
+        );
+    }
+
+    #[test]
+    fn object_names() {
+        assert!(valid_object_name("default") && valid_object_name("a.b-c"));
+        assert!(!valid_object_name("Default") && !valid_object_name("-a") && !valid_object_name(""));
+    }
+}
