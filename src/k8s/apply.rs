@@ -130,10 +130,10 @@ pub async fn delete_and_wait(
 async fn holders(client: &kube::Client, kind: &Kind, name: &str, uid: &str, dependents: &[Kind]) -> String {
     let api = api(client, kind);
     let mut parts = Vec::new();
-    if let Ok(Some(obj)) = api.get_opt(name).await {
-        if let Some(f) = obj.metadata.finalizers.as_ref().filter(|f| !f.is_empty()) {
-            parts.push(format!("finalizers {f:?} remain"));
-        }
+    if let Ok(Some(obj)) = api.get_opt(name).await
+        && let Some(f) = obj.metadata.finalizers.as_ref().filter(|f| !f.is_empty())
+    {
+        parts.push(format!("finalizers {f:?} remain"));
     }
     for dep in dependents {
         let Ok(list) = self::api(client, dep).list(&ListParams::default()).await else {
