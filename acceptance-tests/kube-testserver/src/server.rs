@@ -375,7 +375,18 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>, path: &str, query: 
                 &[],
             ))
         }
-        ["api", "v1"] if get => Ok(json_response(200, &json!({"kind": "APIResourceList", "groupVersion": "v1", "resources": []}), &[])),
+        ["api", "v1"] if get => Ok(json_response(
+            200,
+            &json!({"kind": "APIResourceList", "groupVersion": "v1", "resources": [
+                {"name": "namespaces", "singularName": "namespace", "namespaced": false, "kind": "Namespace",
+                 "verbs": ["get", "list"], "shortNames": ["ns"]}]}),
+            &[],
+        )),
+        ["api", "v1", "namespaces"] if get => {
+            let items: Vec<Value> = ["default", "kube-system"].iter().map(|n| namespace(n)).collect();
+            Ok(json_response(200, &json!({"kind": "NamespaceList", "apiVersion": "v1", "metadata": {"resourceVersion": "1"}, "items": items}), &[]))
+        }
+        ["api", "v1", "namespaces", n] if get => Ok(json_response(200, &namespace(n), &[])),
         ["apis"] if get => {
             let groups = served_groups(&lock(&shared.state));
             let mut list = vec![group_json(CRD_GROUP, &["v1".to_string()])];
@@ -417,6 +428,34 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>, path: &str, query: 
                 &[],
             ))
         }
+        ["openapi", "v3"] if get => {
+            let st = lock(&shared.state);
+            let mut paths = serde_json::Map::new();
+            let mut gvs = vec![(CRD_GROUP.to_string(), "v1".to_string())];
+            for (g, vs) in served_groups(&st) {
+                gvs.extend(vs.into_iter().map(|v| (g.clone(), v)));
+            }
+            for (g, v) in gvs {
+                paths.insert(format!("apis/{g}/{v}"), json!({"serverRelativeURL": format!("/openapi/v3/apis/{g}/{v}?hash={}", st.rv)}));
+            }
+            Ok(json_response(200, &json!({"paths": paths}), &[]))
+        }
+        ["openapi", "v3", "apis", g, v] if get => {
+            let st = lock(&shared.state);
+            let mut types = Vec::new();
+            if *g == CRD_GROUP && *v == "v1" {
+                types.push(ResourceType::crd());
+            }
+            for c in st.crds() {
+                if c.pointer("/spec/group").and_then(Value::as_str) == Some(*g) {
+                    types.extend(type_from_crd(&c, v));
+                }
+            }
+            if types.is_empty() {
+                return Err(ApiError::no_resource());
+            }
+            Ok(json_response(200, &openapi_doc(&types), &[]))
+        }
         ["apis", g, v, rest @ ..] => {
             let (ns, rest): (Option<String>, Vec<String>) = match rest {
                 ["namespaces", ns, tail @ ..] if !tail.is_empty() => (Some(ns.to_string()), tail.iter().map(|s| s.to_string()).collect()),
@@ -439,6 +478,54 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>, path: &str, query: 
         }
         _ => Err(ApiError::no_resource()),
     }
+}
+
+/// A minimal OpenAPI v3 document for one group/version: the object schemas and, per path, the
+/// operations with their `x-kubernetes-group-version-kind` and query parameters. kubectl reads it
+/// to learn that the server validates fields itself (`fieldValidation`).
+fn openapi_doc(types: &[ResourceType]) -> Value {
+    let mut paths = serde_json::Map::new();
+    let mut schemas = serde_json::Map::new();
+    let param = |n: &str| json!({"name": n, "in": "query", "schema": {"type": "string", "uniqueItems": true}});
+    for rt in types {
+        let gvk = json!({"group": rt.group, "version": rt.version, "kind": rt.kind});
+        let rev: Vec<&str> = rt.group.split('.').rev().collect();
+        let schema_name = format!("{}.{}.{}", rev.join("."), rt.version, rt.kind);
+        let mut schema = rt.schema.clone().unwrap_or_else(|| json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}));
+        if let Some(o) = schema.as_object_mut() {
+            o.insert("x-kubernetes-group-version-kind".into(), json!([gvk]));
+        }
+        schemas.insert(schema_name.clone(), schema);
+        let body_ref = json!({"content": {"application/json": {"schema": {"$ref": format!("#/components/schemas/{schema_name}")}}}});
+        let op = |verb: &str, params: Vec<Value>| {
+            json!({"operationId": format!("{verb}{}", rt.kind), "x-kubernetes-action": verb, "x-kubernetes-group-version-kind": gvk,
+                "parameters": params, "responses": {"200": {"description": "OK", "content": body_ref["content"].clone()}}})
+        };
+        let write = || vec![param("dryRun"), param("fieldManager"), param("fieldValidation")];
+        let mut patch_params = write();
+        patch_params.push(param("force"));
+        let base = if rt.namespaced {
+            format!("/apis/{}/{}/namespaces/{{namespace}}/{}", rt.group, rt.version, rt.plural)
+        } else {
+            format!("/apis/{}/{}/{}", rt.group, rt.version, rt.plural)
+        };
+        paths.insert(base.clone(), json!({"get": op("list", vec![param("labelSelector"), param("fieldSelector"), param("watch")]),
+            "post": op("post", write())}));
+        paths.insert(format!("{base}/{{name}}"), json!({"get": op("get", vec![]), "put": op("put", write()),
+            "patch": op("patch", patch_params.clone()), "delete": op("delete", vec![param("dryRun")])}));
+        if rt.status_subresource {
+            paths.insert(format!("{base}/{{name}}/status"), json!({"get": op("get", vec![]), "put": op("put", write()),
+                "patch": op("patch", patch_params)}));
+        }
+    }
+    json!({"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.32.0"}, "paths": paths,
+        "components": {"schemas": schemas}})
+}
+
+/// Every namespace exists and is Active (namespaces are not stored; see README).
+fn namespace(name: &str) -> Value {
+    json!({"kind": "Namespace", "apiVersion": "v1", "metadata": {"name": name, "uid": format!("00000000-0000-0000-0000-{:012x}", name.len()),
+        "resourceVersion": "1", "creationTimestamp": "2026-01-01T00:00:00Z"}, "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}})
 }
 
 fn manager_for(q: &HashMap<String, String>, req: &Request<Incoming>) -> String {
@@ -595,8 +682,8 @@ fn patch(
                     }
                     Err(e) => Err(e),
                     Ok(cur) => {
-                        let merged = ssa::apply(&cur, &cfg, &ctx.manager, if sub == Sub::Status { "status" } else { "" }, force, &rt.api_version(), |m| {
-                            ApiError::conflict(&rt.group, &rt.plural, name, &m)
+                        let merged = ssa::apply(&cur, &cfg, &ctx.manager, if sub == Sub::Status { "status" } else { "" }, force, &rt.api_version(), |m, causes| {
+                            ApiError::new(409, "Conflict", m).with_details(json!({"name": name, "group": rt.group, "kind": rt.plural, "causes": causes}))
                         })?;
                         Ok((200, st.update(rt, ns, name, merged, sub, ctx, false)?))
                     }

@@ -215,7 +215,7 @@ pub fn apply(
     subresource: &str,
     force: bool,
     api_version: &str,
-    conflict: impl Fn(String) -> ApiError,
+    conflict: impl Fn(String, Vec<Value>) -> ApiError,
 ) -> Result<Value, ApiError> {
     let mut ms = managers(live);
     let new_fields = fieldset_of(cfg);
@@ -229,12 +229,21 @@ pub fn apply(
         for m in ms.iter().filter(|m| !(m.manager == manager && m.operation == "Apply")) {
             for p in &new_fields {
                 if m.fields.iter().any(|q| overlaps(p, q)) && get_path(live, p) != get_path(cfg, p) {
-                    conflicts.push(format!("conflict with \"{}\": .{}", m.manager, p.join(".")));
+                    let using = if m.api_version.is_empty() { String::new() } else { format!(" using {}", m.api_version) };
+                    conflicts.push((format!("conflict with \"{}\"{using}", m.manager), format!(".{}", p.join("."))));
                 }
             }
         }
         if !conflicts.is_empty() {
-            return Err(conflict(format!("Apply failed with {} conflict(s): {}", conflicts.len(), conflicts.join(", "))));
+            let n = conflicts.len();
+            let list: Vec<String> = conflicts.iter().map(|(m, f)| format!("{m}: {f}")).collect();
+            let msg = if n == 1 {
+                format!("Apply failed with 1 conflict: {}", list[0])
+            } else {
+                format!("Apply failed with {n} conflicts: {}", list.join("\n"))
+            };
+            let causes: Vec<Value> = conflicts.iter().map(|(m, f)| json!({"reason": "FieldManagerConflict", "message": m, "field": f})).collect();
+            return Err(conflict(msg, causes));
         }
     }
     let mut out = live.clone();
@@ -311,7 +320,7 @@ pub fn record_update(obj: &mut Value, manager: &str, subresource: &str, changed:
 mod tests {
     use super::*;
 
-    fn err(m: String) -> ApiError {
+    fn err(m: String, _c: Vec<Value>) -> ApiError {
         ApiError::new(409, "Conflict", m)
     }
 
