@@ -32,6 +32,7 @@
 //!
 //! Handle API ([`TestServer`]): `start(Config)`, `kubeconfig_path()`, `base_url()`,
 //! `admin_url()`, `token()`, `ca_pem()`, `client_cert_pem()`, `client_key_pem()`, `client()`,
+//! `client_for_context(ctx)`, `client_config(ctx)`,
 //! `install_crds_from_dir(dir)`, `install_crd(yaml)`, `set_establish_delay(d)`,
 //! `inject_fault(spec)`, `clear_faults()`, `set_latency(d)`, `request_log()`,
 //! `clear_request_log()`, `set_controller(cfg)`, `object(..)`, `object_in(..)`,
@@ -299,10 +300,15 @@ current-context: kube-testserver\nusers:\n- name: kube-testserver\n  user:\n    
 
     /// A `kube::Client` for a named kubeconfig context (`kube-testserver-cert` for the certificate).
     pub async fn client_for_context(&self, context: &str) -> Result<kube::Client, Error> {
+        Ok(kube::Client::try_from(self.client_config(context).await?)?)
+    }
+
+    /// The `kube::Config` for a kubeconfig context, to adjust before building a client (for
+    /// example `default_retry = false`: kube 5 retries 429/503/504 by itself).
+    pub async fn client_config(&self, context: &str) -> Result<kube::Config, Error> {
         let kc = kube::config::Kubeconfig::read_from(self.kubeconfig_path())?;
         let opts = kube::config::KubeConfigOptions { context: Some(context.to_string()), ..Default::default() };
-        let cfg = kube::Config::from_custom_kubeconfig(kc, &opts).await?;
-        Ok(kube::Client::try_from(cfg)?)
+        Ok(kube::Config::from_custom_kubeconfig(kc, &opts).await?)
     }
 
     /// Install all CRD files of a directory now (Established after the establish delay).

@@ -13,8 +13,28 @@ pub type FieldPath = Vec<String>;
 /// A set of owned leaf paths.
 pub type FieldSet = BTreeSet<FieldPath>;
 
-/// The fields of an applied configuration (identity fields excluded).
+/// The fields of an applied configuration (identity fields excluded): every leaf and every
+/// non-empty object on the way to one (as real managedFields record with `.`).
 pub fn fieldset_of(v: &Value) -> FieldSet {
+    with_parents(&leaves_of(v))
+}
+
+/// Add every ancestor of each path (except the bare `metadata`).
+pub fn with_parents(fs: &FieldSet) -> FieldSet {
+    let mut out = fs.clone();
+    for p in fs {
+        for i in 1..p.len() {
+            let prefix = p[..i].to_vec();
+            if prefix != ["metadata"] {
+                out.insert(prefix);
+            }
+        }
+    }
+    out
+}
+
+/// Only the leaves (scalars, lists, empty objects) of a configuration.
+pub fn leaves_of(v: &Value) -> FieldSet {
     let mut out = FieldSet::new();
     if let Some(o) = v.as_object() {
         for (k, c) in o {
@@ -51,21 +71,33 @@ fn collect(v: &Value, path: FieldPath, out: &mut FieldSet) {
     }
 }
 
-/// Render a field set as `FieldsV1` (`{"f:spec":{"f:weight":{}}}`).
+/// Render a field set as `FieldsV1` (`{"f:spec":{".":{},"f:weight":{}}}`).
 pub fn to_fields_v1(fs: &FieldSet) -> Value {
     let mut root = Map::new();
     for p in fs {
-        let mut cur = &mut root;
-        for seg in p {
-            let e = cur.entry(format!("f:{seg}")).or_insert_with(|| json!({}));
+        let is_parent = fs.iter().any(|q| q.len() > p.len() && q.starts_with(p));
+        insert_path(&mut root, p, is_parent);
+    }
+    Value::Object(root)
+}
+
+fn insert_path(node: &mut Map<String, Value>, p: &[String], is_parent: bool) {
+    match p {
+        [] => {
+            if is_parent {
+                node.insert(".".into(), json!({}));
+            }
+        }
+        [head, rest @ ..] => {
+            let e = node.entry(format!("f:{head}")).or_insert_with(|| json!({}));
             if !e.is_object() {
                 *e = json!({});
             }
-            let Some(m) = e.as_object_mut() else { break };
-            cur = m;
+            if let Some(m) = e.as_object_mut() {
+                insert_path(m, rest, is_parent);
+            }
         }
     }
-    Value::Object(root)
 }
 
 /// Parse `FieldsV1` back into leaf paths (entries other than `f:` are treated as leaves).
@@ -76,11 +108,9 @@ pub fn from_fields_v1(v: &Value) -> FieldSet {
             .as_object()
             .map(|o| o.iter().filter(|(k, _)| k.starts_with("f:")).collect())
             .unwrap_or_default();
-        if children.is_empty() {
-            if !path.is_empty() {
-                out.insert(path);
-            }
-            return;
+        let own = v.as_object().is_some_and(|o| o.contains_key("."));
+        if (children.is_empty() || own) && !path.is_empty() {
+            out.insert(path.clone());
         }
         for (k, c) in children {
             let mut p = path.clone();
@@ -202,10 +232,6 @@ pub fn write_managers(obj: &mut Value, ms: &[Manager], time: &str) {
     }
 }
 
-fn overlaps(a: &FieldPath, b: &FieldPath) -> bool {
-    a.starts_with(b) || b.starts_with(a)
-}
-
 /// Apply `cfg` for `manager` onto `live` (an existing object); returns the merged object with
 /// updated managedFields. `subresource` is `""` or `"status"`.
 pub fn apply(
@@ -218,7 +244,8 @@ pub fn apply(
     conflict: impl Fn(String, Vec<Value>) -> ApiError,
 ) -> Result<Value, ApiError> {
     let mut ms = managers(live);
-    let new_fields = fieldset_of(cfg);
+    let new_leaves = leaves_of(cfg);
+    let new_fields = with_parents(&new_leaves);
     let old_fields = ms
         .iter()
         .find(|m| m.manager == manager && m.operation == "Apply" && m.subresource == subresource)
@@ -227,8 +254,8 @@ pub fn apply(
     if !force {
         let mut conflicts = Vec::new();
         for m in ms.iter().filter(|m| !(m.manager == manager && m.operation == "Apply")) {
-            for p in &new_fields {
-                if m.fields.iter().any(|q| overlaps(p, q)) && get_path(live, p) != get_path(cfg, p) {
+            for p in &new_leaves {
+                if m.fields.contains(p) && get_path(live, p) != get_path(cfg, p) {
                     let using = if m.api_version.is_empty() { String::new() } else { format!(" using {}", m.api_version) };
                     conflicts.push((format!("conflict with \"{}\"{using}", m.manager), format!(".{}", p.join("."))));
                 }
@@ -253,7 +280,7 @@ pub fn apply(
         .flat_map(|m| m.fields.iter().cloned())
         .collect();
     for p in old_fields.difference(&new_fields) {
-        if !others.iter().any(|q| overlaps(p, q)) && !new_fields.iter().any(|q| q.starts_with(p)) {
+        if !others.iter().any(|q| q.starts_with(p)) && !new_fields.iter().any(|q| q.starts_with(p)) {
             remove_path(&mut out, p, &new_fields);
         }
     }
@@ -269,7 +296,9 @@ pub fn apply(
     // Ownership: the applier owns what it sent; with force, others lose those fields.
     for m in ms.iter_mut().filter(|m| !(m.manager == manager && m.operation == "Apply")) {
         if force {
-            m.fields.retain(|q| !new_fields.iter().any(|p| overlaps(p, q)));
+            let before = m.fields.clone();
+            m.fields.retain(|q| !new_leaves.iter().any(|p| q.starts_with(p)));
+            drop_orphan_parents(&before, &mut m.fields);
         }
     }
     match ms.iter_mut().find(|m| m.manager == manager && m.operation == "Apply" && m.subresource == subresource) {
@@ -288,28 +317,50 @@ pub fn apply(
 
 /// Leaf paths whose values differ between two objects (within spec/status/metadata labels etc.).
 pub fn changed_fields(old: &Value, new: &Value) -> FieldSet {
-    let a = fieldset_of(old);
-    let b = fieldset_of(new);
+    let a = leaves_of(old);
+    let b = leaves_of(new);
     b.iter()
         .filter(|p| !a.contains(*p) || get_path(old, p) != get_path(new, p))
         .cloned()
         .collect()
 }
 
+/// Remove paths that were parents in `before` but have no descendants left in `after`.
+fn drop_orphan_parents(before: &FieldSet, after: &mut FieldSet) {
+    loop {
+        let orphan: Vec<FieldPath> = after
+            .iter()
+            .filter(|p| {
+                before.iter().any(|q| q.len() > p.len() && q.starts_with(p))
+                    && !after.iter().any(|q| q.len() > p.len() && q.starts_with(p))
+            })
+            .cloned()
+            .collect();
+        if orphan.is_empty() {
+            return;
+        }
+        for p in orphan {
+            after.remove(&p);
+        }
+    }
+}
+
 /// Record an Update-operation by `manager` that changed `changed` fields.
 pub fn record_update(obj: &mut Value, manager: &str, subresource: &str, changed: &FieldSet, api_version: &str) {
     let mut ms = managers(obj);
-    let all_now = fieldset_of(obj);
     for m in ms.iter_mut() {
-        m.fields.retain(|q| !changed.iter().any(|p| overlaps(p, q)) && all_now.iter().any(|p| overlaps(p, q)));
+        let before = m.fields.clone();
+        m.fields.retain(|q| !changed.iter().any(|p| q.starts_with(p)) && get_path(obj, q).is_some());
+        drop_orphan_parents(&before, &mut m.fields);
     }
+    let owned = with_parents(changed);
     match ms.iter_mut().find(|m| m.manager == manager && m.operation == "Update" && m.subresource == subresource) {
-        Some(m) => m.fields.extend(changed.iter().cloned()),
+        Some(m) => m.fields.extend(owned),
         None => ms.push(Manager {
             manager: manager.to_string(),
             operation: "Update".into(),
             subresource: subresource.to_string(),
-            fields: changed.clone(),
+            fields: owned,
             api_version: api_version.to_string(),
         }),
     }
@@ -329,7 +380,7 @@ mod tests {
         let v = json!({"apiVersion": "a", "metadata": {"name": "x", "labels": {"a": "b"}}, "spec": {"w": 1, "l": [1], "o": {"p": "q"}}});
         let fs = fieldset_of(&v);
         assert_eq!(from_fields_v1(&to_fields_v1(&fs)), fs);
-        assert_eq!(fs.len(), 4);
+        assert_eq!(fs.len(), 7, "{fs:?}");
     }
 
     #[test]
