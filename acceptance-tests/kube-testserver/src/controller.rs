@@ -56,9 +56,18 @@ impl ControllerConfig {
     /// one NodeClaim per NodePool.
     pub fn karpenter() -> Self {
         let mut finalizers = BTreeMap::new();
-        finalizers.insert("NodePool".to_string(), "karpenter.sh/termination".to_string());
-        finalizers.insert("NodeClaim".to_string(), "karpenter.sh/termination".to_string());
-        finalizers.insert("EC2NodeClass".to_string(), "karpenter.k8s.aws/termination".to_string());
+        finalizers.insert(
+            "NodePool".to_string(),
+            "karpenter.sh/termination".to_string(),
+        );
+        finalizers.insert(
+            "NodeClaim".to_string(),
+            "karpenter.sh/termination".to_string(),
+        );
+        finalizers.insert(
+            "EC2NodeClass".to_string(),
+            "karpenter.k8s.aws/termination".to_string(),
+        );
         Self {
             enabled: true,
             finalizers,
@@ -95,7 +104,11 @@ fn react(shared: &Arc<Shared>, ev: &Event) {
         return;
     }
     let o = &ev.object;
-    let kind = o.get("kind").and_then(Value::as_str).unwrap_or("").to_string();
+    let kind = o
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
     let uid = meta_str(o, "uid").unwrap_or("").to_string();
     let ns = meta_str(o, "namespace").unwrap_or("").to_string();
     let name = meta_str(o, "name").unwrap_or("").to_string();
@@ -118,7 +131,8 @@ fn react(shared: &Arc<Shared>, ev: &Event) {
             tokio::spawn(async move {
                 tokio::time::sleep(delay).await;
                 mutate(&me, &group, &plural, &ns, &name, &uid, move |obj| {
-                    let f: Vec<String> = finalizers(obj).into_iter().filter(|x| *x != fin).collect();
+                    let f: Vec<String> =
+                        finalizers(obj).into_iter().filter(|x| *x != fin).collect();
                     set_finalizers(obj, &f);
                 });
             });
@@ -128,7 +142,11 @@ fn react(shared: &Arc<Shared>, ev: &Event) {
     if deleting {
         return;
     }
-    if kind == "EC2NodeClass" && cfg.node_class_status && o.pointer("/status/conditions").is_none() && schedule_once(shared, "nodeclass", &uid) {
+    if kind == "EC2NodeClass"
+        && cfg.node_class_status
+        && o.pointer("/status/conditions").is_none()
+        && schedule_once(shared, "nodeclass", &uid)
+    {
         let me = shared.clone();
         let status = node_class_status(o);
         let delay = cfg.node_class_status_delay;
@@ -144,7 +162,10 @@ fn react(shared: &Arc<Shared>, ev: &Event) {
     }
     if kind == "NodePool" && ev.etype == "ADDED" {
         if cfg.node_pool_status && schedule_once(shared, "nodepool", &uid) {
-            let generation = o.pointer("/metadata/generation").cloned().unwrap_or(json!(1));
+            let generation = o
+                .pointer("/metadata/generation")
+                .cloned()
+                .unwrap_or(json!(1));
             let now = now_rfc3339();
             let conds: Vec<Value> = ["ValidationSucceeded", "NodeClassReady", "Ready"]
                 .iter()
@@ -165,9 +186,19 @@ fn react(shared: &Arc<Shared>, ev: &Event) {
 }
 
 /// Apply `f` to the stored object if it still has `uid`, as an out-of-band write.
-fn mutate(shared: &Arc<Shared>, group: &str, plural: &str, ns: &str, name: &str, uid: &str, f: impl FnOnce(&mut Value)) {
+fn mutate(
+    shared: &Arc<Shared>,
+    group: &str,
+    plural: &str,
+    ns: &str,
+    name: &str,
+    uid: &str,
+    f: impl FnOnce(&mut Value),
+) {
     shared.with_state(|st| {
-        let Some(mut o) = st.get_raw(group, plural, ns, name).cloned() else { return };
+        let Some(mut o) = st.get_raw(group, plural, ns, name).cloned() else {
+            return;
+        };
         if meta_str(&o, "uid") != Some(uid) {
             return;
         }
@@ -178,12 +209,21 @@ fn mutate(shared: &Arc<Shared>, group: &str, plural: &str, ns: &str, name: &str,
 
 fn node_class_status(o: &Value) -> Value {
     let name = meta_str(o, "name").unwrap_or("default");
-    let generation = o.pointer("/metadata/generation").cloned().unwrap_or(json!(1));
+    let generation = o
+        .pointer("/metadata/generation")
+        .cloned()
+        .unwrap_or(json!(1));
     let profile = o
         .pointer("/spec/instanceProfile")
         .and_then(Value::as_str)
         .map(String::from)
-        .unwrap_or_else(|| format!("testcluster_{:x}", name.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)))));
+        .unwrap_or_else(|| {
+            format!(
+                "testcluster_{:x}",
+                name.bytes()
+                    .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)))
+            )
+        });
     let now = now_rfc3339();
     let conds: Vec<Value> = ["AMIsReady", "SubnetsReady", "SecurityGroupsReady", "InstanceProfileReady", "ValidationSucceeded", "Ready"]
         .iter()
@@ -205,12 +245,20 @@ fn node_class_status(o: &Value) -> Value {
 fn create_node_claim(shared: &Arc<Shared>, pool: &Value) {
     let pool_name = meta_str(pool, "name").unwrap_or("").to_string();
     let uid = meta_str(pool, "uid").unwrap_or("").to_string();
-    let spec = pool.pointer("/spec/template/spec").cloned().unwrap_or(json!({}));
+    let spec = pool
+        .pointer("/spec/template/spec")
+        .cloned()
+        .unwrap_or(json!({}));
     let mut claim_spec = json!({
         "nodeClassRef": spec.get("nodeClassRef").cloned().unwrap_or(json!({"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"})),
         "requirements": spec.get("requirements").cloned().unwrap_or(json!([{"key": "kubernetes.io/arch", "operator": "Exists"}])),
     });
-    for k in ["taints", "startupTaints", "expireAfter", "terminationGracePeriod"] {
+    for k in [
+        "taints",
+        "startupTaints",
+        "expireAfter",
+        "terminationGracePeriod",
+    ] {
         if let (Some(v), Some(m)) = (spec.get(k), claim_spec.as_object_mut()) {
             m.insert(k.into(), v.clone());
         }
@@ -225,9 +273,15 @@ fn create_node_claim(shared: &Arc<Shared>, pool: &Value) {
         },
         "spec": claim_spec
     });
-    let ctx = WriteCtx { manager: "karpenter".into(), dry_run: false, strict: false };
+    let ctx = WriteCtx {
+        manager: "karpenter".into(),
+        dry_run: false,
+        strict: false,
+    };
     shared.with_state(|st| {
-        let Some(rt) = st.resolve("karpenter.sh", "v1", "nodeclaims") else { return };
+        let Some(rt) = st.resolve("karpenter.sh", "v1", "nodeclaims") else {
+            return;
+        };
         if let Err(e) = st.create(&rt, "", claim, &ctx, false) {
             tracing::warn!("simulated controller could not create a NodeClaim: {e}");
         }

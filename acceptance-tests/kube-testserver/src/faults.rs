@@ -48,7 +48,13 @@ fn one() -> u32 {
 impl FaultSpec {
     /// A fault of `kind` for the next `count` requests of any method and path.
     pub fn new(kind: FaultKind, count: u32) -> Self {
-        Self { kind, count, method: None, path_contains: None, retry_after_secs: 1 }
+        Self {
+            kind,
+            count,
+            method: None,
+            path_contains: None,
+            retry_after_secs: 1,
+        }
     }
     /// Restrict to one HTTP method.
     pub fn method(mut self, m: &str) -> Self {
@@ -62,8 +68,14 @@ impl FaultSpec {
     }
     fn matches(&self, method: &str, path: &str) -> bool {
         self.count > 0
-            && self.method.as_deref().is_none_or(|m| m.eq_ignore_ascii_case(method))
-            && self.path_contains.as_deref().is_none_or(|p| path.contains(p))
+            && self
+                .method
+                .as_deref()
+                .is_none_or(|m| m.eq_ignore_ascii_case(method))
+            && self
+                .path_contains
+                .as_deref()
+                .is_none_or(|p| path.contains(p))
     }
 }
 
@@ -74,7 +86,11 @@ pub enum FaultAction {
 }
 
 /// Take one use of the first matching fault, if any.
-pub fn take(queue: &mut Vec<FaultSpec>, method: &str, path: &str) -> Option<(FaultKind, FaultAction)> {
+pub fn take(
+    queue: &mut Vec<FaultSpec>,
+    method: &str,
+    path: &str,
+) -> Option<(FaultKind, FaultAction)> {
     let f = queue.iter_mut().find(|f| f.matches(method, path))?;
     f.count -= 1;
     let kind = f.kind;
@@ -82,8 +98,12 @@ pub fn take(queue: &mut Vec<FaultSpec>, method: &str, path: &str) -> Option<(Fau
     queue.retain(|f| f.count > 0);
     let action = match kind {
         FaultKind::TooManyRequests => {
-            let mut e = ApiError::new(429, "TooManyRequests", "Too many requests, please try again later.")
-                .with_details(json!({"retryAfterSeconds": retry}));
+            let mut e = ApiError::new(
+                429,
+                "TooManyRequests",
+                "Too many requests, please try again later.",
+            )
+            .with_details(json!({"retryAfterSeconds": retry}));
             e.headers.push(("retry-after", retry.to_string()));
             FaultAction::Respond(e)
         }
@@ -96,8 +116,12 @@ pub fn take(queue: &mut Vec<FaultSpec>, method: &str, path: &str) -> Option<(Fau
         FaultKind::WebhookRefused => {
             let cause = "failed calling webhook \"validation.webhook.karpenter.sh\": failed to call webhook: Post \"https://karpenter.kube-system.svc:8443/validate/karpenter.sh?timeout=10s\": dial tcp 10.100.0.17:8443: connect: connection refused";
             FaultAction::Respond(
-                ApiError::new(500, "InternalError", format!("Internal error occurred: {cause}"))
-                    .with_details(json!({"causes": [{"message": cause}]})),
+                ApiError::new(
+                    500,
+                    "InternalError",
+                    format!("Internal error occurred: {cause}"),
+                )
+                .with_details(json!({"causes": [{"message": cause}]})),
             )
         }
         FaultKind::DropConnection => FaultAction::Drop,
@@ -129,7 +153,9 @@ pub struct LoggedRequest {
 impl LoggedRequest {
     /// Whether the query string has `watch=true` or `watch=1`.
     pub fn is_watch(&self) -> bool {
-        self.query.split('&').any(|kv| kv == "watch=true" || kv == "watch=1")
+        self.query
+            .split('&')
+            .any(|kv| kv == "watch=true" || kv == "watch=1")
     }
 }
 
@@ -139,10 +165,22 @@ mod tests {
 
     #[test]
     fn faults_are_used_up_in_order() {
-        let mut q = vec![FaultSpec::new(FaultKind::InternalError, 1).method("PATCH"), FaultSpec::new(FaultKind::TooManyRequests, 2)];
-        assert!(matches!(take(&mut q, "GET", "/x"), Some((FaultKind::TooManyRequests, _))));
-        assert!(matches!(take(&mut q, "PATCH", "/x"), Some((FaultKind::InternalError, _))));
-        assert!(matches!(take(&mut q, "PATCH", "/x"), Some((FaultKind::TooManyRequests, _))));
+        let mut q = vec![
+            FaultSpec::new(FaultKind::InternalError, 1).method("PATCH"),
+            FaultSpec::new(FaultKind::TooManyRequests, 2),
+        ];
+        assert!(matches!(
+            take(&mut q, "GET", "/x"),
+            Some((FaultKind::TooManyRequests, _))
+        ));
+        assert!(matches!(
+            take(&mut q, "PATCH", "/x"),
+            Some((FaultKind::InternalError, _))
+        ));
+        assert!(matches!(
+            take(&mut q, "PATCH", "/x"),
+            Some((FaultKind::TooManyRequests, _))
+        ));
         assert!(take(&mut q, "PATCH", "/x").is_none());
         assert!(q.is_empty());
     }

@@ -89,9 +89,15 @@ pub mod millis {
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("I/O error on {path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("binding {what}: {source}")]
-    Bind { what: &'static str, source: std::io::Error },
+    Bind {
+        what: &'static str,
+        source: std::io::Error,
+    },
     #[error(transparent)]
     Tls(#[from] tls::TlsError),
     #[error("loading CRDs from {path}: {source}")]
@@ -105,7 +111,10 @@ pub enum Error {
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
-    move |source| Error::Io { path: path.to_path_buf(), source }
+    move |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 /// How to start a server.
@@ -160,7 +169,11 @@ fn read_crd_files(dir: &Path) -> Result<Vec<(PathBuf, String)>, Error> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(io_err(dir))?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().and_then(|e| e.to_str()).is_some_and(|e| matches!(e, "yaml" | "yml" | "json")))
+        .filter(|p| {
+            p.extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| matches!(e, "yaml" | "yml" | "json"))
+        })
         .collect();
     files.sort();
     files
@@ -175,7 +188,9 @@ fn read_crd_files(dir: &Path) -> Result<Vec<(PathBuf, String)>, Error> {
 impl TestServer {
     /// `<workspace>/../shared/karpenter/crds/<which>` as seen from this crate (`which` is `v1` or `v1alpha5`).
     pub fn shared_crds_dir(which: &str) -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/karpenter/crds").join(which)
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/karpenter/crds")
+            .join(which)
     }
 
     /// Start a server on the current tokio runtime; ready to serve when this returns.
@@ -183,7 +198,10 @@ impl TestServer {
         let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
         let certs = tls::generate()?;
         let acceptor = tokio_rustls::TlsAcceptor::from(tls::server_config(&certs)?);
-        let token = config.token.clone().unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string());
+        let token = config
+            .token
+            .clone()
+            .unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string());
         let (tx, _) = broadcast::channel(4096);
         let (shutdown, shutdown_rx) = watch::channel(false);
         let shared = Arc::new(Shared {
@@ -200,17 +218,38 @@ impl TestServer {
         });
         for dir in &config.crd_dirs {
             for (path, text) in read_crd_files(dir)? {
-                admin::install_crd_docs(&shared, &text, Some(Duration::ZERO)).map_err(|source| Error::Crd { path, source })?;
+                admin::install_crd_docs(&shared, &text, Some(Duration::ZERO))
+                    .map_err(|source| Error::Crd { path, source })?;
             }
         }
-        let listener = TcpListener::bind(("127.0.0.1", config.port)).await.map_err(|source| Error::Bind { what: "API port", source })?;
-        let addr = listener.local_addr().map_err(|source| Error::Bind { what: "API port", source })?;
+        let listener = TcpListener::bind(("127.0.0.1", config.port))
+            .await
+            .map_err(|source| Error::Bind {
+                what: "API port",
+                source,
+            })?;
+        let addr = listener.local_addr().map_err(|source| Error::Bind {
+            what: "API port",
+            source,
+        })?;
         *lock(&shared.addr) = Some(addr);
-        let mut tasks = vec![tokio::spawn(server::serve_tls(listener, acceptor, shared.clone()))];
+        let mut tasks = vec![tokio::spawn(server::serve_tls(
+            listener,
+            acceptor,
+            shared.clone(),
+        ))];
         let admin_addr = match config.admin_port {
             Some(p) => {
-                let l = TcpListener::bind(("127.0.0.1", p)).await.map_err(|source| Error::Bind { what: "admin port", source })?;
-                let a = l.local_addr().map_err(|source| Error::Bind { what: "admin port", source })?;
+                let l = TcpListener::bind(("127.0.0.1", p))
+                    .await
+                    .map_err(|source| Error::Bind {
+                        what: "admin port",
+                        source,
+                    })?;
+                let a = l.local_addr().map_err(|source| Error::Bind {
+                    what: "admin port",
+                    source,
+                })?;
                 tasks.push(tokio::spawn(server::serve_admin(l, shared.clone())));
                 Some(a)
             }
@@ -222,11 +261,24 @@ impl TestServer {
             Some(d) => (d.clone(), false),
             None => {
                 let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-                (std::env::temp_dir().join(format!("kube-testserver-{}-{n}", std::process::id())), true)
+                (
+                    std::env::temp_dir()
+                        .join(format!("kube-testserver-{}-{n}", std::process::id())),
+                    true,
+                )
             }
         };
         std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
-        let me = TestServer { shared, addr, admin_addr, dir, own_dir, certs, shutdown, tasks: Mutex::new(tasks) };
+        let me = TestServer {
+            shared,
+            addr,
+            admin_addr,
+            dir,
+            own_dir,
+            certs,
+            shutdown,
+            tasks: Mutex::new(tasks),
+        };
         me.write_files()?;
         Ok(me)
     }
@@ -307,7 +359,10 @@ current-context: kube-testserver\nusers:\n- name: kube-testserver\n  user:\n    
     /// example `default_retry = false`: kube 5 retries 429/503/504 by itself).
     pub async fn client_config(&self, context: &str) -> Result<kube::Config, Error> {
         let kc = kube::config::Kubeconfig::read_from(self.kubeconfig_path())?;
-        let opts = kube::config::KubeConfigOptions { context: Some(context.to_string()), ..Default::default() };
+        let opts = kube::config::KubeConfigOptions {
+            context: Some(context.to_string()),
+            ..Default::default()
+        };
         Ok(kube::Config::from_custom_kubeconfig(kc, &opts).await?)
     }
 
@@ -315,7 +370,10 @@ current-context: kube-testserver\nusers:\n- name: kube-testserver\n  user:\n    
     pub fn install_crds_from_dir(&self, dir: impl AsRef<Path>) -> Result<Vec<String>, Error> {
         let mut names = Vec::new();
         for (path, text) in read_crd_files(dir.as_ref())? {
-            names.extend(admin::install_crd_docs(&self.shared, &text, None).map_err(|source| Error::Crd { path, source })?);
+            names.extend(
+                admin::install_crd_docs(&self.shared, &text, None)
+                    .map_err(|source| Error::Crd { path, source })?,
+            );
         }
         Ok(names)
     }
@@ -354,16 +412,36 @@ current-context: kube-testserver\nusers:\n- name: kube-testserver\n  user:\n    
         *lock(&self.shared.controller) = c;
     }
     /// Out-of-band read of a cluster-scoped object.
-    pub fn object(&self, group: &str, version: &str, plural: &str, name: &str) -> Option<serde_json::Value> {
+    pub fn object(
+        &self,
+        group: &str,
+        version: &str,
+        plural: &str,
+        name: &str,
+    ) -> Option<serde_json::Value> {
         admin::object(&self.shared, group, version, plural, "", name)
     }
     /// Out-of-band read of a namespaced object.
-    pub fn object_in(&self, group: &str, version: &str, plural: &str, namespace: &str, name: &str) -> Option<serde_json::Value> {
+    pub fn object_in(
+        &self,
+        group: &str,
+        version: &str,
+        plural: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Option<serde_json::Value> {
         admin::object(&self.shared, group, version, plural, namespace, name)
     }
     /// Out-of-band JSON merge patch (no validation, no managedFields); `namespace` "" for
     /// cluster-scoped objects. Returns false if there is no such object.
-    pub fn patch_object(&self, group: &str, plural: &str, namespace: &str, name: &str, patch: &serde_json::Value) -> bool {
+    pub fn patch_object(
+        &self,
+        group: &str,
+        plural: &str,
+        namespace: &str,
+        name: &str,
+        patch: &serde_json::Value,
+    ) -> bool {
         admin::patch_object(&self.shared, group, plural, namespace, name, patch)
     }
     /// Out-of-band removal (ignores finalizers). Returns false if there is no such object.

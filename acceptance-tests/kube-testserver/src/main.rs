@@ -25,18 +25,27 @@ fn parse(args: Vec<String>) -> Result<Config, String> {
     let mut use_controller = false;
     while let Some(a) = it.next() {
         let mut val = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
-        let num = |s: String, name: &str| s.parse::<u64>().map_err(|_| format!("{name}: not a number: {s}"));
+        let num = |s: String, name: &str| {
+            s.parse::<u64>()
+                .map_err(|_| format!("{name}: not a number: {s}"))
+        };
         match a.as_str() {
             "--crds" => c.crd_dirs.push(PathBuf::from(val("--crds")?)),
             "--port" => c.port = num(val("--port")?, "--port")? as u16,
-            "--admin-port" => c.admin_port = Some(num(val("--admin-port")?, "--admin-port")? as u16),
+            "--admin-port" => {
+                c.admin_port = Some(num(val("--admin-port")?, "--admin-port")? as u16)
+            }
             "--no-admin" => c.admin_port = None,
             "--token" => c.token = Some(val("--token")?),
             "--dir" => c.work_dir = Some(PathBuf::from(val("--dir")?)),
             "--establish-delay-ms" => c.establish_delay = Duration::from_millis(num(val(&a)?, &a)?),
             "--controller" => use_controller = true,
-            "--finalizer-delay-ms" => controller.finalizer_removal_delay = Duration::from_millis(num(val(&a)?, &a)?),
-            "--node-class-delay-ms" => controller.node_class_status_delay = Duration::from_millis(num(val(&a)?, &a)?),
+            "--finalizer-delay-ms" => {
+                controller.finalizer_removal_delay = Duration::from_millis(num(val(&a)?, &a)?)
+            }
+            "--node-class-delay-ms" => {
+                controller.node_class_status_delay = Duration::from_millis(num(val(&a)?, &a)?)
+            }
             "--node-claims" => controller.node_claims_per_node_pool = num(val(&a)?, &a)? as u32,
             "-h" | "--help" => return Err(usage().to_string()),
             other => return Err(format!("unknown argument {other}\n{}", usage())),
@@ -64,7 +73,8 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let path = std::fs::canonicalize(server.kubeconfig_path()).unwrap_or_else(|_| server.kubeconfig_path());
+    let path = std::fs::canonicalize(server.kubeconfig_path())
+        .unwrap_or_else(|_| server.kubeconfig_path());
     let mut out = std::io::stdout();
     let _ = writeln!(out, "{}", path.display());
     if let Some(a) = server.admin_url() {
@@ -74,7 +84,9 @@ async fn main() -> ExitCode {
     let term = async {
         #[cfg(unix)]
         {
-            if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            if let Ok(mut s) =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            {
                 s.recv().await;
             } else {
                 std::future::pending::<()>().await;

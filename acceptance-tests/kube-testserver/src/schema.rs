@@ -23,7 +23,11 @@ pub struct FieldError {
 
 impl FieldError {
     fn new(reason: &'static str, field: &str, message: String) -> Self {
-        Self { reason, field: field.to_string(), message }
+        Self {
+            reason,
+            field: field.to_string(),
+            message,
+        }
     }
     /// `field: message`, as the real server joins them in `Status.message`.
     pub fn full(&self) -> String {
@@ -33,26 +37,48 @@ impl FieldError {
 
 /// Keys kept under `metadata` (everything else there is dropped, as ObjectMeta decoding does).
 const META_FIELDS: &[&str] = &[
-    "name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
-    "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations",
-    "ownerReferences", "finalizers", "managedFields",
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
 ];
 
 fn join(path: &str, key: &str) -> String {
-    if path.is_empty() { key.to_string() } else { format!("{path}.{key}") }
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
 }
 
 fn preserve_unknown(s: &Value) -> bool {
-    s.get("x-kubernetes-preserve-unknown-fields").and_then(Value::as_bool).unwrap_or(false)
+    s.get("x-kubernetes-preserve-unknown-fields")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
 }
 fn nullable(s: &Value) -> bool {
     s.get("nullable").and_then(Value::as_bool).unwrap_or(false)
 }
 fn int_or_string(s: &Value) -> bool {
-    s.get("x-kubernetes-int-or-string").and_then(Value::as_bool).unwrap_or(false)
+    s.get("x-kubernetes-int-or-string")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
 }
 fn embedded(s: &Value) -> bool {
-    s.get("x-kubernetes-embedded-resource").and_then(Value::as_bool).unwrap_or(false)
+    s.get("x-kubernetes-embedded-resource")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
 }
 
 /// Remove unknown fields of a whole object (root schema). Returns the paths that were dropped.
@@ -179,13 +205,21 @@ fn apply_defaults(s: &Value, v: &mut Value) {
 pub fn validate_root(schema: &Value, obj: &Value) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let Some(o) = obj.as_object() else {
-        errs.push(FieldError::new("FieldValueTypeInvalid", "<root>", "must be an object".into()));
+        errs.push(FieldError::new(
+            "FieldValueTypeInvalid",
+            "<root>",
+            "must be an object".into(),
+        ));
         return errs;
     };
     if let Some(req) = schema.get("required").and_then(Value::as_array) {
         for r in req.iter().filter_map(Value::as_str) {
             if !o.contains_key(r) {
-                errs.push(FieldError::new("FieldValueRequired", r, "Required value".into()));
+                errs.push(FieldError::new(
+                    "FieldValueRequired",
+                    r,
+                    "Required value".into(),
+                ));
             }
         }
     }
@@ -236,7 +270,9 @@ fn regex_for(pattern: &str) -> Option<Regex> {
     static CACHE: OnceLock<Mutex<HashMap<String, Option<Regex>>>> = OnceLock::new();
     let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
     let mut g = cache.lock().unwrap_or_else(|e| e.into_inner());
-    g.entry(pattern.to_string()).or_insert_with(|| Regex::new(pattern).ok()).clone()
+    g.entry(pattern.to_string())
+        .or_insert_with(|| Regex::new(pattern).ok())
+        .clone()
 }
 
 fn num(v: &Value) -> Option<f64> {
@@ -273,7 +309,9 @@ fn validate(s: &Value, v: &Value, path: &str, errs: &mut Vec<FieldError>) {
             errs.push(FieldError::new(
                 "FieldValueTypeInvalid",
                 path,
-                format!("Invalid value: \"{actual}\": {path} in body must be of type {t}: \"{actual}\""),
+                format!(
+                    "Invalid value: \"{actual}\": {path} in body must be of type {t}: \"{actual}\""
+                ),
             ));
             return;
         }
@@ -284,7 +322,11 @@ fn validate(s: &Value, v: &Value, path: &str, errs: &mut Vec<FieldError>) {
             errs.push(FieldError::new(
                 "FieldValueNotSupported",
                 path,
-                format!("Unsupported value: {}: supported values: {}", show(v), supported.join(", ")),
+                format!(
+                    "Unsupported value: {}: supported values: {}",
+                    show(v),
+                    supported.join(", ")
+                ),
             ));
         }
     }
@@ -302,7 +344,11 @@ fn validate_string(s: &Value, st: &str, v: &Value, path: &str, errs: &mut Vec<Fi
     let len = st.chars().count() as u64;
     if let Some(max) = s.get("maxLength").and_then(Value::as_u64) {
         if len > max {
-            errs.push(FieldError::new("FieldValueTooLong", path, format!("Too long: may not be more than {max} bytes")));
+            errs.push(FieldError::new(
+                "FieldValueTooLong",
+                path,
+                format!("Too long: may not be more than {max} bytes"),
+            ));
         }
     }
     if let Some(min) = s.get("minLength").and_then(Value::as_u64) {
@@ -310,7 +356,10 @@ fn validate_string(s: &Value, st: &str, v: &Value, path: &str, errs: &mut Vec<Fi
             errs.push(FieldError::new(
                 "FieldValueInvalid",
                 path,
-                format!("Invalid value: {}: {path} in body should be at least {min} chars long", show(v)),
+                format!(
+                    "Invalid value: {}: {path} in body should be at least {min} chars long",
+                    show(v)
+                ),
             ));
         }
     }
@@ -320,7 +369,10 @@ fn validate_string(s: &Value, st: &str, v: &Value, path: &str, errs: &mut Vec<Fi
                 errs.push(FieldError::new(
                     "FieldValueInvalid",
                     path,
-                    format!("Invalid value: {}: {path} in body should match '{p}'", show(v)),
+                    format!(
+                        "Invalid value: {}: {path} in body should match '{p}'",
+                        show(v)
+                    ),
                 ));
             }
         }
@@ -330,38 +382,68 @@ fn validate_string(s: &Value, st: &str, v: &Value, path: &str, errs: &mut Vec<Fi
 fn validate_number(s: &Value, v: &Value, path: &str, errs: &mut Vec<FieldError>) {
     let Some(x) = num(v) else { return };
     if let Some(min) = s.get("minimum").and_then(num) {
-        let excl = s.get("exclusiveMinimum").and_then(Value::as_bool).unwrap_or(false);
+        let excl = s
+            .get("exclusiveMinimum")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
         if (excl && x <= min) || (!excl && x < min) {
-            let word = if excl { "greater than" } else { "greater than or equal to" };
+            let word = if excl {
+                "greater than"
+            } else {
+                "greater than or equal to"
+            };
             errs.push(FieldError::new(
                 "FieldValueInvalid",
                 path,
-                format!("Invalid value: {}: {path} in body should be {word} {}", show(v), fmt_num(min)),
+                format!(
+                    "Invalid value: {}: {path} in body should be {word} {}",
+                    show(v),
+                    fmt_num(min)
+                ),
             ));
         }
     }
     if let Some(max) = s.get("maximum").and_then(num) {
-        let excl = s.get("exclusiveMaximum").and_then(Value::as_bool).unwrap_or(false);
+        let excl = s
+            .get("exclusiveMaximum")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
         if (excl && x >= max) || (!excl && x > max) {
-            let word = if excl { "less than" } else { "less than or equal to" };
+            let word = if excl {
+                "less than"
+            } else {
+                "less than or equal to"
+            };
             errs.push(FieldError::new(
                 "FieldValueInvalid",
                 path,
-                format!("Invalid value: {}: {path} in body should be {word} {}", show(v), fmt_num(max)),
+                format!(
+                    "Invalid value: {}: {path} in body should be {word} {}",
+                    show(v),
+                    fmt_num(max)
+                ),
             ));
         }
     }
 }
 
 fn fmt_num(f: f64) -> String {
-    if f.fract() == 0.0 && f.abs() < 1e15 { format!("{}", f as i64) } else { format!("{f}") }
+    if f.fract() == 0.0 && f.abs() < 1e15 {
+        format!("{}", f as i64)
+    } else {
+        format!("{f}")
+    }
 }
 
 fn validate_array(s: &Value, a: &[Value], _v: &Value, path: &str, errs: &mut Vec<FieldError>) {
     let n = a.len() as u64;
     if let Some(max) = s.get("maxItems").and_then(Value::as_u64) {
         if n > max {
-            errs.push(FieldError::new("FieldValueTooMany", path, format!("Too many: {n}: must have at most {max} items")));
+            errs.push(FieldError::new(
+                "FieldValueTooMany",
+                path,
+                format!("Too many: {n}: must have at most {max} items"),
+            ));
         }
     }
     if let Some(min) = s.get("minItems").and_then(Value::as_u64) {
@@ -377,7 +459,11 @@ fn validate_array(s: &Value, a: &[Value], _v: &Value, path: &str, errs: &mut Vec
         Some("set") => {
             for (i, x) in a.iter().enumerate() {
                 if a[..i].contains(x) {
-                    errs.push(FieldError::new("FieldValueDuplicate", &format!("{path}[{i}]"), format!("Duplicate value: {}", show(x))));
+                    errs.push(FieldError::new(
+                        "FieldValueDuplicate",
+                        &format!("{path}[{i}]"),
+                        format!("Duplicate value: {}", show(x)),
+                    ));
                 }
             }
         }
@@ -387,11 +473,18 @@ fn validate_array(s: &Value, a: &[Value], _v: &Value, path: &str, errs: &mut Vec
                 .and_then(Value::as_array)
                 .map(|k| k.iter().filter_map(Value::as_str).collect())
                 .unwrap_or_default();
-            let key_of = |x: &Value| keys.iter().map(|k| x.get(*k).cloned().unwrap_or(Value::Null)).collect::<Vec<_>>();
+            let key_of = |x: &Value| {
+                keys.iter()
+                    .map(|k| x.get(*k).cloned().unwrap_or(Value::Null))
+                    .collect::<Vec<_>>()
+            };
             for (i, x) in a.iter().enumerate() {
                 let kx = key_of(x);
                 if a[..i].iter().any(|y| key_of(y) == kx) {
-                    let shown: Map<String, Value> = keys.iter().map(|k| (k.to_string(), x.get(*k).cloned().unwrap_or(Value::Null))).collect();
+                    let shown: Map<String, Value> = keys
+                        .iter()
+                        .map(|k| (k.to_string(), x.get(*k).cloned().unwrap_or(Value::Null)))
+                        .collect();
                     errs.push(FieldError::new(
                         "FieldValueDuplicate",
                         &format!("{path}[{i}]"),
@@ -409,18 +502,32 @@ fn validate_array(s: &Value, a: &[Value], _v: &Value, path: &str, errs: &mut Vec
     }
 }
 
-fn validate_object(s: &Value, o: &Map<String, Value>, _v: &Value, path: &str, errs: &mut Vec<FieldError>) {
+fn validate_object(
+    s: &Value,
+    o: &Map<String, Value>,
+    _v: &Value,
+    path: &str,
+    errs: &mut Vec<FieldError>,
+) {
     if let Some(req) = s.get("required").and_then(Value::as_array) {
         for r in req.iter().filter_map(Value::as_str) {
             if !o.contains_key(r) {
-                errs.push(FieldError::new("FieldValueRequired", &join(path, r), "Required value".into()));
+                errs.push(FieldError::new(
+                    "FieldValueRequired",
+                    &join(path, r),
+                    "Required value".into(),
+                ));
             }
         }
     }
     let n = o.len() as u64;
     if let Some(max) = s.get("maxProperties").and_then(Value::as_u64) {
         if n > max {
-            errs.push(FieldError::new("FieldValueTooMany", path, format!("Too many: {n}: must have at most {max} items")));
+            errs.push(FieldError::new(
+                "FieldValueTooMany",
+                path,
+                format!("Too many: {n}: must have at most {max} items"),
+            ));
         }
     }
     if let Some(min) = s.get("minProperties").and_then(Value::as_u64) {
@@ -460,7 +567,10 @@ fn validate_combinators(s: &Value, v: &Value, path: &str, errs: &mut Vec<FieldEr
             errs.push(FieldError::new(
                 "FieldValueInvalid",
                 path,
-                format!("Invalid value: {}: {path} in body must validate at least one schema (anyOf)", show(v)),
+                format!(
+                    "Invalid value: {}: {path} in body must validate at least one schema (anyOf)",
+                    show(v)
+                ),
             ));
         }
     }
@@ -495,7 +605,11 @@ pub fn validate_name(obj: &Value) -> Vec<FieldError> {
         Some(n) => {
             const RE: &str = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";
             if n.len() > 253 {
-                errs.push(FieldError::new("FieldValueTooLong", "metadata.name", "Too long: may not be more than 253 bytes".into()));
+                errs.push(FieldError::new(
+                    "FieldValueTooLong",
+                    "metadata.name",
+                    "Too long: may not be more than 253 bytes".into(),
+                ));
             } else if !regex_for(RE).is_some_and(|re| re.is_match(n)) {
                 errs.push(FieldError::new(
                     "FieldValueInvalid",
@@ -554,16 +668,42 @@ mod tests {
             "list": ["a", "a", "b"]}});
         let errs = validate_root(&s, &o);
         let full: Vec<String> = errs.iter().map(FieldError::full).collect();
-        assert!(full.contains(&"spec.op: Unsupported value: \"Gt\": supported values: \"In\", \"NotIn\"".to_string()), "{full:?}");
+        assert!(
+            full.contains(
+                &"spec.op: Unsupported value: \"Gt\": supported values: \"In\", \"NotIn\""
+                    .to_string()
+            ),
+            "{full:?}"
+        );
         assert!(full.contains(&"spec.weight: Invalid value: 0: spec.weight in body should be greater than or equal to 1".to_string()), "{full:?}");
-        assert!(full.iter().any(|e| e.starts_with("spec.q: Invalid value: \"abc\": spec.q in body should match")), "{full:?}");
-        assert!(full.contains(&"spec.tags: Too many: 2: must have at most 1 items".to_string()), "{full:?}");
-        assert!(full.contains(&"spec.tags.a: Too long: may not be more than 3 bytes".to_string()), "{full:?}");
-        assert!(full.contains(&"spec.list: Too many: 3: must have at most 2 items".to_string()), "{full:?}");
-        assert!(full.contains(&"spec.list[1]: Duplicate value: \"a\"".to_string()), "{full:?}");
+        assert!(
+            full.iter()
+                .any(|e| e
+                    .starts_with("spec.q: Invalid value: \"abc\": spec.q in body should match")),
+            "{full:?}"
+        );
+        assert!(
+            full.contains(&"spec.tags: Too many: 2: must have at most 1 items".to_string()),
+            "{full:?}"
+        );
+        assert!(
+            full.contains(&"spec.tags.a: Too long: may not be more than 3 bytes".to_string()),
+            "{full:?}"
+        );
+        assert!(
+            full.contains(&"spec.list: Too many: 3: must have at most 2 items".to_string()),
+            "{full:?}"
+        );
+        assert!(
+            full.contains(&"spec.list[1]: Duplicate value: \"a\"".to_string()),
+            "{full:?}"
+        );
         let missing = validate_root(&s, &json!({"spec": {"weight": "x"}}));
         let full: Vec<String> = missing.iter().map(FieldError::full).collect();
-        assert!(full.contains(&"spec.op: Required value".to_string()), "{full:?}");
+        assert!(
+            full.contains(&"spec.op: Required value".to_string()),
+            "{full:?}"
+        );
         assert!(full.contains(&"spec.weight: Invalid value: \"string\": spec.weight in body must be of type integer: \"string\"".to_string()));
         assert_eq!(validate_root(&s, &json!({})).len(), 1);
     }
@@ -572,7 +712,10 @@ mod tests {
     fn int_or_string_accepts_both() {
         let s = schema();
         assert!(validate_root(&s, &json!({"spec": {"op": "In", "q": 5}})).is_empty());
-        assert_eq!(validate_root(&s, &json!({"spec": {"op": "In", "q": true}})).len(), 1);
+        assert_eq!(
+            validate_root(&s, &json!({"spec": {"op": "In", "q": true}})).len(),
+            1
+        );
     }
 
     #[test]
@@ -586,7 +729,13 @@ mod tests {
     #[test]
     fn names_are_checked() {
         assert!(validate_name(&json!({"metadata": {"name": "ok-1.a"}})).is_empty());
-        assert_eq!(validate_name(&json!({"metadata": {"name": "Bad"}}))[0].reason, "FieldValueInvalid");
-        assert_eq!(validate_name(&json!({"metadata": {}}))[0].reason, "FieldValueRequired");
+        assert_eq!(
+            validate_name(&json!({"metadata": {"name": "Bad"}}))[0].reason,
+            "FieldValueInvalid"
+        );
+        assert_eq!(
+            validate_name(&json!({"metadata": {}}))[0].reason,
+            "FieldValueRequired"
+        );
     }
 }

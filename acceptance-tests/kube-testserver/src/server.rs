@@ -6,7 +6,9 @@ use crate::admin;
 use crate::controller::ControllerConfig;
 use crate::faults::{self, FaultAction, FaultSpec, LoggedRequest};
 use crate::ssa;
-use crate::store::{CRD_GROUP, Event, ResourceType, Selectors, State, Sub, WriteCtx, type_from_crd};
+use crate::store::{
+    CRD_GROUP, Event, ResourceType, Selectors, State, Sub, WriteCtx, type_from_crd,
+};
 use crate::util::{ApiError, merge_patch, meta_str, parse_json_or_yaml, unix_millis};
 use bytes::Bytes;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
@@ -59,7 +61,11 @@ impl Shared {
     }
 
     /// As [`with_state`](Self::with_state), with an explicit establish delay.
-    pub fn with_state_delay<R>(self: &Arc<Self>, delay: Option<Duration>, f: impl FnOnce(&mut State) -> R) -> R {
+    pub fn with_state_delay<R>(
+        self: &Arc<Self>,
+        delay: Option<Duration>,
+        f: impl FnOnce(&mut State) -> R,
+    ) -> R {
         let delay = delay.unwrap_or_else(|| *lock(&self.establish_delay));
         let (r, later) = {
             let mut st = lock(&self.state);
@@ -90,7 +96,9 @@ impl Shared {
 }
 
 fn full(b: impl Into<Bytes>) -> Body {
-    Full::new(b.into()).map_err(|never| match never {}).boxed_unsync()
+    Full::new(b.into())
+        .map_err(|never| match never {})
+        .boxed_unsync()
 }
 
 /// A JSON response.
@@ -98,7 +106,10 @@ pub fn json_response(code: u16, v: &Value, warnings: &[String]) -> Response<Body
     let body = serde_json::to_vec(v).unwrap_or_default();
     let mut r = Response::new(full(body));
     *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::OK);
-    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     for w in warnings {
         let text = format!("299 - {}", serde_json::to_string(w).unwrap_or_default());
         if let Ok(hv) = HeaderValue::from_str(&text) {
@@ -128,7 +139,9 @@ fn decode(s: &str) -> String {
         match b[i] {
             b'+' => out.push(b' '),
             b'%' if i + 2 < b.len() => {
-                let h = std::str::from_utf8(&b[i + 1..i + 3]).ok().and_then(|h| u8::from_str_radix(h, 16).ok());
+                let h = std::str::from_utf8(&b[i + 1..i + 3])
+                    .ok()
+                    .and_then(|h| u8::from_str_radix(h, 16).ok());
                 match h {
                     Some(x) => {
                         out.push(x);
@@ -206,13 +219,22 @@ where
 }
 
 /// `tls_cert`: `Some(has_client_cert)` on the TLS port, `None` on the plain admin port.
-async fn handle(shared: Arc<Shared>, req: Request<Incoming>, tls_cert: Option<bool>) -> Result<Response<Body>, DropConnection> {
+async fn handle(
+    shared: Arc<Shared>,
+    req: Request<Incoming>,
+    tls_cert: Option<bool>,
+) -> Result<Response<Body>, DropConnection> {
     let started = Instant::now();
     let at = SystemTime::now();
     let method = req.method().clone();
     let path = req.uri().path().to_string();
     let query = req.uri().query().unwrap_or("").to_string();
-    let user_agent = req.headers().get(header::USER_AGENT).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+    let user_agent = req
+        .headers()
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
     let is_admin = path.starts_with("/__admin/") || path == "/__admin";
     let Some(has_cert) = tls_cert else {
         if !is_admin {
@@ -279,7 +301,13 @@ async fn read_body(req: Request<Incoming>) -> Result<Bytes, ApiError> {
         .collect()
         .await
         .map(|c| c.to_bytes())
-        .map_err(|e| ApiError::new(413, "RequestEntityTooLarge", format!("reading request body: {e}")))
+        .map_err(|e| {
+            ApiError::new(
+                413,
+                "RequestEntityTooLarge",
+                format!("reading request body: {e}"),
+            )
+        })
 }
 
 fn version_info() -> Value {
@@ -293,7 +321,9 @@ fn version_info() -> Value {
 
 /// Version priority as Kubernetes sorts versions (GA > beta > alpha, higher numbers first).
 fn version_rank(v: &str) -> (u8, u32, u32) {
-    let Some(rest) = v.strip_prefix('v') else { return (0, 0, 0) };
+    let Some(rest) = v.strip_prefix('v') else {
+        return (0, 0, 0);
+    };
     let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
     let major = digits.parse().unwrap_or(0);
     let tail = &rest[digits.len()..];
@@ -312,10 +342,18 @@ fn version_rank(v: &str) -> (u8, u32, u32) {
 fn served_groups(st: &State) -> BTreeMap<String, Vec<String>> {
     let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for c in st.crds() {
-        let Some(g) = c.pointer("/spec/group").and_then(Value::as_str) else { continue };
-        let versions = c.pointer("/spec/versions").and_then(Value::as_array).cloned().unwrap_or_default();
+        let Some(g) = c.pointer("/spec/group").and_then(Value::as_str) else {
+            continue;
+        };
+        let versions = c
+            .pointer("/spec/versions")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
         for v in versions {
-            let Some(name) = v.get("name").and_then(Value::as_str) else { continue };
+            let Some(name) = v.get("name").and_then(Value::as_str) else {
+                continue;
+            };
             if type_from_crd(&c, name).is_some() {
                 let e = groups.entry(g.to_string()).or_default();
                 if !e.iter().any(|x| x == name) {
@@ -331,7 +369,10 @@ fn served_groups(st: &State) -> BTreeMap<String, Vec<String>> {
 }
 
 fn group_json(name: &str, versions: &[String]) -> Value {
-    let vs: Vec<Value> = versions.iter().map(|v| json!({"groupVersion": format!("{name}/{v}"), "version": v})).collect();
+    let vs: Vec<Value> = versions
+        .iter()
+        .map(|v| json!({"groupVersion": format!("{name}/{v}"), "version": v}))
+        .collect();
     json!({"name": name, "versions": vs, "preferredVersion": vs.first().cloned().unwrap_or(Value::Null)})
 }
 
@@ -356,18 +397,30 @@ fn resource_entries(rt: &ResourceType) -> Vec<Value> {
     out
 }
 
-async fn route(shared: &Arc<Shared>, req: Request<Incoming>, path: &str, query: &str) -> Result<Response<Body>, ApiError> {
-    let segs: Vec<&str> = path.trim_matches('/').split('/').filter(|s| !s.is_empty()).collect();
+async fn route(
+    shared: &Arc<Shared>,
+    req: Request<Incoming>,
+    path: &str,
+    query: &str,
+) -> Result<Response<Body>, ApiError> {
+    let segs: Vec<&str> = path
+        .trim_matches('/')
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .collect();
     let get = req.method() == Method::GET;
     match segs.as_slice() {
         ["version"] if get => Ok(json_response(200, &version_info(), &[])),
         ["healthz"] | ["readyz"] | ["livez"] if get => {
             let mut r = Response::new(full("ok"));
-            r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+            r.headers_mut()
+                .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
             Ok(r)
         }
         ["api"] if get => {
-            let addr = lock(&shared.addr).map(|a| a.to_string()).unwrap_or_default();
+            let addr = lock(&shared.addr)
+                .map(|a| a.to_string())
+                .unwrap_or_default();
             Ok(json_response(
                 200,
                 &json!({"kind": "APIVersions", "versions": ["v1"],
@@ -383,21 +436,39 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>, path: &str, query: 
             &[],
         )),
         ["api", "v1", "namespaces"] if get => {
-            let items: Vec<Value> = ["default", "kube-system"].iter().map(|n| namespace(n)).collect();
-            Ok(json_response(200, &json!({"kind": "NamespaceList", "apiVersion": "v1", "metadata": {"resourceVersion": "1"}, "items": items}), &[]))
+            let items: Vec<Value> = ["default", "kube-system"]
+                .iter()
+                .map(|n| namespace(n))
+                .collect();
+            Ok(json_response(
+                200,
+                &json!({"kind": "NamespaceList", "apiVersion": "v1", "metadata": {"resourceVersion": "1"}, "items": items}),
+                &[],
+            ))
         }
         ["api", "v1", "namespaces", n] if get => Ok(json_response(200, &namespace(n), &[])),
         ["apis"] if get => {
             let groups = served_groups(&lock(&shared.state));
             let mut list = vec![group_json(CRD_GROUP, &["v1".to_string()])];
-            list.extend(groups.iter().filter(|(g, _)| g.as_str() != CRD_GROUP).map(|(g, vs)| group_json(g, vs)));
-            Ok(json_response(200, &json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": list}), &[]))
+            list.extend(
+                groups
+                    .iter()
+                    .filter(|(g, _)| g.as_str() != CRD_GROUP)
+                    .map(|(g, vs)| group_json(g, vs)),
+            );
+            Ok(json_response(
+                200,
+                &json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": list}),
+                &[],
+            ))
         }
         ["apis", g] if get => {
             let versions = if *g == CRD_GROUP {
                 vec!["v1".to_string()]
             } else {
-                served_groups(&lock(&shared.state)).remove(*g).ok_or_else(ApiError::no_resource)?
+                served_groups(&lock(&shared.state))
+                    .remove(*g)
+                    .ok_or_else(ApiError::no_resource)?
             };
             let mut v = group_json(g, &versions);
             if let Some(o) = v.as_object_mut() {
@@ -458,10 +529,15 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>, path: &str, query: 
         }
         ["apis", g, v, rest @ ..] => {
             let (ns, rest): (Option<String>, Vec<String>) = match rest {
-                ["namespaces", ns, tail @ ..] if !tail.is_empty() => (Some(ns.to_string()), tail.iter().map(|s| s.to_string()).collect()),
+                ["namespaces", ns, tail @ ..] if !tail.is_empty() => (
+                    Some(ns.to_string()),
+                    tail.iter().map(|s| s.to_string()).collect(),
+                ),
                 other => (None, other.iter().map(|s| s.to_string()).collect()),
             };
-            let rt = lock(&shared.state).resolve(g, v, &rest[0]).ok_or_else(ApiError::no_resource)?;
+            let rt = lock(&shared.state)
+                .resolve(g, v, &rest[0])
+                .ok_or_else(ApiError::no_resource)?;
             if ns.is_some() && !rt.namespaced {
                 return Err(ApiError::no_resource());
             }
@@ -491,7 +567,9 @@ fn openapi_doc(types: &[ResourceType]) -> Value {
         let gvk = json!({"group": rt.group, "version": rt.version, "kind": rt.kind});
         let rev: Vec<&str> = rt.group.split('.').rev().collect();
         let schema_name = format!("{}.{}.{}", rev.join("."), rt.version, rt.kind);
-        let mut schema = rt.schema.clone().unwrap_or_else(|| json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}));
+        let mut schema = rt.schema.clone().unwrap_or_else(
+            || json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
+        );
         if let Some(o) = schema.as_object_mut() {
             o.insert("x-kubernetes-group-version-kind".into(), json!([gvk]));
         }
@@ -501,11 +579,20 @@ fn openapi_doc(types: &[ResourceType]) -> Value {
             json!({"operationId": format!("{verb}{}", rt.kind), "x-kubernetes-action": verb, "x-kubernetes-group-version-kind": gvk,
                 "parameters": params, "responses": {"200": {"description": "OK", "content": body_ref["content"].clone()}}})
         };
-        let write = || vec![param("dryRun"), param("fieldManager"), param("fieldValidation")];
+        let write = || {
+            vec![
+                param("dryRun"),
+                param("fieldManager"),
+                param("fieldValidation"),
+            ]
+        };
         let mut patch_params = write();
         patch_params.push(param("force"));
         let base = if rt.namespaced {
-            format!("/apis/{}/{}/namespaces/{{namespace}}/{}", rt.group, rt.version, rt.plural)
+            format!(
+                "/apis/{}/{}/namespaces/{{namespace}}/{}",
+                rt.group, rt.version, rt.plural
+            )
         } else {
             format!("/apis/{}/{}/{}", rt.group, rt.version, rt.plural)
         };
@@ -514,8 +601,11 @@ fn openapi_doc(types: &[ResourceType]) -> Value {
         paths.insert(format!("{base}/{{name}}"), json!({"get": op("get", vec![]), "put": op("put", write()),
             "patch": op("patch", patch_params.clone()), "delete": op("delete", vec![param("dryRun")])}));
         if rt.status_subresource {
-            paths.insert(format!("{base}/{{name}}/status"), json!({"get": op("get", vec![]), "put": op("put", write()),
-                "patch": op("patch", patch_params)}));
+            paths.insert(
+                format!("{base}/{{name}}/status"),
+                json!({"get": op("get", vec![]), "put": op("put", write()),
+                "patch": op("patch", patch_params)}),
+            );
         }
     }
     json!({"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.32.0"}, "paths": paths,
@@ -532,7 +622,11 @@ fn manager_for(q: &HashMap<String, String>, req: &Request<Incoming>) -> String {
     if let Some(m) = q.get("fieldManager").filter(|m| !m.is_empty()) {
         return m.clone();
     }
-    let ua = req.headers().get(header::USER_AGENT).and_then(|v| v.to_str().ok()).unwrap_or("unknown");
+    let ua = req
+        .headers()
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("unknown");
     ua.split('/').next().unwrap_or("unknown").to_string()
 }
 
@@ -564,7 +658,10 @@ async fn resource(
         .to_string();
     match (method, name) {
         (Method::GET, None) => {
-            let sel = Selectors::parse(q.get("labelSelector").map(String::as_str), q.get("fieldSelector").map(String::as_str))?;
+            let sel = Selectors::parse(
+                q.get("labelSelector").map(String::as_str),
+                q.get("fieldSelector").map(String::as_str),
+            )?;
             if q.get("watch").is_some_and(|w| w == "true" || w == "1") {
                 return watch(shared, rt, ns, sel, &q);
             }
@@ -577,7 +674,11 @@ async fn resource(
                 &[],
             ))
         }
-        (Method::GET, Some(n)) => Ok(json_response(200, &lock(&shared.state).get(&rt, &nsv, &n)?, &[])),
+        (Method::GET, Some(n)) => Ok(json_response(
+            200,
+            &lock(&shared.state).get(&rt, &nsv, &n)?,
+            &[],
+        )),
         (Method::POST, None) => {
             let body = parse_json_or_yaml(&read_body(req).await?)?;
             let w = shared.with_state(|st| st.create(&rt, &nsv, body, &ctx, false))?;
@@ -594,31 +695,79 @@ async fn resource(
         }
         (Method::DELETE, Some(n)) => {
             let raw = read_body(req).await?;
-            let opts: Value = if raw.is_empty() { json!({}) } else { parse_json_or_yaml(&raw)? };
-            let prop = q.get("propagationPolicy").cloned().or_else(|| opts.get("propagationPolicy").and_then(Value::as_str).map(String::from));
+            let opts: Value = if raw.is_empty() {
+                json!({})
+            } else {
+                parse_json_or_yaml(&raw)?
+            };
+            let prop = q.get("propagationPolicy").cloned().or_else(|| {
+                opts.get("propagationPolicy")
+                    .and_then(Value::as_str)
+                    .map(String::from)
+            });
             if let Some(p) = &prop {
                 if !matches!(p.as_str(), "Foreground" | "Background" | "Orphan") {
-                    return Err(ApiError::bad_request(format!("propagationPolicy: Unsupported value: \"{p}\"")));
+                    return Err(ApiError::bad_request(format!(
+                        "propagationPolicy: Unsupported value: \"{p}\""
+                    )));
                 }
             }
-            let uid = opts.pointer("/preconditions/uid").and_then(Value::as_str).map(String::from);
-            let rv = opts.pointer("/preconditions/resourceVersion").and_then(Value::as_str).map(String::from);
-            let dry = ctx.dry_run || opts.get("dryRun").and_then(Value::as_array).is_some_and(|a| a.iter().any(|x| x == "All"));
-            let w = shared.with_state(|st| st.delete(&rt, &nsv, &n, prop.as_deref(), uid.as_deref(), rv.as_deref(), dry))?;
+            let uid = opts
+                .pointer("/preconditions/uid")
+                .and_then(Value::as_str)
+                .map(String::from);
+            let rv = opts
+                .pointer("/preconditions/resourceVersion")
+                .and_then(Value::as_str)
+                .map(String::from);
+            let dry = ctx.dry_run
+                || opts
+                    .get("dryRun")
+                    .and_then(Value::as_array)
+                    .is_some_and(|a| a.iter().any(|x| x == "All"));
+            let w = shared.with_state(|st| {
+                st.delete(
+                    &rt,
+                    &nsv,
+                    &n,
+                    prop.as_deref(),
+                    uid.as_deref(),
+                    rv.as_deref(),
+                    dry,
+                )
+            })?;
             Ok(json_response(200, &w.object, &[]))
         }
         (Method::DELETE, None) => {
-            let sel = Selectors::parse(q.get("labelSelector").map(String::as_str), q.get("fieldSelector").map(String::as_str))?;
+            let sel = Selectors::parse(
+                q.get("labelSelector").map(String::as_str),
+                q.get("fieldSelector").map(String::as_str),
+            )?;
             let items = shared.with_state(|st| {
                 let names: Vec<(String, String)> = st
                     .list(&rt, ns.as_deref(), &sel)
                     .iter()
-                    .map(|o| (meta_str(o, "namespace").unwrap_or("").to_string(), meta_str(o, "name").unwrap_or("").to_string()))
+                    .map(|o| {
+                        (
+                            meta_str(o, "namespace").unwrap_or("").to_string(),
+                            meta_str(o, "name").unwrap_or("").to_string(),
+                        )
+                    })
                     .collect();
-                names.iter().filter_map(|(ons, n)| st.delete(&rt, ons, n, None, None, None, ctx.dry_run).ok()).map(|w| w.object).collect::<Vec<_>>()
+                names
+                    .iter()
+                    .filter_map(|(ons, n)| {
+                        st.delete(&rt, ons, n, None, None, None, ctx.dry_run).ok()
+                    })
+                    .map(|w| w.object)
+                    .collect::<Vec<_>>()
             });
             let rv = lock(&shared.state).rv;
-            Ok(json_response(200, &json!({"apiVersion": rt.api_version(), "kind": rt.list_kind, "metadata": {"resourceVersion": rv.to_string()}, "items": items}), &[]))
+            Ok(json_response(
+                200,
+                &json!({"apiVersion": rt.api_version(), "kind": rt.list_kind, "metadata": {"resourceVersion": rv.to_string()}, "items": items}),
+                &[],
+            ))
         }
         _ => Err(ApiError::method_not_allowed()),
     }
@@ -638,7 +787,8 @@ fn patch(
 ) -> Result<Response<Body>, ApiError> {
     match content_type {
         "application/merge-patch+json" | "application/json-patch+json" => {
-            let p: Value = serde_json::from_slice(raw).map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
+            let p: Value = serde_json::from_slice(raw)
+                .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
             let w = shared.with_state(|st| {
                 let mut cur = st.get(rt, ns, name)?;
                 if content_type == "application/merge-patch+json" {
@@ -652,7 +802,9 @@ fn patch(
         }
         "application/apply-patch+yaml" | "application/apply-patch+cbor" => {
             if q.get("fieldManager").is_none_or(|m| m.is_empty()) {
-                return Err(ApiError::bad_request("PATCH /apply: fieldManager must be set for apply requests"));
+                return Err(ApiError::bad_request(
+                    "PATCH /apply: fieldManager must be set for apply requests",
+                ));
             }
             let cfg = parse_json_or_yaml(raw)?;
             if let Some(n) = meta_str(&cfg, "name") {
@@ -698,7 +850,11 @@ fn patch(
                 "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
             ),
         )),
-        other => Err(ApiError::new(415, "UnsupportedMediaType", format!("the body of the request was in an unknown format - {other}"))),
+        other => Err(ApiError::new(
+            415,
+            "UnsupportedMediaType",
+            format!("the body of the request was in an unknown format - {other}"),
+        )),
     }
 }
 
@@ -707,12 +863,18 @@ fn unescape(t: &str) -> String {
 }
 
 fn split_pointer(p: &str) -> Result<(String, String), ApiError> {
-    let i = p.rfind('/').ok_or_else(|| invalid_patch(&format!("invalid path {p}")))?;
+    let i = p
+        .rfind('/')
+        .ok_or_else(|| invalid_patch(&format!("invalid path {p}")))?;
     Ok((p[..i].to_string(), unescape(&p[i + 1..])))
 }
 
 fn invalid_patch(m: &str) -> ApiError {
-    ApiError::new(422, "Invalid", format!("the server rejected our request due to an error in our request: {m}"))
+    ApiError::new(
+        422,
+        "Invalid",
+        format!("the server rejected our request due to an error in our request: {m}"),
+    )
 }
 
 fn add_at(doc: &mut Value, path: &str, v: Value) -> Result<(), ApiError> {
@@ -731,7 +893,9 @@ fn add_at(doc: &mut Value, path: &str, v: Value) -> Result<(), ApiError> {
                 a.push(v);
                 return Ok(());
             }
-            let i: usize = last.parse().map_err(|_| invalid_patch(&format!("invalid array index {last}")))?;
+            let i: usize = last
+                .parse()
+                .map_err(|_| invalid_patch(&format!("invalid array index {last}")))?;
             if i > a.len() {
                 return Err(invalid_patch(&format!("array index {i} out of bounds")));
             }
@@ -749,7 +913,11 @@ fn remove_at(doc: &mut Value, path: &str) -> Result<Value, ApiError> {
         Some(Value::Object(o)) => o.remove(&last).ok_or_else(missing),
         Some(Value::Array(a)) => {
             let i: usize = last.parse().map_err(|_| missing())?;
-            if i < a.len() { Ok(a.remove(i)) } else { Err(missing()) }
+            if i < a.len() {
+                Ok(a.remove(i))
+            } else {
+                Err(missing())
+            }
         }
         _ => Err(missing()),
     }
@@ -757,10 +925,16 @@ fn remove_at(doc: &mut Value, path: &str) -> Result<Value, ApiError> {
 
 /// RFC 6902 JSON patch.
 pub fn json_patch(doc: &mut Value, ops: &Value) -> Result<(), ApiError> {
-    let ops = ops.as_array().ok_or_else(|| ApiError::bad_request("a JSON patch must be an array"))?;
+    let ops = ops
+        .as_array()
+        .ok_or_else(|| ApiError::bad_request("a JSON patch must be an array"))?;
     for op in ops {
         let kind = op.get("op").and_then(Value::as_str).unwrap_or("");
-        let path = op.get("path").and_then(Value::as_str).unwrap_or("").to_string();
+        let path = op
+            .get("path")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
         let value = op.get("value").cloned();
         match kind {
             "add" => add_at(doc, &path, value.unwrap_or(Value::Null))?,
@@ -776,7 +950,9 @@ pub fn json_patch(doc: &mut Value, ops: &Value) -> Result<(), ApiError> {
                 let v = if kind == "move" {
                     remove_at(doc, from)?
                 } else {
-                    doc.pointer(from).cloned().ok_or_else(|| invalid_patch(&format!("doc is missing from path: \"{from}\"")))?
+                    doc.pointer(from).cloned().ok_or_else(|| {
+                        invalid_patch(&format!("doc is missing from path: \"{from}\""))
+                    })?
                 };
                 add_at(doc, &path, v)?;
             }
@@ -797,18 +973,30 @@ fn event_line(etype: &str, object: &Value) -> Bytes {
     Bytes::from(v)
 }
 
-fn watch(shared: &Arc<Shared>, rt: ResourceType, ns: Option<String>, sel: Selectors, q: &HashMap<String, String>) -> Result<Response<Body>, ApiError> {
+fn watch(
+    shared: &Arc<Shared>,
+    rt: ResourceType,
+    ns: Option<String>,
+    sel: Selectors,
+    q: &HashMap<String, String>,
+) -> Result<Response<Body>, ApiError> {
     let rv_param = q.get("resourceVersion").cloned().unwrap_or_default();
     let send_initial = q.get("sendInitialEvents").is_some_and(|s| s == "true");
     let bookmarks = q.get("allowWatchBookmarks").is_some_and(|s| s == "true");
-    let timeout = q.get("timeoutSeconds").and_then(|t| t.parse::<u64>().ok()).map(Duration::from_secs).unwrap_or(Duration::from_secs(1800));
+    let timeout = q
+        .get("timeoutSeconds")
+        .and_then(|t| t.parse::<u64>().ok())
+        .map(Duration::from_secs)
+        .unwrap_or(Duration::from_secs(1800));
     let matches = {
         let rt = rt.clone();
         let ns = ns.clone();
         move |ev: &Event| -> bool {
             ev.group == rt.group
                 && ev.plural == rt.plural
-                && ns.as_deref().is_none_or(|n| meta_str(&ev.object, "namespace") == Some(n))
+                && ns
+                    .as_deref()
+                    .is_none_or(|n| meta_str(&ev.object, "namespace") == Some(n))
                 && sel.matches(&ev.object)
         }
     };
@@ -829,7 +1017,13 @@ fn watch(shared: &Arc<Shared>, rt: ResourceType, ns: Option<String>, sel: Select
         start_rv = st.rv;
         if rv_param.is_empty() || rv_param == "0" || send_initial {
             for o in st.list(&rt, ns.as_deref(), &Selectors::default()) {
-                let ev = Event { rv: 0, group: rt.group.clone(), plural: rt.plural.clone(), etype: "ADDED", object: o };
+                let ev = Event {
+                    rv: 0,
+                    group: rt.group.clone(),
+                    plural: rt.plural.clone(),
+                    etype: "ADDED",
+                    object: o,
+                };
                 if matches(&ev) {
                     initial.push(event_line("ADDED", &with_version(&ev.object)));
                 }
@@ -841,7 +1035,9 @@ fn watch(shared: &Arc<Shared>, rt: ResourceType, ns: Option<String>, sel: Select
             }
             sub = Some(st.subscribe());
         } else {
-            let rv: u64 = rv_param.parse().map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv_param}")))?;
+            let rv: u64 = rv_param.parse().map_err(|_| {
+                ApiError::bad_request(format!("invalid resource version: {rv_param}"))
+            })?;
             match st.watch_from(rv) {
                 Ok((past, r)) => {
                     for ev in past.iter().filter(|e| matches(e)) {
@@ -850,7 +1046,11 @@ fn watch(shared: &Arc<Shared>, rt: ResourceType, ns: Option<String>, sel: Select
                     sub = Some(r);
                 }
                 Err(oldest) => {
-                    let e = ApiError::new(410, "Expired", format!("too old resource version: {rv} ({oldest})"));
+                    let e = ApiError::new(
+                        410,
+                        "Expired",
+                        format!("too old resource version: {rv} ({oldest})"),
+                    );
                     initial.push(event_line("ERROR", &e.body()));
                     sub = None;
                 }
@@ -900,11 +1100,19 @@ fn watch(shared: &Arc<Shared>, rt: ResourceType, ns: Option<String>, sel: Select
         }
     });
     let stream = futures_util::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|b| (Ok::<_, Infallible>(Frame::data(b)), rx))
+        rx.recv()
+            .await
+            .map(|b| (Ok::<_, Infallible>(Frame::data(b)), rx))
     });
     let mut r = Response::new(StreamBody::new(stream).boxed_unsync());
-    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    r.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache, private"));
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r.headers_mut().insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("no-cache, private"),
+    );
     Ok(r)
 }
 
@@ -931,7 +1139,12 @@ mod tests {
 
     #[test]
     fn ranks_versions() {
-        let mut v = vec!["v1alpha1".to_string(), "v1".into(), "v1beta2".into(), "v2".into()];
+        let mut v = vec![
+            "v1alpha1".to_string(),
+            "v1".into(),
+            "v1beta2".into(),
+            "v2".into(),
+        ];
         v.sort_by_key(|x| std::cmp::Reverse(version_rank(x)));
         assert_eq!(v, vec!["v2", "v1", "v1beta2", "v1alpha1"]);
     }

@@ -43,7 +43,10 @@ pub fn leaves_of(v: &Value) -> FieldSet {
                 "metadata" => {
                     if let Some(m) = c.as_object() {
                         for (mk, mv) in m {
-                            if matches!(mk.as_str(), "labels" | "annotations" | "finalizers" | "ownerReferences") {
+                            if matches!(
+                                mk.as_str(),
+                                "labels" | "annotations" | "finalizers" | "ownerReferences"
+                            ) {
                                 collect(mv, vec!["metadata".into(), mk.clone()], &mut out);
                             }
                         }
@@ -134,12 +137,16 @@ pub fn get_path<'a>(v: &'a Value, p: &[String]) -> Option<&'a Value> {
 /// Remove the value at a path, then remove parents that became empty unless `keep` holds them.
 fn remove_path(v: &mut Value, p: &[String], keep: &FieldSet) {
     fn rec(v: &mut Value, p: &[String]) -> bool {
-        let Some(o) = v.as_object_mut() else { return false };
+        let Some(o) = v.as_object_mut() else {
+            return false;
+        };
         match p {
             [] => false,
             [last] => o.remove(last).is_some(),
             [head, rest @ ..] => {
-                let Some(child) = o.get_mut(head) else { return false };
+                let Some(child) = o.get_mut(head) else {
+                    return false;
+                };
                 let removed = rec(child, rest);
                 if removed && child.as_object().is_some_and(Map::is_empty) {
                     o.remove(head);
@@ -190,11 +197,27 @@ pub fn managers(obj: &Value) -> Vec<Manager> {
         .map(|a| {
             a.iter()
                 .map(|e| Manager {
-                    manager: e.get("manager").and_then(Value::as_str).unwrap_or("").to_string(),
-                    operation: e.get("operation").and_then(Value::as_str).unwrap_or("Update").to_string(),
-                    subresource: e.get("subresource").and_then(Value::as_str).unwrap_or("").to_string(),
+                    manager: e
+                        .get("manager")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                    operation: e
+                        .get("operation")
+                        .and_then(Value::as_str)
+                        .unwrap_or("Update")
+                        .to_string(),
+                    subresource: e
+                        .get("subresource")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
                     fields: e.get("fieldsV1").map(from_fields_v1).unwrap_or_default(),
-                    api_version: e.get("apiVersion").and_then(Value::as_str).unwrap_or("").to_string(),
+                    api_version: e
+                        .get("apiVersion")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
                 })
                 .collect()
         })
@@ -253,11 +276,21 @@ pub fn apply(
         .unwrap_or_default();
     if !force {
         let mut conflicts = Vec::new();
-        for m in ms.iter().filter(|m| !(m.manager == manager && m.operation == "Apply")) {
+        for m in ms
+            .iter()
+            .filter(|m| !(m.manager == manager && m.operation == "Apply"))
+        {
             for p in &new_leaves {
                 if m.fields.contains(p) && get_path(live, p) != get_path(cfg, p) {
-                    let using = if m.api_version.is_empty() { String::new() } else { format!(" using {}", m.api_version) };
-                    conflicts.push((format!("conflict with \"{}\"{using}", m.manager), format!(".{}", p.join("."))));
+                    let using = if m.api_version.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" using {}", m.api_version)
+                    };
+                    conflicts.push((
+                        format!("conflict with \"{}\"{using}", m.manager),
+                        format!(".{}", p.join(".")),
+                    ));
                 }
             }
         }
@@ -269,7 +302,10 @@ pub fn apply(
             } else {
                 format!("Apply failed with {n} conflicts: {}", list.join("\n"))
             };
-            let causes: Vec<Value> = conflicts.iter().map(|(m, f)| json!({"reason": "FieldManagerConflict", "message": m, "field": f})).collect();
+            let causes: Vec<Value> = conflicts
+                .iter()
+                .map(|(m, f)| json!({"reason": "FieldManagerConflict", "message": m, "field": f}))
+                .collect();
             return Err(conflict(msg, causes));
         }
     }
@@ -280,7 +316,8 @@ pub fn apply(
         .flat_map(|m| m.fields.iter().cloned())
         .collect();
     for p in old_fields.difference(&new_fields) {
-        if !others.iter().any(|q| q.starts_with(p)) && !new_fields.iter().any(|q| q.starts_with(p)) {
+        if !others.iter().any(|q| q.starts_with(p)) && !new_fields.iter().any(|q| q.starts_with(p))
+        {
             remove_path(&mut out, p, &new_fields);
         }
     }
@@ -289,19 +326,31 @@ pub fn apply(
         o.remove("apiVersion");
         o.remove("kind");
         if let Some(Value::Object(m)) = o.get_mut("metadata") {
-            m.retain(|k, _| matches!(k.as_str(), "labels" | "annotations" | "finalizers" | "ownerReferences"));
+            m.retain(|k, _| {
+                matches!(
+                    k.as_str(),
+                    "labels" | "annotations" | "finalizers" | "ownerReferences"
+                )
+            });
         }
     }
     merge_config(&mut out, &body);
     // Ownership: the applier owns what it sent; with force, others lose those fields.
-    for m in ms.iter_mut().filter(|m| !(m.manager == manager && m.operation == "Apply")) {
+    for m in ms
+        .iter_mut()
+        .filter(|m| !(m.manager == manager && m.operation == "Apply"))
+    {
         if force {
             let before = m.fields.clone();
-            m.fields.retain(|q| !new_leaves.iter().any(|p| q.starts_with(p)));
+            m.fields
+                .retain(|q| !new_leaves.iter().any(|p| q.starts_with(p)));
             drop_orphan_parents(&before, &mut m.fields);
         }
     }
-    match ms.iter_mut().find(|m| m.manager == manager && m.operation == "Apply" && m.subresource == subresource) {
+    match ms
+        .iter_mut()
+        .find(|m| m.manager == manager && m.operation == "Apply" && m.subresource == subresource)
+    {
         Some(m) => m.fields = new_fields,
         None => ms.push(Manager {
             manager: manager.to_string(),
@@ -346,15 +395,25 @@ fn drop_orphan_parents(before: &FieldSet, after: &mut FieldSet) {
 }
 
 /// Record an Update-operation by `manager` that changed `changed` fields.
-pub fn record_update(obj: &mut Value, manager: &str, subresource: &str, changed: &FieldSet, api_version: &str) {
+pub fn record_update(
+    obj: &mut Value,
+    manager: &str,
+    subresource: &str,
+    changed: &FieldSet,
+    api_version: &str,
+) {
     let mut ms = managers(obj);
     for m in ms.iter_mut() {
         let before = m.fields.clone();
-        m.fields.retain(|q| !changed.iter().any(|p| q.starts_with(p)) && get_path(obj, q).is_some());
+        m.fields
+            .retain(|q| !changed.iter().any(|p| q.starts_with(p)) && get_path(obj, q).is_some());
         drop_orphan_parents(&before, &mut m.fields);
     }
     let owned = with_parents(changed);
-    match ms.iter_mut().find(|m| m.manager == manager && m.operation == "Update" && m.subresource == subresource) {
+    match ms
+        .iter_mut()
+        .find(|m| m.manager == manager && m.operation == "Update" && m.subresource == subresource)
+    {
         Some(m) => m.fields.extend(owned),
         None => ms.push(Manager {
             manager: manager.to_string(),
@@ -386,18 +445,51 @@ mod tests {
     #[test]
     fn dropped_fields_are_removed_and_others_kept() {
         let live = json!({"metadata": {"name": "x"}, "spec": {"a": 1, "b": 2, "c": 3}});
-        let first = apply(&live, &json!({"spec": {"a": 1, "b": 2}}), "tf", "", true, "v1", err).unwrap();
-        let second = apply(&first, &json!({"spec": {"a": 5}}), "tf", "", true, "v1", err).unwrap();
+        let first = apply(
+            &live,
+            &json!({"spec": {"a": 1, "b": 2}}),
+            "tf",
+            "",
+            true,
+            "v1",
+            err,
+        )
+        .unwrap();
+        let second = apply(
+            &first,
+            &json!({"spec": {"a": 5}}),
+            "tf",
+            "",
+            true,
+            "v1",
+            err,
+        )
+        .unwrap();
         assert_eq!(second["spec"], json!({"a": 5, "c": 3}));
     }
 
     #[test]
     fn conflicts_without_force() {
         let live = json!({"metadata": {"name": "x"}, "spec": {"a": 1}});
-        let one = apply(&live, &json!({"spec": {"a": 1}}), "other", "", true, "v1", err).unwrap();
+        let one = apply(
+            &live,
+            &json!({"spec": {"a": 1}}),
+            "other",
+            "",
+            true,
+            "v1",
+            err,
+        )
+        .unwrap();
         assert!(apply(&one, &json!({"spec": {"a": 2}}), "tf", "", false, "v1", err).is_err());
         assert!(apply(&one, &json!({"spec": {"a": 1}}), "tf", "", false, "v1", err).is_ok());
         let forced = apply(&one, &json!({"spec": {"a": 2}}), "tf", "", true, "v1", err).unwrap();
-        assert_eq!(managers(&forced).iter().filter(|m| m.manager == "other").count(), 0);
+        assert_eq!(
+            managers(&forced)
+                .iter()
+                .filter(|m| m.manager == "other")
+                .count(),
+            0
+        );
     }
 }

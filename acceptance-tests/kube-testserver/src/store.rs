@@ -6,7 +6,9 @@
 
 use crate::schema::{self, FieldError};
 use crate::ssa;
-use crate::util::{ApiError, finalizers, meta_mut, meta_str, now_rfc3339, qualified, set_finalizers};
+use crate::util::{
+    ApiError, finalizers, meta_mut, meta_str, now_rfc3339, qualified, set_finalizers,
+};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
@@ -145,13 +147,18 @@ impl Selectors {
             for term in f.split(',') {
                 let (k, neg, v) = if let Some((k, v)) = term.split_once("!=") {
                     (k, true, v)
-                } else if let Some((k, v)) = term.split_once("==").or_else(|| term.split_once('=')) {
+                } else if let Some((k, v)) = term.split_once("==").or_else(|| term.split_once('='))
+                {
                     (k, false, v)
                 } else {
-                    return Err(ApiError::bad_request(format!("invalid field selector: {term}")));
+                    return Err(ApiError::bad_request(format!(
+                        "invalid field selector: {term}"
+                    )));
                 };
                 if k != "metadata.name" && k != "metadata.namespace" {
-                    return Err(ApiError::bad_request(format!("field label not supported: {k}")));
+                    return Err(ApiError::bad_request(format!(
+                        "field label not supported: {k}"
+                    )));
                 }
                 s.fields.push((k.into(), neg, v.into()));
             }
@@ -204,7 +211,11 @@ fn set_values(s: &str) -> Result<Vec<String>, ApiError> {
         .strip_prefix('(')
         .and_then(|x| x.strip_suffix(')'))
         .ok_or_else(|| ApiError::bad_request(format!("invalid label selector set: {s}")))?;
-    Ok(inner.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect())
+    Ok(inner
+        .split(',')
+        .map(|x| x.trim().to_string())
+        .filter(|x| !x.is_empty())
+        .collect())
 }
 
 type Key = (String, String, String, String);
@@ -221,13 +232,21 @@ pub struct State {
 
 fn invalid(kind: &str, group: &str, name: &str, errs: &[FieldError]) -> ApiError {
     let list: Vec<String> = errs.iter().map(FieldError::full).collect();
-    let joined = if list.len() == 1 { list[0].clone() } else { format!("[{}]", list.join(", ")) };
+    let joined = if list.len() == 1 {
+        list[0].clone()
+    } else {
+        format!("[{}]", list.join(", "))
+    };
     let causes: Vec<Value> = errs
         .iter()
         .map(|e| json!({"reason": e.reason, "message": e.message, "field": e.field}))
         .collect();
-    ApiError::new(422, "Invalid", format!("{} \"{name}\" is invalid: {joined}", qualified(kind, group)))
-        .with_details(json!({"name": name, "group": group, "kind": kind, "causes": causes}))
+    ApiError::new(
+        422,
+        "Invalid",
+        format!("{} \"{name}\" is invalid: {joined}", qualified(kind, group)),
+    )
+    .with_details(json!({"name": name, "group": group, "kind": kind, "causes": causes}))
 }
 
 fn strip_for_compare(v: &Value) -> Value {
@@ -260,7 +279,10 @@ fn spec_part(v: &Value, include_status: bool) -> Value {
 
 fn random_suffix() -> String {
     const ALPHA: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    uuid::Uuid::new_v4().as_bytes()[..5].iter().map(|b| ALPHA[*b as usize % ALPHA.len()] as char).collect()
+    uuid::Uuid::new_v4().as_bytes()[..5]
+        .iter()
+        .map(|b| ALPHA[*b as usize % ALPHA.len()] as char)
+        .collect()
 }
 
 /// Resolve the served kind for `version` of a CRD object, if it is established and serves it.
@@ -270,21 +292,34 @@ pub fn type_from_crd(crd: &Value, version: &str) -> Option<ResourceType> {
     }
     let spec = crd.get("spec")?;
     let names = spec.get("names")?;
-    let v = spec
-        .get("versions")?
-        .as_array()?
-        .iter()
-        .find(|v| v.get("name").and_then(Value::as_str) == Some(version) && v.get("served").and_then(Value::as_bool) == Some(true))?;
+    let v = spec.get("versions")?.as_array()?.iter().find(|v| {
+        v.get("name").and_then(Value::as_str) == Some(version)
+            && v.get("served").and_then(Value::as_bool) == Some(true)
+    })?;
     let kind = names.get("kind")?.as_str()?.to_string();
     let strs = |v: Option<&Value>| -> Vec<String> {
-        v.and_then(Value::as_array).map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect()).unwrap_or_default()
+        v.and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default()
     };
     Some(ResourceType {
         group: spec.get("group")?.as_str()?.to_string(),
         version: version.to_string(),
         plural: names.get("plural")?.as_str()?.to_string(),
-        singular: names.get("singular").and_then(Value::as_str).map(String::from).unwrap_or_else(|| kind.to_lowercase()),
-        list_kind: names.get("listKind").and_then(Value::as_str).map(String::from).unwrap_or_else(|| format!("{kind}List")),
+        singular: names
+            .get("singular")
+            .and_then(Value::as_str)
+            .map(String::from)
+            .unwrap_or_else(|| kind.to_lowercase()),
+        list_kind: names
+            .get("listKind")
+            .and_then(Value::as_str)
+            .map(String::from)
+            .unwrap_or_else(|| format!("{kind}List")),
         kind,
         namespaced: spec.get("scope").and_then(Value::as_str) == Some("Namespaced"),
         short_names: strs(names.get("shortNames")),
@@ -299,37 +334,84 @@ pub fn type_from_crd(crd: &Value, version: &str) -> Option<ResourceType> {
 pub fn crd_established(crd: &Value) -> bool {
     crd.pointer("/status/conditions")
         .and_then(Value::as_array)
-        .is_some_and(|cs| cs.iter().any(|c| c["type"] == "Established" && c["status"] == "True"))
+        .is_some_and(|cs| {
+            cs.iter()
+                .any(|c| c["type"] == "Established" && c["status"] == "True")
+        })
 }
 
 fn validate_crd(obj: &mut Value) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    let err = |r: &'static str, f: &str, m: &str| FieldError { reason: r, field: f.into(), message: m.into() };
-    let group = obj.pointer("/spec/group").and_then(Value::as_str).unwrap_or("").to_string();
-    let plural = obj.pointer("/spec/names/plural").and_then(Value::as_str).unwrap_or("").to_string();
-    let kind = obj.pointer("/spec/names/kind").and_then(Value::as_str).unwrap_or("").to_string();
+    let err = |r: &'static str, f: &str, m: &str| FieldError {
+        reason: r,
+        field: f.into(),
+        message: m.into(),
+    };
+    let group = obj
+        .pointer("/spec/group")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let plural = obj
+        .pointer("/spec/names/plural")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let kind = obj
+        .pointer("/spec/names/kind")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
     if group.is_empty() {
         errs.push(err("FieldValueRequired", "spec.group", "Required value"));
     }
     if plural.is_empty() {
-        errs.push(err("FieldValueRequired", "spec.names.plural", "Required value"));
+        errs.push(err(
+            "FieldValueRequired",
+            "spec.names.plural",
+            "Required value",
+        ));
     }
     if kind.is_empty() {
-        errs.push(err("FieldValueRequired", "spec.names.kind", "Required value"));
+        errs.push(err(
+            "FieldValueRequired",
+            "spec.names.kind",
+            "Required value",
+        ));
     }
     match obj.pointer("/spec/scope").and_then(Value::as_str) {
         Some("Cluster") | Some("Namespaced") => {}
         other => errs.push(err(
             "FieldValueNotSupported",
             "spec.scope",
-            &format!("Unsupported value: {}: supported values: \"Cluster\", \"Namespaced\"", schema::show(&other.map(|s| json!(s)).unwrap_or(Value::Null))),
+            &format!(
+                "Unsupported value: {}: supported values: \"Cluster\", \"Namespaced\"",
+                schema::show(&other.map(|s| json!(s)).unwrap_or(Value::Null))
+            ),
         )),
     }
-    let versions = obj.pointer("/spec/versions").and_then(Value::as_array).cloned().unwrap_or_default();
+    let versions = obj
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     if versions.is_empty() {
-        errs.push(err("FieldValueInvalid", "spec.versions", "Invalid value: \"null\": must have exactly one version marked as storage version"));
-    } else if versions.iter().filter(|v| v.get("storage").and_then(Value::as_bool) == Some(true)).count() != 1 {
-        errs.push(err("FieldValueInvalid", "spec.versions", "Invalid value: \"array\": must have exactly one version marked as storage version"));
+        errs.push(err(
+            "FieldValueInvalid",
+            "spec.versions",
+            "Invalid value: \"null\": must have exactly one version marked as storage version",
+        ));
+    } else if versions
+        .iter()
+        .filter(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
+        .count()
+        != 1
+    {
+        errs.push(err(
+            "FieldValueInvalid",
+            "spec.versions",
+            "Invalid value: \"array\": must have exactly one version marked as storage version",
+        ));
     }
     let name = meta_str(obj, "name").unwrap_or("").to_string();
     if !group.is_empty() && !plural.is_empty() && name != format!("{plural}.{group}") {
@@ -339,25 +421,45 @@ fn validate_crd(obj: &mut Value) -> Vec<FieldError> {
             &format!("Invalid value: \"{name}\": must be spec.names.plural+\".\"+spec.group"),
         ));
     }
-    if let Some(names) = obj.pointer_mut("/spec/names").and_then(Value::as_object_mut) {
+    if let Some(names) = obj
+        .pointer_mut("/spec/names")
+        .and_then(Value::as_object_mut)
+    {
         if !kind.is_empty() {
-            names.entry("singular").or_insert_with(|| json!(kind.to_lowercase()));
-            names.entry("listKind").or_insert_with(|| json!(format!("{kind}List")));
+            names
+                .entry("singular")
+                .or_insert_with(|| json!(kind.to_lowercase()));
+            names
+                .entry("listKind")
+                .or_insert_with(|| json!(format!("{kind}List")));
         }
     }
     if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
-        spec.entry("conversion").or_insert_with(|| json!({"strategy": "None"}));
+        spec.entry("conversion")
+            .or_insert_with(|| json!({"strategy": "None"}));
     }
     errs
 }
 
 impl State {
     pub fn new(tx: broadcast::Sender<Arc<Event>>) -> Self {
-        Self { rv: 1, objects: BTreeMap::new(), history: VecDeque::new(), tx, pending_establish: Vec::new() }
+        Self {
+            rv: 1,
+            objects: BTreeMap::new(),
+            history: VecDeque::new(),
+            tx,
+            pending_establish: Vec::new(),
+        }
     }
 
     fn emit(&mut self, group: &str, plural: &str, etype: &'static str, object: Value) {
-        let ev = Arc::new(Event { rv: self.rv, group: group.into(), plural: plural.into(), etype, object });
+        let ev = Arc::new(Event {
+            rv: self.rv,
+            group: group.into(),
+            plural: plural.into(),
+            etype,
+            object,
+        });
         if self.history.len() >= HISTORY {
             self.history.pop_front();
         }
@@ -367,7 +469,10 @@ impl State {
 
     /// Replay history after `rv` and subscribe to what follows, atomically.
     /// `Err(oldest)` if `rv` is older than the kept history.
-    pub fn watch_from(&self, rv: u64) -> Result<(Vec<Arc<Event>>, broadcast::Receiver<Arc<Event>>), u64> {
+    pub fn watch_from(
+        &self,
+        rv: u64,
+    ) -> Result<(Vec<Arc<Event>>, broadcast::Receiver<Arc<Event>>), u64> {
         let oldest = self.history.front().map(|e| e.rv).unwrap_or(self.rv);
         if rv + 1 < oldest && rv < self.rv {
             return Err(oldest);
@@ -397,13 +502,19 @@ impl State {
         self.crds().iter().find_map(|c| {
             let same = c.pointer("/spec/group").and_then(Value::as_str) == Some(group)
                 && c.pointer("/spec/names/plural").and_then(Value::as_str) == Some(plural);
-            if same { type_from_crd(c, version) } else { None }
+            if same {
+                type_from_crd(c, version)
+            } else {
+                None
+            }
         })
     }
 
     /// A raw object by key.
     pub fn get_raw(&self, group: &str, plural: &str, ns: &str, name: &str) -> Option<&Value> {
-        self.objects.get(&(group.to_string(), plural.to_string()))?.get(&(ns.to_string(), name.to_string()))
+        self.objects
+            .get(&(group.to_string(), plural.to_string()))?
+            .get(&(ns.to_string(), name.to_string()))
     }
 
     /// Get an object through a served kind.
@@ -434,7 +545,12 @@ impl State {
             .unwrap_or_default()
     }
 
-    fn prepare(&self, rt: &ResourceType, obj: &mut Value, ctx: &WriteCtx) -> Result<Vec<String>, ApiError> {
+    fn prepare(
+        &self,
+        rt: &ResourceType,
+        obj: &mut Value,
+        ctx: &WriteCtx,
+    ) -> Result<Vec<String>, ApiError> {
         let name = meta_str(obj, "name").unwrap_or("").to_string();
         let mut warnings = Vec::new();
         let mut errs = Vec::new();
@@ -443,8 +559,14 @@ impl State {
         } else if let Some(s) = &rt.schema {
             let dropped = schema::prune_root(s, obj);
             if ctx.strict && !dropped.is_empty() {
-                let list: Vec<String> = dropped.iter().map(|d| format!("unknown field \"{d}\"")).collect();
-                return Err(ApiError::bad_request(format!("strict decoding error: {}", list.join(", "))));
+                let list: Vec<String> = dropped
+                    .iter()
+                    .map(|d| format!("unknown field \"{d}\""))
+                    .collect();
+                return Err(ApiError::bad_request(format!(
+                    "strict decoding error: {}",
+                    list.join(", ")
+                )));
             }
             warnings.extend(dropped.iter().map(|d| format!("unknown field \"{d}\"")));
             schema::default_root(s, obj);
@@ -459,7 +581,9 @@ impl State {
 
     fn check_identity(&self, rt: &ResourceType, obj: &mut Value, ns: &str) -> Result<(), ApiError> {
         if !obj.is_object() {
-            return Err(ApiError::bad_request("the body of the request must be an object"));
+            return Err(ApiError::bad_request(
+                "the body of the request must be an object",
+            ));
         }
         if let Some(k) = obj.get("kind").and_then(Value::as_str) {
             if k != rt.kind {
@@ -475,7 +599,8 @@ impl State {
             o.insert("apiVersion".into(), json!(rt.api_version()));
             o.insert("kind".into(), json!(rt.kind));
         }
-        let meta = meta_mut(obj).ok_or_else(|| ApiError::bad_request("metadata must be an object"))?;
+        let meta =
+            meta_mut(obj).ok_or_else(|| ApiError::bad_request("metadata must be an object"))?;
         if rt.namespaced {
             match meta.get("namespace").and_then(Value::as_str) {
                 Some(n) if !n.is_empty() && n != ns => {
@@ -494,20 +619,50 @@ impl State {
     }
 
     /// Create an object. `manager_op` is `Update` for POST and `Apply` for an apply that creates.
-    pub fn create(&mut self, rt: &ResourceType, ns: &str, mut obj: Value, ctx: &WriteCtx, apply: bool) -> Result<Written, ApiError> {
+    pub fn create(
+        &mut self,
+        rt: &ResourceType,
+        ns: &str,
+        mut obj: Value,
+        ctx: &WriteCtx,
+        apply: bool,
+    ) -> Result<Written, ApiError> {
         self.check_identity(rt, &mut obj, ns)?;
         {
-            let meta = meta_mut(&mut obj).ok_or_else(|| ApiError::bad_request("metadata must be an object"))?;
-            if meta.get("name").and_then(Value::as_str).is_none_or(str::is_empty) {
-                if let Some(g) = meta.get("generateName").and_then(Value::as_str).filter(|g| !g.is_empty()) {
+            let meta = meta_mut(&mut obj)
+                .ok_or_else(|| ApiError::bad_request("metadata must be an object"))?;
+            if meta
+                .get("name")
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
+            {
+                if let Some(g) = meta
+                    .get("generateName")
+                    .and_then(Value::as_str)
+                    .filter(|g| !g.is_empty())
+                {
                     let n = format!("{g}{}", random_suffix());
                     meta.insert("name".into(), json!(n));
                 }
             }
-            if meta.get("resourceVersion").and_then(Value::as_str).is_some_and(|s| !s.is_empty()) {
-                return Err(ApiError::bad_request("resourceVersion should not be set on objects to be created"));
+            if meta
+                .get("resourceVersion")
+                .and_then(Value::as_str)
+                .is_some_and(|s| !s.is_empty())
+            {
+                return Err(ApiError::bad_request(
+                    "resourceVersion should not be set on objects to be created",
+                ));
             }
-            for f in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation", "resourceVersion", "selfLink"] {
+            for f in [
+                "uid",
+                "creationTimestamp",
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
+                "generation",
+                "resourceVersion",
+                "selfLink",
+            ] {
                 meta.remove(f);
             }
             if !apply {
@@ -521,7 +676,10 @@ impl State {
         }
         let mut warnings = self.prepare(rt, &mut obj, ctx)?;
         let name = meta_str(&obj, "name").unwrap_or("").to_string();
-        if self.get_raw(&rt.group, &rt.plural, ns_key(rt, ns), &name).is_some() {
+        if self
+            .get_raw(&rt.group, &rt.plural, ns_key(rt, ns), &name)
+            .is_some()
+        {
             return Err(ApiError::already_exists(&rt.group, &rt.plural, &name));
         }
         if !apply {
@@ -540,7 +698,12 @@ impl State {
             let storage: Vec<Value> = obj
                 .pointer("/spec/versions")
                 .and_then(Value::as_array)
-                .map(|vs| vs.iter().filter(|v| v["storage"] == true).map(|v| v["name"].clone()).collect())
+                .map(|vs| {
+                    vs.iter()
+                        .filter(|v| v["storage"] == true)
+                        .map(|v| v["name"].clone())
+                        .collect()
+                })
                 .unwrap_or_default();
             if let Some(o) = obj.as_object_mut() {
                 o.insert("status".into(), json!({"conditions": [], "acceptedNames": {"plural": "", "kind": ""}, "storedVersions": storage}));
@@ -551,13 +714,21 @@ impl State {
             }
             set_finalizers(&mut obj, &f);
             if let Some(l) = self.list(rt, None, &Selectors::default()).iter().find(|c| {
-                c.pointer("/spec/group") == obj.pointer("/spec/group") && c.pointer("/spec/names/kind") == obj.pointer("/spec/names/kind")
+                c.pointer("/spec/group") == obj.pointer("/spec/group")
+                    && c.pointer("/spec/names/kind") == obj.pointer("/spec/names/kind")
             }) {
-                warnings.push(format!("kind already served by {}", meta_str(l, "name").unwrap_or("")));
+                warnings.push(format!(
+                    "kind already served by {}",
+                    meta_str(l, "name").unwrap_or("")
+                ));
             }
         }
         if ctx.dry_run {
-            return Ok(Written { object: obj, warnings, gone: false });
+            return Ok(Written {
+                object: obj,
+                warnings,
+                gone: false,
+            });
         }
         self.rv = rv;
         self.objects
@@ -569,7 +740,11 @@ impl State {
             self.pending_establish.push((name, uid));
         }
         self.gc();
-        Ok(Written { object: obj, warnings, gone: false })
+        Ok(Written {
+            object: obj,
+            warnings,
+            gone: false,
+        })
     }
 
     /// Replace an object with `new` (already merged by the caller for patches and applies).
@@ -627,14 +802,28 @@ impl State {
                         None => o.remove("status"),
                     };
                 }
-                if let (Some(m), Some(mf)) = (meta_mut(&mut merged), new.pointer("/metadata/managedFields")) {
+                if let (Some(m), Some(mf)) = (
+                    meta_mut(&mut merged),
+                    new.pointer("/metadata/managedFields"),
+                ) {
                     m.insert("managedFields".into(), mf.clone());
                 }
                 merged
             }
         };
-        if let (Some(m), Some(om)) = (meta_mut(&mut new), old.get("metadata").and_then(Value::as_object)) {
-            for f in ["uid", "creationTimestamp", "generation", "deletionTimestamp", "deletionGracePeriodSeconds", "namespace", "name"] {
+        if let (Some(m), Some(om)) = (
+            meta_mut(&mut new),
+            old.get("metadata").and_then(Value::as_object),
+        ) {
+            for f in [
+                "uid",
+                "creationTimestamp",
+                "generation",
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
+                "namespace",
+                "name",
+            ] {
                 match om.get(f) {
                     Some(v) => m.insert(f.into(), v.clone()),
                     None => m.remove(f),
@@ -672,15 +861,28 @@ impl State {
         if record_update {
             let changed = ssa::changed_fields(&old, &new);
             if !changed.is_empty() {
-                ssa::record_update(&mut new, &ctx.manager, sub.name(), &changed, &rt.api_version());
+                ssa::record_update(
+                    &mut new,
+                    &ctx.manager,
+                    sub.name(),
+                    &changed,
+                    &rt.api_version(),
+                );
             }
         }
         if strip_for_compare(&new) == strip_for_compare(&old) {
-            return Ok(Written { object: self.as_version(rt, &old), warnings, gone: false });
+            return Ok(Written {
+                object: self.as_version(rt, &old),
+                warnings,
+                gone: false,
+            });
         }
         let include_status = !rt.status_subresource;
         if spec_part(&new, include_status) != spec_part(&old, include_status) {
-            let g = old.pointer("/metadata/generation").and_then(Value::as_i64).unwrap_or(1);
+            let g = old
+                .pointer("/metadata/generation")
+                .and_then(Value::as_i64)
+                .unwrap_or(1);
             if let Some(m) = meta_mut(&mut new) {
                 m.insert("generation".into(), json!(g + 1));
             }
@@ -690,11 +892,16 @@ impl State {
             m.insert("resourceVersion".into(), json!(rv.to_string()));
         }
         if ctx.dry_run {
-            return Ok(Written { object: new, warnings, gone: false });
+            return Ok(Written {
+                object: new,
+                warnings,
+                gone: false,
+            });
         }
         self.rv = rv;
         let key = (ns.clone(), name.to_string());
-        let gone = new.pointer("/metadata/deletionTimestamp").is_some() && finalizers(&new).is_empty();
+        let gone =
+            new.pointer("/metadata/deletionTimestamp").is_some() && finalizers(&new).is_empty();
         if let Some(m) = self.objects.get_mut(&(rt.group.clone(), rt.plural.clone())) {
             if gone {
                 m.remove(&key);
@@ -702,9 +909,18 @@ impl State {
                 m.insert(key, new.clone());
             }
         }
-        self.emit(&rt.group, &rt.plural, if gone { "DELETED" } else { "MODIFIED" }, new.clone());
+        self.emit(
+            &rt.group,
+            &rt.plural,
+            if gone { "DELETED" } else { "MODIFIED" },
+            new.clone(),
+        );
         self.gc();
-        Ok(Written { object: self.as_version(rt, &new), warnings, gone })
+        Ok(Written {
+            object: self.as_version(rt, &new),
+            warnings,
+            gone,
+        })
     }
 
     /// Delete an object by the rules of the real server (see module docs).
@@ -729,7 +945,9 @@ impl State {
                 &rt.group,
                 &rt.plural,
                 name,
-                &format!("Precondition failed: UID in precondition: {p}, UID in object meta: {uid}"),
+                &format!(
+                    "Precondition failed: UID in precondition: {p}, UID in object meta: {uid}"
+                ),
             ));
         }
         let orv = meta_str(&old, "resourceVersion").unwrap_or("").to_string();
@@ -738,11 +956,17 @@ impl State {
                 &rt.group,
                 &rt.plural,
                 name,
-                &format!("Precondition failed: ResourceVersion in precondition: {p}, ResourceVersion in object meta: {orv}"),
+                &format!(
+                    "Precondition failed: ResourceVersion in precondition: {p}, ResourceVersion in object meta: {orv}"
+                ),
             ));
         }
         if dry_run {
-            return Ok(Written { object: self.as_version(rt, &old), warnings: vec![], gone: false });
+            return Ok(Written {
+                object: self.as_version(rt, &old),
+                warnings: vec![],
+                gone: false,
+            });
         }
         let key: Key = (rt.group.clone(), rt.plural.clone(), ns, name.to_string());
         match propagation {
@@ -765,15 +989,21 @@ impl State {
         }
         self.gc();
         match self.get_raw(&key.0, &key.1, &key.2, &key.3) {
-            Some(o) if meta_str(o, "uid") == Some(uid.as_str()) => {
-                Ok(Written { object: self.as_version(rt, o), warnings: vec![], gone: false })
-            }
+            Some(o) if meta_str(o, "uid") == Some(uid.as_str()) => Ok(Written {
+                object: self.as_version(rt, o),
+                warnings: vec![],
+                gone: false,
+            }),
             _ => {
                 let mut o = old;
                 if let Some(m) = meta_mut(&mut o) {
                     m.insert("resourceVersion".into(), json!(self.rv.to_string()));
                 }
-                Ok(Written { object: self.as_version(rt, &o), warnings: vec![], gone: true })
+                Ok(Written {
+                    object: self.as_version(rt, &o),
+                    warnings: vec![],
+                    gone: true,
+                })
             }
         }
     }
@@ -801,7 +1031,10 @@ impl State {
             m.insert("resourceVersion".into(), json!(self.rv.to_string()));
         }
         let gone = o.pointer("/metadata/deletionTimestamp").is_some() && finalizers(&o).is_empty();
-        let map = self.objects.entry((key.0.clone(), key.1.clone())).or_default();
+        let map = self
+            .objects
+            .entry((key.0.clone(), key.1.clone()))
+            .or_default();
         if gone {
             map.remove(&(key.2.clone(), key.3.clone()));
         } else {
@@ -812,7 +1045,9 @@ impl State {
 
     /// Remove now if no finalizers, otherwise set deletionTimestamp. Returns whether anything changed.
     fn mark_or_remove(&mut self, key: &Key) -> bool {
-        let Some(o) = self.get_raw(&key.0, &key.1, &key.2, &key.3).cloned() else { return false };
+        let Some(o) = self.get_raw(&key.0, &key.1, &key.2, &key.3).cloned() else {
+            return false;
+        };
         if o.pointer("/metadata/deletionTimestamp").is_some() {
             return false;
         }
@@ -833,7 +1068,9 @@ impl State {
     }
 
     fn remove_finalizer(&mut self, key: &Key, fin: &str) {
-        let Some(mut o) = self.get_raw(&key.0, &key.1, &key.2, &key.3).cloned() else { return };
+        let Some(mut o) = self.get_raw(&key.0, &key.1, &key.2, &key.3).cloned() else {
+            return;
+        };
         let f: Vec<String> = finalizers(&o).into_iter().filter(|x| x != fin).collect();
         set_finalizers(&mut o, &f);
         self.put(key, o);
@@ -842,15 +1079,28 @@ impl State {
     fn all_keys(&self) -> Vec<(Key, Value)> {
         self.objects
             .iter()
-            .flat_map(|((g, p), m)| m.iter().map(move |((ns, n), o)| ((g.clone(), p.clone(), ns.clone(), n.clone()), o.clone())))
+            .flat_map(|((g, p), m)| {
+                m.iter().map(move |((ns, n), o)| {
+                    ((g.clone(), p.clone(), ns.clone(), n.clone()), o.clone())
+                })
+            })
             .collect()
     }
 
     fn orphan_dependents(&mut self, owner_uid: &str) {
         for (key, o) in self.all_keys() {
-            let Some(refs) = o.pointer("/metadata/ownerReferences").and_then(Value::as_array) else { continue };
+            let Some(refs) = o
+                .pointer("/metadata/ownerReferences")
+                .and_then(Value::as_array)
+            else {
+                continue;
+            };
             if refs.iter().any(|r| r["uid"] == owner_uid) {
-                let kept: Vec<Value> = refs.iter().filter(|r| r["uid"] != owner_uid).cloned().collect();
+                let kept: Vec<Value> = refs
+                    .iter()
+                    .filter(|r| r["uid"] != owner_uid)
+                    .cloned()
+                    .collect();
                 let mut o2 = o.clone();
                 if let Some(m) = meta_mut(&mut o2) {
                     if kept.is_empty() {
@@ -869,12 +1119,20 @@ impl State {
         for _ in 0..64 {
             let mut changed = false;
             let all = self.all_keys();
-            let uids: BTreeSet<String> = all.iter().filter_map(|(_, o)| meta_str(o, "uid").map(String::from)).collect();
+            let uids: BTreeSet<String> = all
+                .iter()
+                .filter_map(|(_, o)| meta_str(o, "uid").map(String::from))
+                .collect();
             for (key, o) in &all {
                 // Dependents whose owners are all gone.
-                if let Some(refs) = o.pointer("/metadata/ownerReferences").and_then(Value::as_array) {
+                if let Some(refs) = o
+                    .pointer("/metadata/ownerReferences")
+                    .and_then(Value::as_array)
+                {
                     if !refs.is_empty()
-                        && refs.iter().all(|r| r["uid"].as_str().is_none_or(|u| !uids.contains(u)))
+                        && refs
+                            .iter()
+                            .all(|r| r["uid"].as_str().is_none_or(|u| !uids.contains(u)))
                         && o.pointer("/metadata/deletionTimestamp").is_none()
                     {
                         changed |= self.mark_or_remove(key);
@@ -901,23 +1159,44 @@ impl State {
                     }
                     let blocking = deps.iter().any(|(dk, d)| {
                         self.get_raw(&dk.0, &dk.1, &dk.2, &dk.3).is_some()
-                            && d.pointer("/metadata/ownerReferences").and_then(Value::as_array).is_some_and(|rs| {
-                                rs.iter().any(|r| r["uid"] == uid && r["blockOwnerDeletion"] == true)
-                            })
+                            && d.pointer("/metadata/ownerReferences")
+                                .and_then(Value::as_array)
+                                .is_some_and(|rs| {
+                                    rs.iter()
+                                        .any(|r| r["uid"] == uid && r["blockOwnerDeletion"] == true)
+                                })
                     });
                     if !blocking {
                         self.remove_finalizer(key, "foregroundDeletion");
                         changed = true;
                     }
                 }
-                if key.0 == CRD_GROUP && key.1 == CRD_PLURAL && f.iter().any(|x| x == CRD_CLEANUP_FINALIZER) {
-                    let group = o.pointer("/spec/group").and_then(Value::as_str).unwrap_or("").to_string();
-                    let plural = o.pointer("/spec/names/plural").and_then(Value::as_str).unwrap_or("").to_string();
-                    let instances: Vec<Key> = all.iter().filter(|(k, _)| k.0 == group && k.1 == plural).map(|(k, _)| k.clone()).collect();
+                if key.0 == CRD_GROUP
+                    && key.1 == CRD_PLURAL
+                    && f.iter().any(|x| x == CRD_CLEANUP_FINALIZER)
+                {
+                    let group = o
+                        .pointer("/spec/group")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string();
+                    let plural = o
+                        .pointer("/spec/names/plural")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string();
+                    let instances: Vec<Key> = all
+                        .iter()
+                        .filter(|(k, _)| k.0 == group && k.1 == plural)
+                        .map(|(k, _)| k.clone())
+                        .collect();
                     for ik in &instances {
                         changed |= self.mark_or_remove(ik);
                     }
-                    let remaining = self.objects.get(&(group, plural)).is_some_and(|m| !m.is_empty());
+                    let remaining = self
+                        .objects
+                        .get(&(group, plural))
+                        .is_some_and(|m| !m.is_empty());
                     if !remaining {
                         self.remove_finalizer(key, CRD_CLEANUP_FINALIZER);
                         changed = true;
@@ -932,13 +1211,23 @@ impl State {
 
     /// Mark a CRD Established (and NamesAccepted) if it still exists with this uid.
     pub fn establish(&mut self, name: &str, uid: &str) {
-        let key: Key = (CRD_GROUP.into(), CRD_PLURAL.into(), String::new(), name.into());
-        let Some(mut o) = self.get_raw(&key.0, &key.1, "", name).cloned() else { return };
+        let key: Key = (
+            CRD_GROUP.into(),
+            CRD_PLURAL.into(),
+            String::new(),
+            name.into(),
+        );
+        let Some(mut o) = self.get_raw(&key.0, &key.1, "", name).cloned() else {
+            return;
+        };
         if meta_str(&o, "uid") != Some(uid) || crd_established(&o) {
             return;
         }
         let now = now_rfc3339();
-        let names = o.pointer("/spec/names").cloned().unwrap_or_else(|| json!({}));
+        let names = o
+            .pointer("/spec/names")
+            .cloned()
+            .unwrap_or_else(|| json!({}));
         if let Some(obj) = o.as_object_mut() {
             let status = obj.entry("status").or_insert_with(|| json!({}));
             if let Some(s) = status.as_object_mut() {
@@ -956,7 +1245,14 @@ impl State {
     }
 
     /// Out-of-band: replace an object as stored (no validation, no managedFields), keeping identity.
-    pub fn put_out_of_band(&mut self, group: &str, plural: &str, ns: &str, name: &str, o: Value) -> bool {
+    pub fn put_out_of_band(
+        &mut self,
+        group: &str,
+        plural: &str,
+        ns: &str,
+        name: &str,
+        o: Value,
+    ) -> bool {
         if self.get_raw(group, plural, ns, name).is_none() {
             return false;
         }
@@ -987,7 +1283,10 @@ impl State {
 
     /// All objects of a group/plural (any namespace), as stored.
     pub fn objects_of(&self, group: &str, plural: &str) -> Vec<Value> {
-        self.objects.get(&(group.to_string(), plural.to_string())).map(|m| m.values().cloned().collect()).unwrap_or_default()
+        self.objects
+            .get(&(group.to_string(), plural.to_string()))
+            .map(|m| m.values().cloned().collect())
+            .unwrap_or_default()
     }
 }
 

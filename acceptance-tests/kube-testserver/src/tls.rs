@@ -41,23 +41,33 @@ pub const CLIENT_CERT_USER: &str = "kube-testserver-admin";
 pub fn generate() -> Result<CertBundle, TlsError> {
     let ca_key = KeyPair::generate()?;
     let mut ca_params = CertificateParams::new(Vec::<String>::new())?;
-    ca_params.distinguished_name.push(DnType::CommonName, "kube-testserver-ca");
+    ca_params
+        .distinguished_name
+        .push(DnType::CommonName, "kube-testserver-ca");
     ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca_params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
+    ca_params.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::CrlSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
     let ca_cert = ca_params.self_signed(&ca_key)?;
     let issuer = Issuer::new(ca_params, &ca_key);
 
     let server_key = KeyPair::generate()?;
     let mut sp = CertificateParams::new(vec!["localhost".to_string()])?;
-    sp.subject_alt_names.push(SanType::IpAddress(IpAddr::V4(Ipv4Addr::LOCALHOST)));
-    sp.distinguished_name.push(DnType::CommonName, "kube-apiserver");
+    sp.subject_alt_names
+        .push(SanType::IpAddress(IpAddr::V4(Ipv4Addr::LOCALHOST)));
+    sp.distinguished_name
+        .push(DnType::CommonName, "kube-apiserver");
     sp.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
     let server_cert = sp.signed_by(&server_key, &issuer)?;
 
     let client_key = KeyPair::generate()?;
     let mut cp = CertificateParams::new(Vec::<String>::new())?;
-    cp.distinguished_name.push(DnType::CommonName, CLIENT_CERT_USER);
-    cp.distinguished_name.push(DnType::OrganizationName, "system:masters");
+    cp.distinguished_name
+        .push(DnType::CommonName, CLIENT_CERT_USER);
+    cp.distinguished_name
+        .push(DnType::OrganizationName, "system:masters");
     cp.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
     let client_cert = cp.signed_by(&client_key, &issuer)?;
 

@@ -22,7 +22,13 @@ pub struct ApiError {
 
 impl ApiError {
     pub fn new(code: u16, reason: &'static str, message: impl Into<String>) -> Self {
-        Self { code, reason, message: message.into(), details: None, headers: Vec::new() }
+        Self {
+            code,
+            reason,
+            message: message.into(),
+            details: None,
+            headers: Vec::new(),
+        }
     }
     pub fn with_details(mut self, details: Value) -> Self {
         self.details = Some(details);
@@ -33,34 +39,57 @@ impl ApiError {
     }
     /// The generic 404 a real server gives for a path it does not serve.
     pub fn no_resource() -> Self {
-        Self::new(404, "NotFound", "the server could not find the requested resource")
-            .with_details(json!({}))
+        Self::new(
+            404,
+            "NotFound",
+            "the server could not find the requested resource",
+        )
+        .with_details(json!({}))
     }
     pub fn not_found(group: &str, plural: &str, name: &str) -> Self {
-        Self::new(404, "NotFound", format!("{} \"{name}\" not found", qualified(plural, group)))
-            .with_details(json!({"name": name, "group": group, "kind": plural}))
+        Self::new(
+            404,
+            "NotFound",
+            format!("{} \"{name}\" not found", qualified(plural, group)),
+        )
+        .with_details(json!({"name": name, "group": group, "kind": plural}))
     }
     pub fn already_exists(group: &str, plural: &str, name: &str) -> Self {
-        Self::new(409, "AlreadyExists", format!("{} \"{name}\" already exists", qualified(plural, group)))
-            .with_details(json!({"name": name, "group": group, "kind": plural}))
+        Self::new(
+            409,
+            "AlreadyExists",
+            format!("{} \"{name}\" already exists", qualified(plural, group)),
+        )
+        .with_details(json!({"name": name, "group": group, "kind": plural}))
     }
     pub fn conflict(group: &str, plural: &str, name: &str, why: &str) -> Self {
         Self::new(
             409,
             "Conflict",
-            format!("Operation cannot be fulfilled on {} \"{name}\": {why}", qualified(plural, group)),
+            format!(
+                "Operation cannot be fulfilled on {} \"{name}\": {why}",
+                qualified(plural, group)
+            ),
         )
         .with_details(json!({"name": name, "group": group, "kind": plural}))
     }
     pub fn method_not_allowed() -> Self {
-        Self::new(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
-            .with_details(json!({}))
+        Self::new(
+            405,
+            "MethodNotAllowed",
+            "the server does not allow this method on the requested resource",
+        )
+        .with_details(json!({}))
     }
     pub fn unauthorized() -> Self {
         Self::new(401, "Unauthorized", "Unauthorized")
     }
     pub fn internal(message: impl Into<String>) -> Self {
-        Self::new(500, "InternalError", format!("Internal error occurred: {}", message.into()))
+        Self::new(
+            500,
+            "InternalError",
+            format!("Internal error occurred: {}", message.into()),
+        )
     }
 
     /// The `Status` body for this error.
@@ -83,7 +112,11 @@ impl ApiError {
 
 /// `plural.group`, or just `plural` for the core group.
 pub fn qualified(plural: &str, group: &str) -> String {
-    if group.is_empty() { plural.to_string() } else { format!("{plural}.{group}") }
+    if group.is_empty() {
+        plural.to_string()
+    } else {
+        format!("{plural}.{group}")
+    }
 }
 
 /// Current time as RFC 3339 with second precision, as Kubernetes writes timestamps.
@@ -93,11 +126,19 @@ pub fn now_rfc3339() -> String {
 
 /// Format a time as `YYYY-MM-DDTHH:MM:SSZ`.
 pub fn rfc3339(t: SystemTime) -> String {
-    let secs = t.duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0) as i64;
+    let secs = t
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0) as i64;
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);
     let (y, m, d) = civil_from_days(days);
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, (rem % 3600) / 60, rem % 60)
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60
+    )
 }
 
 /// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar.
@@ -116,7 +157,9 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 
 /// Milliseconds since the Unix epoch.
 pub fn unix_millis(t: SystemTime) -> u64 {
-    t.duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+    t.duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
 }
 
 /// `obj.metadata` as a mutable map, creating it if needed. Returns `None` if `obj` is not an object.
@@ -138,7 +181,11 @@ pub fn meta_str<'a>(obj: &'a Value, field: &str) -> Option<&'a str> {
 pub fn finalizers(obj: &Value) -> Vec<String> {
     obj.pointer("/metadata/finalizers")
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(String::from))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -179,7 +226,8 @@ pub fn parse_json_or_yaml(body: &[u8]) -> Result<Value, ApiError> {
     if let Ok(v) = serde_json::from_slice::<Value>(body) {
         return Ok(v);
     }
-    let text = std::str::from_utf8(body).map_err(|e| ApiError::bad_request(format!("body is not UTF-8: {e}")))?;
+    let text = std::str::from_utf8(body)
+        .map_err(|e| ApiError::bad_request(format!("body is not UTF-8: {e}")))?;
     serde_saphyr::from_str::<Value>(text)
         .map_err(|e| ApiError::bad_request(format!("error decoding body: {e}")))
 }
@@ -192,7 +240,10 @@ mod tests {
     #[test]
     fn formats_timestamps() {
         assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00Z");
-        assert_eq!(rfc3339(UNIX_EPOCH + Duration::from_secs(951_782_400 + 3661)), "2000-02-29T01:01:01Z");
+        assert_eq!(
+            rfc3339(UNIX_EPOCH + Duration::from_secs(951_782_400 + 3661)),
+            "2000-02-29T01:01:01Z"
+        );
     }
 
     #[test]

@@ -17,13 +17,24 @@ pub async fn start_with(cfg: Config) -> TestServer {
 }
 
 pub async fn start_v1() -> (TestServer, kube::Client) {
-    let s = start_with(Config { crd_dirs: vec![v1_crds()], ..Config::default() }).await;
+    let s = start_with(Config {
+        crd_dirs: vec![v1_crds()],
+        ..Config::default()
+    })
+    .await;
     let c = s.client().await.expect("client");
     (s, c)
 }
 
-pub fn api(client: &kube::Client, group: &str, version: &str, kind: &str, plural: &str) -> Api<DynamicObject> {
-    let ar = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural);
+pub fn api(
+    client: &kube::Client,
+    group: &str,
+    version: &str,
+    kind: &str,
+    plural: &str,
+) -> Api<DynamicObject> {
+    let ar =
+        ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural);
     Api::all_with(client.clone(), &ar)
 }
 
@@ -36,7 +47,13 @@ pub fn nodeclaims(client: &kube::Client) -> Api<DynamicObject> {
 }
 
 pub fn nodeclasses(client: &kube::Client) -> Api<DynamicObject> {
-    api(client, "karpenter.k8s.aws", "v1", "EC2NodeClass", "ec2nodeclasses")
+    api(
+        client,
+        "karpenter.k8s.aws",
+        "v1",
+        "EC2NodeClass",
+        "ec2nodeclasses",
+    )
 }
 
 pub fn nodepool_json(name: &str) -> Value {
@@ -75,8 +92,18 @@ pub fn status_of(e: kube::Error) -> Box<kube::core::Status> {
 }
 
 /// A raw request through the client; returns (status, headers, JSON body or Null).
-pub async fn raw(client: &kube::Client, method: Method, uri: &str, content_type: &str, body: &Value) -> (u16, http::HeaderMap, Value) {
-    let bytes = if body.is_null() { Vec::new() } else { serde_json::to_vec(body).expect("json") };
+pub async fn raw(
+    client: &kube::Client,
+    method: Method,
+    uri: &str,
+    content_type: &str,
+    body: &Value,
+) -> (u16, http::HeaderMap, Value) {
+    let bytes = if body.is_null() {
+        Vec::new()
+    } else {
+        serde_json::to_vec(body).expect("json")
+    };
     let req = Request::builder()
         .method(method)
         .uri(uri)
@@ -87,7 +114,11 @@ pub async fn raw(client: &kube::Client, method: Method, uri: &str, content_type:
     let status = resp.status().as_u16();
     let headers = resp.headers().clone();
     let b = resp.into_body().collect_bytes().await.expect("body");
-    (status, headers, serde_json::from_slice(&b).unwrap_or(Value::Null))
+    (
+        status,
+        headers,
+        serde_json::from_slice(&b).unwrap_or(Value::Null),
+    )
 }
 
 /// Poll `f` until it returns `Some`, for at most `secs` seconds.
@@ -97,7 +128,10 @@ pub async fn eventually<T, F: FnMut() -> Option<T>>(secs: u64, what: &str, mut f
         if let Some(v) = f() {
             return v;
         }
-        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
 }
