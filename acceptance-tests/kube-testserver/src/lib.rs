@@ -101,13 +101,22 @@ pub enum Error {
     #[error(transparent)]
     Tls(#[from] tls::TlsError),
     #[error("loading CRDs from {path}: {source}")]
-    Crd { path: PathBuf, source: ApiError },
+    Crd {
+        path: PathBuf,
+        source: Box<ApiError>,
+    },
     #[error(transparent)]
-    Api(#[from] ApiError),
+    Api(Box<ApiError>),
     #[error("reading the kubeconfig: {0}")]
     Kubeconfig(#[from] kube::config::KubeconfigError),
     #[error("building the kube client: {0}")]
     Kube(#[from] kube::Error),
+}
+
+impl From<ApiError> for Error {
+    fn from(e: ApiError) -> Self {
+        Error::Api(Box::new(e))
+    }
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
@@ -218,8 +227,12 @@ impl TestServer {
         });
         for dir in &config.crd_dirs {
             for (path, text) in read_crd_files(dir)? {
-                admin::install_crd_docs(&shared, &text, Some(Duration::ZERO))
-                    .map_err(|source| Error::Crd { path, source })?;
+                admin::install_crd_docs(&shared, &text, Some(Duration::ZERO)).map_err(
+                    |source| Error::Crd {
+                        path,
+                        source: Box::new(source),
+                    },
+                )?;
             }
         }
         let listener = TcpListener::bind(("127.0.0.1", config.port))
@@ -371,8 +384,12 @@ current-context: kube-testserver\nusers:\n- name: kube-testserver\n  user:\n    
         let mut names = Vec::new();
         for (path, text) in read_crd_files(dir.as_ref())? {
             names.extend(
-                admin::install_crd_docs(&self.shared, &text, None)
-                    .map_err(|source| Error::Crd { path, source })?,
+                admin::install_crd_docs(&self.shared, &text, None).map_err(|source| {
+                    Error::Crd {
+                        path,
+                        source: Box::new(source),
+                    }
+                })?,
             );
         }
         Ok(names)

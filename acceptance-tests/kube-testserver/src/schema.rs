@@ -121,10 +121,10 @@ pub fn prune_root(schema: &Value, obj: &mut Value) -> Vec<String> {
 fn prune(s: &Value, v: &mut Value, path: &str, dropped: &mut Vec<String>) {
     match v {
         Value::Object(o) => {
-            if embedded(s) {
-                if let Some(Value::Object(m)) = o.get_mut("metadata") {
-                    m.retain(|k, _| META_FIELDS.contains(&k.as_str()));
-                }
+            if embedded(s)
+                && let Some(Value::Object(m)) = o.get_mut("metadata")
+            {
+                m.retain(|k, _| META_FIELDS.contains(&k.as_str()));
             }
             let props = s.get("properties").and_then(Value::as_object);
             let addl = s.get("additionalProperties");
@@ -174,10 +174,10 @@ fn apply_defaults(s: &Value, v: &mut Value) {
                     if is_null && !nullable(ps) {
                         o.remove(k);
                     }
-                    if !o.contains_key(k) {
-                        if let Some(d) = ps.get("default") {
-                            o.insert(k.clone(), d.clone());
-                        }
+                    if !o.contains_key(k)
+                        && let Some(d) = ps.get("default")
+                    {
+                        o.insert(k.clone(), d.clone());
                     }
                     if let Some(c) = o.get_mut(k) {
                         apply_defaults(ps, c);
@@ -303,32 +303,32 @@ fn validate(s: &Value, v: &Value, path: &str, errs: &mut Vec<FieldError>) {
             ));
             return;
         }
-    } else if let Some(t) = s.get("type").and_then(Value::as_str) {
-        if !type_ok(t, v) {
-            let actual = type_name(v);
-            errs.push(FieldError::new(
-                "FieldValueTypeInvalid",
-                path,
-                format!(
-                    "Invalid value: \"{actual}\": {path} in body must be of type {t}: \"{actual}\""
-                ),
-            ));
-            return;
-        }
+    } else if let Some(t) = s.get("type").and_then(Value::as_str)
+        && !type_ok(t, v)
+    {
+        let actual = type_name(v);
+        errs.push(FieldError::new(
+            "FieldValueTypeInvalid",
+            path,
+            format!(
+                "Invalid value: \"{actual}\": {path} in body must be of type {t}: \"{actual}\""
+            ),
+        ));
+        return;
     }
-    if let Some(en) = s.get("enum").and_then(Value::as_array) {
-        if !en.contains(v) {
-            let supported: Vec<String> = en.iter().map(show).collect();
-            errs.push(FieldError::new(
-                "FieldValueNotSupported",
-                path,
-                format!(
-                    "Unsupported value: {}: supported values: {}",
-                    show(v),
-                    supported.join(", ")
-                ),
-            ));
-        }
+    if let Some(en) = s.get("enum").and_then(Value::as_array)
+        && !en.contains(v)
+    {
+        let supported: Vec<String> = en.iter().map(show).collect();
+        errs.push(FieldError::new(
+            "FieldValueNotSupported",
+            path,
+            format!(
+                "Unsupported value: {}: supported values: {}",
+                show(v),
+                supported.join(", ")
+            ),
+        ));
     }
     match v {
         Value::String(st) => validate_string(s, st, v, path, errs),
@@ -342,40 +342,39 @@ fn validate(s: &Value, v: &Value, path: &str, errs: &mut Vec<FieldError>) {
 
 fn validate_string(s: &Value, st: &str, v: &Value, path: &str, errs: &mut Vec<FieldError>) {
     let len = st.chars().count() as u64;
-    if let Some(max) = s.get("maxLength").and_then(Value::as_u64) {
-        if len > max {
-            errs.push(FieldError::new(
-                "FieldValueTooLong",
-                path,
-                format!("Too long: may not be more than {max} bytes"),
-            ));
-        }
+    if let Some(max) = s.get("maxLength").and_then(Value::as_u64)
+        && len > max
+    {
+        errs.push(FieldError::new(
+            "FieldValueTooLong",
+            path,
+            format!("Too long: may not be more than {max} bytes"),
+        ));
     }
-    if let Some(min) = s.get("minLength").and_then(Value::as_u64) {
-        if len < min {
-            errs.push(FieldError::new(
-                "FieldValueInvalid",
-                path,
-                format!(
-                    "Invalid value: {}: {path} in body should be at least {min} chars long",
-                    show(v)
-                ),
-            ));
-        }
+    if let Some(min) = s.get("minLength").and_then(Value::as_u64)
+        && len < min
+    {
+        errs.push(FieldError::new(
+            "FieldValueInvalid",
+            path,
+            format!(
+                "Invalid value: {}: {path} in body should be at least {min} chars long",
+                show(v)
+            ),
+        ));
     }
-    if let Some(p) = s.get("pattern").and_then(Value::as_str) {
-        if let Some(re) = regex_for(p) {
-            if !re.is_match(st) {
-                errs.push(FieldError::new(
-                    "FieldValueInvalid",
-                    path,
-                    format!(
-                        "Invalid value: {}: {path} in body should match '{p}'",
-                        show(v)
-                    ),
-                ));
-            }
-        }
+    if let Some(p) = s.get("pattern").and_then(Value::as_str)
+        && let Some(re) = regex_for(p)
+        && !re.is_match(st)
+    {
+        errs.push(FieldError::new(
+            "FieldValueInvalid",
+            path,
+            format!(
+                "Invalid value: {}: {path} in body should match '{p}'",
+                show(v)
+            ),
+        ));
     }
 }
 
@@ -437,23 +436,23 @@ fn fmt_num(f: f64) -> String {
 
 fn validate_array(s: &Value, a: &[Value], _v: &Value, path: &str, errs: &mut Vec<FieldError>) {
     let n = a.len() as u64;
-    if let Some(max) = s.get("maxItems").and_then(Value::as_u64) {
-        if n > max {
-            errs.push(FieldError::new(
-                "FieldValueTooMany",
-                path,
-                format!("Too many: {n}: must have at most {max} items"),
-            ));
-        }
+    if let Some(max) = s.get("maxItems").and_then(Value::as_u64)
+        && n > max
+    {
+        errs.push(FieldError::new(
+            "FieldValueTooMany",
+            path,
+            format!("Too many: {n}: must have at most {max} items"),
+        ));
     }
-    if let Some(min) = s.get("minItems").and_then(Value::as_u64) {
-        if n < min {
-            errs.push(FieldError::new(
-                "FieldValueInvalid",
-                path,
-                format!("Invalid value: {n}: {path} in body should have at least {min} items"),
-            ));
-        }
+    if let Some(min) = s.get("minItems").and_then(Value::as_u64)
+        && n < min
+    {
+        errs.push(FieldError::new(
+            "FieldValueInvalid",
+            path,
+            format!("Invalid value: {n}: {path} in body should have at least {min} items"),
+        ));
     }
     match s.get("x-kubernetes-list-type").and_then(Value::as_str) {
         Some("set") => {
@@ -521,23 +520,23 @@ fn validate_object(
         }
     }
     let n = o.len() as u64;
-    if let Some(max) = s.get("maxProperties").and_then(Value::as_u64) {
-        if n > max {
-            errs.push(FieldError::new(
-                "FieldValueTooMany",
-                path,
-                format!("Too many: {n}: must have at most {max} items"),
-            ));
-        }
+    if let Some(max) = s.get("maxProperties").and_then(Value::as_u64)
+        && n > max
+    {
+        errs.push(FieldError::new(
+            "FieldValueTooMany",
+            path,
+            format!("Too many: {n}: must have at most {max} items"),
+        ));
     }
-    if let Some(min) = s.get("minProperties").and_then(Value::as_u64) {
-        if n < min {
-            errs.push(FieldError::new(
-                "FieldValueInvalid",
-                path,
-                format!("Invalid value: {n}: {path} in body should have at least {min} properties"),
-            ));
-        }
+    if let Some(min) = s.get("minProperties").and_then(Value::as_u64)
+        && n < min
+    {
+        errs.push(FieldError::new(
+            "FieldValueInvalid",
+            path,
+            format!("Invalid value: {n}: {path} in body should have at least {min} properties"),
+        ));
     }
     let props = s.get("properties").and_then(Value::as_object);
     let addl = s.get("additionalProperties").filter(|a| a.is_object());

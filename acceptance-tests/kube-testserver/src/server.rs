@@ -484,10 +484,10 @@ async fn route(
                 resources.extend(resource_entries(&ResourceType::crd()));
             }
             for c in st.crds() {
-                if c.pointer("/spec/group").and_then(Value::as_str) == Some(*g) {
-                    if let Some(rt) = type_from_crd(&c, v) {
-                        resources.extend(resource_entries(&rt));
-                    }
+                if c.pointer("/spec/group").and_then(Value::as_str) == Some(*g)
+                    && let Some(rt) = type_from_crd(&c, v)
+                {
+                    resources.extend(resource_entries(&rt));
                 }
             }
             if resources.is_empty() {
@@ -705,12 +705,12 @@ async fn resource(
                     .and_then(Value::as_str)
                     .map(String::from)
             });
-            if let Some(p) = &prop {
-                if !matches!(p.as_str(), "Foreground" | "Background" | "Orphan") {
-                    return Err(ApiError::bad_request(format!(
-                        "propagationPolicy: Unsupported value: \"{p}\""
-                    )));
-                }
+            if let Some(p) = &prop
+                && !matches!(p.as_str(), "Foreground" | "Background" | "Orphan")
+            {
+                return Err(ApiError::bad_request(format!(
+                    "propagationPolicy: Unsupported value: \"{p}\""
+                )));
             }
             let uid = opts
                 .pointer("/preconditions/uid")
@@ -807,13 +807,12 @@ fn patch(
                 ));
             }
             let cfg = parse_json_or_yaml(raw)?;
-            if let Some(n) = meta_str(&cfg, "name") {
-                if n != name {
+            if let Some(n) = meta_str(&cfg, "name")
+                && n != name {
                     return Err(ApiError::bad_request(format!(
                         "the name of the object ({n}) does not match the name on the URL ({name})"
                     )));
                 }
-            }
             let force = q.get("force").is_some_and(|f| f == "true");
             let (code, w) = shared.with_state(|st| -> Result<(u16, crate::store::Written), ApiError> {
                 match st.get(rt, ns, name) {
@@ -846,9 +845,7 @@ fn patch(
         "application/strategic-merge-patch+json" => Err(ApiError::new(
             415,
             "UnsupportedMediaType",
-            format!(
-                "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
-            ),
+            "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml".to_string(),
         )),
         other => Err(ApiError::new(
             415,

@@ -238,10 +238,10 @@ pub fn write_managers(obj: &mut Value, ms: &[Manager], time: &str) {
                 "fieldsType": "FieldsV1",
                 "fieldsV1": to_fields_v1(&m.fields),
             });
-            if !m.subresource.is_empty() {
-                if let Some(o) = e.as_object_mut() {
-                    o.insert("subresource".into(), json!(m.subresource));
-                }
+            if !m.subresource.is_empty()
+                && let Some(o) = e.as_object_mut()
+            {
+                o.insert("subresource".into(), json!(m.subresource));
             }
             e
         })

@@ -220,6 +220,9 @@ fn set_values(s: &str) -> Result<Vec<String>, ApiError> {
 
 type Key = (String, String, String, String);
 
+/// Past events to replay and the receiver for what follows.
+pub type Replay = (Vec<Arc<Event>>, broadcast::Receiver<Arc<Event>>);
+
 /// The whole store. Lives behind one mutex; never held across an await.
 pub struct State {
     pub rv: u64,
@@ -424,15 +427,14 @@ fn validate_crd(obj: &mut Value) -> Vec<FieldError> {
     if let Some(names) = obj
         .pointer_mut("/spec/names")
         .and_then(Value::as_object_mut)
+        && !kind.is_empty()
     {
-        if !kind.is_empty() {
-            names
-                .entry("singular")
-                .or_insert_with(|| json!(kind.to_lowercase()));
-            names
-                .entry("listKind")
-                .or_insert_with(|| json!(format!("{kind}List")));
-        }
+        names
+            .entry("singular")
+            .or_insert_with(|| json!(kind.to_lowercase()));
+        names
+            .entry("listKind")
+            .or_insert_with(|| json!(format!("{kind}List")));
     }
     if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
         spec.entry("conversion")
@@ -469,10 +471,7 @@ impl State {
 
     /// Replay history after `rv` and subscribe to what follows, atomically.
     /// `Err(oldest)` if `rv` is older than the kept history.
-    pub fn watch_from(
-        &self,
-        rv: u64,
-    ) -> Result<(Vec<Arc<Event>>, broadcast::Receiver<Arc<Event>>), u64> {
+    pub fn watch_from(&self, rv: u64) -> Result<Replay, u64> {
         let oldest = self.history.front().map(|e| e.rv).unwrap_or(self.rv);
         if rv + 1 < oldest && rv < self.rv {
             return Err(oldest);
@@ -585,15 +584,15 @@ impl State {
                 "the body of the request must be an object",
             ));
         }
-        if let Some(k) = obj.get("kind").and_then(Value::as_str) {
-            if k != rt.kind {
-                return Err(ApiError::bad_request(format!(
-                    "the API version in the data ({}) does not match the expected API version ({}) or kind {k} does not match {}",
-                    obj.get("apiVersion").and_then(Value::as_str).unwrap_or(""),
-                    rt.api_version(),
-                    rt.kind
-                )));
-            }
+        if let Some(k) = obj.get("kind").and_then(Value::as_str)
+            && k != rt.kind
+        {
+            return Err(ApiError::bad_request(format!(
+                "the API version in the data ({}) does not match the expected API version ({}) or kind {k} does not match {}",
+                obj.get("apiVersion").and_then(Value::as_str).unwrap_or(""),
+                rt.api_version(),
+                rt.kind
+            )));
         }
         if let Some(o) = obj.as_object_mut() {
             o.insert("apiVersion".into(), json!(rt.api_version()));
@@ -635,15 +634,13 @@ impl State {
                 .get("name")
                 .and_then(Value::as_str)
                 .is_none_or(str::is_empty)
-            {
-                if let Some(g) = meta
+                && let Some(g) = meta
                     .get("generateName")
                     .and_then(Value::as_str)
                     .filter(|g| !g.is_empty())
-                {
-                    let n = format!("{g}{}", random_suffix());
-                    meta.insert("name".into(), json!(n));
-                }
+            {
+                let n = format!("{g}{}", random_suffix());
+                meta.insert("name".into(), json!(n));
             }
             if meta
                 .get("resourceVersion")
@@ -669,10 +666,10 @@ impl State {
                 meta.remove("managedFields");
             }
         }
-        if rt.status_subresource {
-            if let Some(o) = obj.as_object_mut() {
-                o.remove("status");
-            }
+        if rt.status_subresource
+            && let Some(o) = obj.as_object_mut()
+        {
+            o.remove("status");
         }
         let mut warnings = self.prepare(rt, &mut obj, ctx)?;
         let name = meta_str(&obj, "name").unwrap_or("").to_string();
@@ -749,6 +746,7 @@ impl State {
 
     /// Replace an object with `new` (already merged by the caller for patches and applies).
     /// `record_update` adds an Update entry to managedFields (false for applies, which did it).
+    #[allow(clippy::too_many_arguments)]
     pub fn update(
         &mut self,
         rt: &ResourceType,
@@ -765,32 +763,32 @@ impl State {
             .cloned()
             .ok_or_else(|| ApiError::not_found(&rt.group, &rt.plural, name))?;
         self.check_identity(rt, &mut new, &ns)?;
-        if let Some(n) = meta_str(&new, "name") {
-            if n != name {
-                return Err(ApiError::bad_request(format!(
-                    "the name of the object ({n}) does not match the name on the URL ({name})"
-                )));
-            }
+        if let Some(n) = meta_str(&new, "name")
+            && n != name
+        {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({n}) does not match the name on the URL ({name})"
+            )));
         }
-        if let Some(rv) = meta_str(&new, "resourceVersion").filter(|s| !s.is_empty()) {
-            if Some(rv) != meta_str(&old, "resourceVersion") {
-                return Err(ApiError::conflict(
-                    &rt.group,
-                    &rt.plural,
-                    name,
-                    "the object has been modified; please apply your changes to the latest version and try again",
-                ));
-            }
+        if let Some(rv) = meta_str(&new, "resourceVersion").filter(|s| !s.is_empty())
+            && Some(rv) != meta_str(&old, "resourceVersion")
+        {
+            return Err(ApiError::conflict(
+                &rt.group,
+                &rt.plural,
+                name,
+                "the object has been modified; please apply your changes to the latest version and try again",
+            ));
         }
         let mut new = match sub {
             Sub::Main => {
-                if rt.status_subresource {
-                    if let Some(o) = new.as_object_mut() {
-                        match old.get("status") {
-                            Some(s) => o.insert("status".into(), s.clone()),
-                            None => o.remove("status"),
-                        };
-                    }
+                if rt.status_subresource
+                    && let Some(o) = new.as_object_mut()
+                {
+                    match old.get("status") {
+                        Some(s) => o.insert("status".into(), s.clone()),
+                        None => o.remove("status"),
+                    };
                 }
                 new
             }
@@ -834,12 +832,11 @@ impl State {
                 m.insert("resourceVersion".into(), rv.clone());
             }
         }
-        if rt.is_crd() {
-            if let (Some(o), Some(s)) = (new.as_object_mut(), old.get("status")) {
-                if sub == Sub::Main {
-                    o.insert("status".into(), s.clone());
-                }
-            }
+        if rt.is_crd()
+            && let (Some(o), Some(s)) = (new.as_object_mut(), old.get("status"))
+            && sub == Sub::Main
+        {
+            o.insert("status".into(), s.clone());
         }
         let warnings = self.prepare(rt, &mut new, ctx)?;
         // Finalizers may not be added once deletion started (the real server rejects that).
@@ -924,6 +921,7 @@ impl State {
     }
 
     /// Delete an object by the rules of the real server (see module docs).
+    #[allow(clippy::too_many_arguments)]
     pub fn delete(
         &mut self,
         rt: &ResourceType,
@@ -1010,13 +1008,13 @@ impl State {
 
     /// Store `o` with deletionTimestamp set (if not yet), as a MODIFIED event.
     fn put_marked(&mut self, key: &Key, mut o: Value) {
-        if let Some(m) = meta_mut(&mut o) {
-            if !m.contains_key("deletionTimestamp") {
-                m.insert("deletionTimestamp".into(), json!(now_rfc3339()));
-                m.insert("deletionGracePeriodSeconds".into(), json!(0));
-                let g = m.get("generation").and_then(Value::as_i64).unwrap_or(1);
-                m.insert("generation".into(), json!(g + 1));
-            }
+        if let Some(m) = meta_mut(&mut o)
+            && !m.contains_key("deletionTimestamp")
+        {
+            m.insert("deletionTimestamp".into(), json!(now_rfc3339()));
+            m.insert("deletionGracePeriodSeconds".into(), json!(0));
+            let g = m.get("generation").and_then(Value::as_i64).unwrap_or(1);
+            m.insert("generation".into(), json!(g + 1));
         }
         self.put(key, o);
     }
@@ -1128,15 +1126,13 @@ impl State {
                 if let Some(refs) = o
                     .pointer("/metadata/ownerReferences")
                     .and_then(Value::as_array)
+                    && !refs.is_empty()
+                    && refs
+                        .iter()
+                        .all(|r| r["uid"].as_str().is_none_or(|u| !uids.contains(u)))
+                    && o.pointer("/metadata/deletionTimestamp").is_none()
                 {
-                    if !refs.is_empty()
-                        && refs
-                            .iter()
-                            .all(|r| r["uid"].as_str().is_none_or(|u| !uids.contains(u)))
-                        && o.pointer("/metadata/deletionTimestamp").is_none()
-                    {
-                        changed |= self.mark_or_remove(key);
-                    }
+                    changed |= self.mark_or_remove(key);
                 }
                 let deleting = o.pointer("/metadata/deletionTimestamp").is_some();
                 if !deleting {
