@@ -128,7 +128,7 @@ fn react(shared: &Arc<Shared>, ev: &Event) {
             });
         } else if deleting && has && schedule_once(shared, "finalize", &uid) {
             let (me, fin, delay) = (shared.clone(), fin.clone(), cfg.finalizer_removal_delay);
-            tokio::spawn(async move {
+            shared.rt.spawn(async move {
                 tokio::time::sleep(delay).await;
                 mutate(&me, &group, &plural, &ns, &name, &uid, move |obj| {
                     let f: Vec<String> =
@@ -150,7 +150,7 @@ fn react(shared: &Arc<Shared>, ev: &Event) {
         let me = shared.clone();
         let status = node_class_status(o);
         let delay = cfg.node_class_status_delay;
-        tokio::spawn(async move {
+        shared.rt.spawn(async move {
             tokio::time::sleep(delay).await;
             mutate(&me, &group, &plural, &ns, &name, &uid, move |obj| {
                 if let Some(m) = obj.as_object_mut() {

@@ -30,7 +30,9 @@
 //! # let _ = (client, log); Ok(()) }
 //! ```
 //!
-//! Handle API ([`TestServer`]): `start(Config)`, `kubeconfig_path()`, `base_url()`,
+//! Handle API ([`TestServer`]): `start(Config)` (on the caller's runtime; use a multi-thread
+//! runtime or `tokio::process` if the test blocks), `start_background(Config)` (own runtime
+//! thread; safe for blocking callers), `kubeconfig_path()`, `base_url()`,
 //! `admin_url()`, `token()`, `ca_pem()`, `client_cert_pem()`, `client_key_pem()`, `client()`,
 //! `client_for_context(ctx)`, `client_config(ctx)`,
 //! `install_crds_from_dir(dir)`, `install_crd(yaml)`, `set_establish_delay(d)`,
@@ -170,6 +172,8 @@ pub struct TestServer {
     certs: tls::CertBundle,
     shutdown: watch::Sender<bool>,
     tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// For [`TestServer::start_background`]: stops the server's own runtime thread.
+    background: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
 static COUNTER: AtomicU32 = AtomicU32::new(0);
@@ -224,6 +228,7 @@ impl TestServer {
             token,
             addr: Mutex::new(None),
             shutdown: shutdown_rx,
+            rt: tokio::runtime::Handle::current(),
         });
         for dir in &config.crd_dirs {
             for (path, text) in read_crd_files(dir)? {
@@ -291,9 +296,50 @@ impl TestServer {
             certs,
             shutdown,
             tasks: Mutex::new(tasks),
+            background: None,
         };
         me.write_files()?;
         Ok(me)
+    }
+
+    /// Start a server on its own runtime thread, so the caller may block (for example on
+    /// `std::process::Command` running terraform) without starving it. Works with or without
+    /// a surrounding runtime. Dropping the handle stops the server and its thread.
+    pub fn start_background(config: Config) -> Result<TestServer, Error> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        std::thread::Builder::new()
+            .name("kube-testserver".into())
+            .spawn(move || {
+                let rt = match tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(2)
+                    .enable_all()
+                    .build()
+                {
+                    Ok(rt) => rt,
+                    Err(e) => {
+                        let _ = tx.send(Err(Error::Io {
+                            path: PathBuf::from("<runtime>"),
+                            source: e,
+                        }));
+                        return;
+                    }
+                };
+                rt.block_on(async move {
+                    let _ = tx.send(TestServer::start(config).await);
+                    let _ = stop_rx.await;
+                });
+            })
+            .map_err(|source| Error::Io {
+                path: PathBuf::from("<thread>"),
+                source,
+            })?;
+        let mut server = rx.recv().map_err(|_| Error::Io {
+            path: PathBuf::from("<thread>"),
+            source: std::io::Error::other("server thread ended"),
+        })??;
+        server.background = Some(stop_tx);
+        Ok(server)
     }
 
     fn write_files(&self) -> Result<(), Error> {
@@ -478,6 +524,9 @@ current-context: kube-testserver\nusers:\n- name: kube-testserver\n  user:\n    
 impl Drop for TestServer {
     fn drop(&mut self) {
         self.stop();
+        if let Some(stop) = self.background.take() {
+            let _ = stop.send(());
+        }
         if self.own_dir {
             let _ = std::fs::remove_dir_all(&self.dir);
         }

@@ -52,6 +52,8 @@ pub struct Shared {
     pub token: String,
     pub addr: Mutex<Option<SocketAddr>>,
     pub shutdown: watch::Receiver<bool>,
+    /// The runtime the server runs on (timers are spawned here, also from non-async callers).
+    pub rt: tokio::runtime::Handle,
 }
 
 impl Shared {
@@ -82,7 +84,7 @@ impl Shared {
         };
         for (name, uid) in later {
             let me = self.clone();
-            tokio::spawn(async move {
+            self.rt.spawn(async move {
                 tokio::time::sleep(delay).await;
                 lock(&me.state).establish(&name, &uid);
             });

@@ -1210,3 +1210,44 @@ async fn the_binary_writes_a_kubeconfig_and_prints_its_path() {
     );
     child.kill().await.unwrap();
 }
+
+#[test]
+fn start_background_serves_while_the_caller_blocks() {
+    let s = TestServer::start_background(Config {
+        crd_dirs: vec![v1_crds()],
+        ..Config::default()
+    })
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kube-testserver"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    s.install_crd(
+        &std::fs::read_to_string(
+            TestServer::shared_crds_dir("v1alpha5").join("karpenter.sh_provisioners.yaml"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let n = rt.block_on(async {
+        let client = s.client().await.unwrap();
+        let crds: Api<CustomResourceDefinition> = Api::all(client);
+        crds.list(&ListParams::default()).await.unwrap().items.len()
+    });
+    assert_eq!(n, 4);
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(
+        s.object(
+            "apiextensions.k8s.io",
+            "v1",
+            "customresourcedefinitions",
+            "provisioners.karpenter.sh"
+        )
+        .is_some()
+    );
+}
