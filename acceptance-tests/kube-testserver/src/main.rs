@@ -73,6 +73,13 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // Install the signal handlers before announcing readiness, so an immediate SIGTERM still
+    // gets a clean shutdown (which removes the temporary work directory).
+    #[cfg(unix)]
+    let mut sigterm =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    let ctrl_c = tokio::signal::ctrl_c();
+    tokio::pin!(ctrl_c);
     let path = std::fs::canonicalize(server.kubeconfig_path())
         .unwrap_or_else(|_| server.kubeconfig_path());
     let mut out = std::io::stdout();
@@ -83,20 +90,17 @@ async fn main() -> ExitCode {
     let _ = out.flush();
     let term = async {
         #[cfg(unix)]
-        {
-            if let Ok(mut s) =
-                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-            {
+        match sigterm.as_mut() {
+            Some(s) => {
                 s.recv().await;
-            } else {
-                std::future::pending::<()>().await;
             }
+            None => std::future::pending::<()>().await,
         }
         #[cfg(not(unix))]
         std::future::pending::<()>().await;
     };
     tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
+        _ = &mut ctrl_c => {}
         _ = term => {}
     }
     server.stop();

@@ -1208,7 +1208,20 @@ async fn the_binary_writes_a_kubeconfig_and_prints_its_path() {
         crds.list(&ListParams::default()).await.unwrap().items.len(),
         5
     );
-    child.kill().await.unwrap();
+    // SIGTERM stops it cleanly, removing its temporary work directory.
+    let pid = child.id().unwrap().to_string();
+    let killed = tokio::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .await
+        .unwrap();
+    assert!(killed.success());
+    let status = tokio::time::timeout(GUARD, child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+    assert!(!path.exists(), "work directory removed on exit");
 }
 
 #[test]
