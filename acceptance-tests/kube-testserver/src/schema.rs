@@ -726,6 +726,38 @@ mod tests {
     }
 
     #[test]
+    fn every_pattern_in_the_shared_crds_compiles() {
+        fn walk(v: &Value, out: &mut Vec<String>) {
+            match v {
+                Value::Object(o) => {
+                    if let Some(Value::String(p)) = o.get("pattern") {
+                        out.push(p.clone());
+                    }
+                    o.values().for_each(|c| walk(c, out));
+                }
+                Value::Array(a) => a.iter().for_each(|c| walk(c, out)),
+                _ => {}
+            }
+        }
+        let base =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/karpenter/crds");
+        let mut patterns = Vec::new();
+        for dir in ["v1", "v1alpha5"] {
+            for e in std::fs::read_dir(base.join(dir)).unwrap() {
+                let text = std::fs::read_to_string(e.unwrap().path()).unwrap();
+                walk(
+                    &serde_saphyr::from_str::<Value>(&text).unwrap(),
+                    &mut patterns,
+                );
+            }
+        }
+        assert!(patterns.len() > 20, "{}", patterns.len());
+        for p in &patterns {
+            assert!(regex_for(p).is_some(), "pattern does not compile: {p}");
+        }
+    }
+
+    #[test]
     fn names_are_checked() {
         assert!(validate_name(&json!({"metadata": {"name": "ok-1.a"}})).is_empty());
         assert_eq!(

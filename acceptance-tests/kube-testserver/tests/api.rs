@@ -918,6 +918,20 @@ async fn simulated_controller_finalizes_fills_status_and_creates_owned_claims() 
             .starts_with("ami-")
     );
     assert!(status["instanceProfile"].is_string());
+    // The simulated status is valid under the CRD's own status schema: writing it back
+    // through the validating /status endpoint is accepted.
+    let current = s
+        .object("karpenter.k8s.aws", "v1", "ec2nodeclasses", "default")
+        .unwrap();
+    let (code, _, body) = raw(
+        &client,
+        Method::PUT,
+        "/apis/karpenter.k8s.aws/v1/ec2nodeclasses/default/status",
+        "application/json",
+        &current,
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
     let nc = s
         .object("karpenter.k8s.aws", "v1", "ec2nodeclasses", "default")
         .unwrap();
@@ -974,6 +988,26 @@ async fn simulated_controller_finalizes_fills_status_and_creates_owned_claims() 
     })
     .await;
 
+    let pool_status_ok = {
+        np.create(&PostParams::default(), &dynobj(nodepool_json("checked")))
+            .await
+            .unwrap();
+        let pool = eventually(10, "NodePool Ready", || {
+            let o = s.object("karpenter.sh", "v1", "nodepools", "checked")?;
+            o["status"]["conditions"].is_array().then_some(o)
+        })
+        .await;
+        let (code, _, body) = raw(
+            &client,
+            Method::PUT,
+            "/apis/karpenter.sh/v1/nodepools/checked/status",
+            "application/json",
+            &pool,
+        )
+        .await;
+        (code, body)
+    };
+    assert_eq!(pool_status_ok.0, 200, "{}", pool_status_ok.1);
     s.set_controller(ControllerConfig::default());
     np.create(&PostParams::default(), &dynobj(nodepool_json("plain")))
         .await
