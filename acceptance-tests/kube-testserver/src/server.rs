@@ -176,6 +176,7 @@ pub async fn serve_tls(listener: TcpListener, acceptor: TlsAcceptor, shared: Arc
         tokio::select! {
             r = listener.accept() => {
                 let Ok((tcp, _)) = r else { continue };
+                let _ = tcp.set_nodelay(true);
                 let acceptor = acceptor.clone();
                 let shared = shared.clone();
                 tokio::spawn(async move {
@@ -569,7 +570,7 @@ fn openapi_doc(types: &[ResourceType]) -> Value {
         let gvk = json!({"group": rt.group, "version": rt.version, "kind": rt.kind});
         let rev: Vec<&str> = rt.group.split('.').rev().collect();
         let schema_name = format!("{}.{}.{}", rev.join("."), rt.version, rt.kind);
-        let mut schema = rt.schema.clone().unwrap_or_else(
+        let mut schema = rt.schema.as_deref().cloned().unwrap_or_else(
             || json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
         );
         if let Some(o) = schema.as_object_mut() {

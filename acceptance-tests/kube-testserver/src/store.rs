@@ -33,7 +33,7 @@ pub struct ResourceType {
     pub categories: Vec<String>,
     pub status_subresource: bool,
     pub scale_subresource: bool,
-    pub schema: Option<Value>,
+    pub schema: Option<Arc<Value>>,
 }
 
 impl ResourceType {
@@ -220,6 +220,9 @@ fn set_values(s: &str) -> Result<Vec<String>, ApiError> {
 
 type Key = (String, String, String, String);
 
+/// Resolved kinds by (group, version, plural) → (CRD resourceVersion, kind).
+type TypeCache = std::collections::HashMap<(String, String, String), (String, ResourceType)>;
+
 /// Past events to replay and the receiver for what follows.
 pub type Replay = (Vec<Arc<Event>>, broadcast::Receiver<Arc<Event>>);
 
@@ -231,6 +234,8 @@ pub struct State {
     tx: broadcast::Sender<Arc<Event>>,
     /// CRDs created since the last drain: (name, uid). The server schedules their establishment.
     pub pending_establish: Vec<(String, String)>,
+    /// Resolved kinds by (group, version, plural), valid while the CRD's resourceVersion matches.
+    rt_cache: std::cell::RefCell<TypeCache>,
 }
 
 fn invalid(kind: &str, group: &str, name: &str, errs: &[FieldError]) -> ApiError {
@@ -329,7 +334,7 @@ pub fn type_from_crd(crd: &Value, version: &str) -> Option<ResourceType> {
         categories: strs(names.get("categories")),
         status_subresource: v.pointer("/subresources/status").is_some(),
         scale_subresource: v.pointer("/subresources/scale").is_some(),
-        schema: v.pointer("/schema/openAPIV3Schema").cloned(),
+        schema: v.pointer("/schema/openAPIV3Schema").cloned().map(Arc::new),
     })
 }
 
@@ -451,6 +456,7 @@ impl State {
             history: VecDeque::new(),
             tx,
             pending_establish: Vec::new(),
+            rt_cache: Default::default(),
         }
     }
 
@@ -498,15 +504,27 @@ impl State {
         if group == CRD_GROUP && version == "v1" && plural == CRD_PLURAL {
             return Some(ResourceType::crd());
         }
-        self.crds().iter().find_map(|c| {
-            let same = c.pointer("/spec/group").and_then(Value::as_str) == Some(group)
-                && c.pointer("/spec/names/plural").and_then(Value::as_str) == Some(plural);
-            if same {
-                type_from_crd(c, version)
-            } else {
-                None
-            }
-        })
+        self.objects
+            .get(&(CRD_GROUP.to_string(), CRD_PLURAL.to_string()))?
+            .values()
+            .find_map(|c| {
+                let same = c.pointer("/spec/group").and_then(Value::as_str) == Some(group)
+                    && c.pointer("/spec/names/plural").and_then(Value::as_str) == Some(plural);
+                if !same {
+                    return None;
+                }
+                let key = (group.to_string(), version.to_string(), plural.to_string());
+                let crd_rv = meta_str(c, "resourceVersion").unwrap_or("").to_string();
+                let mut cache = self.rt_cache.borrow_mut();
+                if let Some((rv, rt)) = cache.get(&key)
+                    && *rv == crd_rv
+                {
+                    return Some(rt.clone());
+                }
+                let rt = type_from_crd(c, version)?;
+                cache.insert(key, (crd_rv, rt.clone()));
+                Some(rt)
+            })
     }
 
     /// A raw object by key.
