@@ -1,0 +1,216 @@
+//! The admin endpoint (`/__admin/…`): fault injection, latency, the request log, the simulated
+//! controller's settings, CRD installation and out-of-band inspection and mutation of objects.
+//! It is served on the plain-HTTP admin port without authentication, and on the TLS port
+//! behind the same authentication as the API. The library handle offers the same operations.
+
+use crate::controller::ControllerConfig;
+use crate::faults::FaultSpec;
+use crate::server::{Body, Shared, error_response, json_response, lock, parse_query};
+use crate::store::{ResourceType, Sub, WriteCtx};
+use crate::util::{ApiError, merge_patch, meta_str};
+use http::{Method, Request, Response};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Install every CustomResourceDefinition document in `text` (YAML or JSON, one or more
+/// documents). Existing CRDs are updated in place. Returns the CRD names.
+pub fn install_crd_docs(
+    shared: &Arc<Shared>,
+    text: &str,
+    delay: Option<Duration>,
+) -> Result<Vec<String>, ApiError> {
+    let docs: Vec<Value> = match serde_json::from_str::<Value>(text) {
+        Ok(v) => vec![v],
+        Err(_) => serde_saphyr::from_multiple::<Value>(text)
+            .map_err(|e| ApiError::bad_request(format!("error parsing YAML: {e}")))?,
+    };
+    let rt = ResourceType::crd();
+    let ctx = WriteCtx {
+        manager: "kube-testserver".into(),
+        dry_run: false,
+        strict: false,
+    };
+    let mut names = Vec::new();
+    for doc in docs.into_iter().filter(|d| !d.is_null()) {
+        if doc.get("kind").and_then(Value::as_str) != Some("CustomResourceDefinition") {
+            continue;
+        }
+        let name = meta_str(&doc, "name").unwrap_or("").to_string();
+        shared.with_state_delay(delay, |st| {
+            if st.get(&rt, "", &name).is_ok() {
+                st.update(&rt, "", &name, doc, Sub::Main, &ctx, true)
+                    .map(|_| ())
+            } else {
+                st.create(&rt, "", doc, &ctx, false).map(|_| ())
+            }
+        })?;
+        names.push(name);
+    }
+    Ok(names)
+}
+
+/// Out-of-band read of a stored object (any version of its kind; `apiVersion` set to `version`).
+pub fn object(
+    shared: &Shared,
+    group: &str,
+    version: &str,
+    plural: &str,
+    ns: &str,
+    name: &str,
+) -> Option<Value> {
+    let mut o = lock(&shared.state)
+        .get_raw(group, plural, ns, name)
+        .cloned()?;
+    if let Some(m) = o.as_object_mut() {
+        m.insert("apiVersion".into(), json!(format!("{group}/{version}")));
+    }
+    Some(o)
+}
+
+/// Out-of-band JSON merge patch of a stored object (no validation, no managedFields).
+pub fn patch_object(
+    shared: &Arc<Shared>,
+    group: &str,
+    plural: &str,
+    ns: &str,
+    name: &str,
+    patch: &Value,
+) -> bool {
+    shared.with_state(|st| {
+        let Some(mut o) = st.get_raw(group, plural, ns, name).cloned() else {
+            return false;
+        };
+        merge_patch(&mut o, patch);
+        st.put_out_of_band(group, plural, ns, name, o)
+    })
+}
+
+/// Out-of-band removal of an object, ignoring finalizers.
+pub fn delete_object(
+    shared: &Arc<Shared>,
+    group: &str,
+    plural: &str,
+    ns: &str,
+    name: &str,
+) -> bool {
+    shared.with_state(|st| st.remove_out_of_band(group, plural, ns, name))
+}
+
+fn ok() -> Response<Body> {
+    json_response(200, &json!({"ok": true}), &[])
+}
+
+fn millis(body: &[u8]) -> Result<Duration, ApiError> {
+    let v: Value =
+        serde_json::from_slice(body).map_err(|e| ApiError::bad_request(e.to_string()))?;
+    v.get("millis")
+        .and_then(Value::as_u64)
+        .map(Duration::from_millis)
+        .ok_or_else(|| ApiError::bad_request("expected {\"millis\": N}"))
+}
+
+/// Serve one admin request.
+pub async fn handle(shared: &Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
+    match handle_inner(shared, req).await {
+        Ok(r) => r,
+        Err(e) => error_response(&e),
+    }
+}
+
+async fn handle_inner(
+    shared: &Arc<Shared>,
+    req: Request<Incoming>,
+) -> Result<Response<Body>, ApiError> {
+    let method = req.method().clone();
+    let path = req
+        .uri()
+        .path()
+        .trim_start_matches("/__admin")
+        .trim_matches('/')
+        .to_string();
+    let q = parse_query(req.uri().query().unwrap_or(""));
+    let body = req
+        .into_body()
+        .collect()
+        .await
+        .map(|c| c.to_bytes())
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    let ns = q.get("namespace").cloned().unwrap_or_default();
+    match (method, segs.as_slice()) {
+        (Method::GET, ["healthz"]) => Ok(ok()),
+        (Method::GET, ["requests"]) => Ok(json_response(200, &json!(*lock(&shared.log)), &[])),
+        (Method::DELETE, ["requests"]) => {
+            lock(&shared.log).clear();
+            Ok(ok())
+        }
+        (Method::GET, ["faults"]) => Ok(json_response(200, &json!(*lock(&shared.faults)), &[])),
+        (Method::POST, ["faults"]) => {
+            let v: Value =
+                serde_json::from_slice(&body).map_err(|e| ApiError::bad_request(e.to_string()))?;
+            let specs: Vec<FaultSpec> = if v.is_array() {
+                serde_json::from_value(v)
+            } else {
+                serde_json::from_value(v).map(|s| vec![s])
+            }
+            .map_err(|e| ApiError::bad_request(format!("invalid fault spec: {e}")))?;
+            lock(&shared.faults).extend(specs);
+            Ok(ok())
+        }
+        (Method::DELETE, ["faults"]) => {
+            lock(&shared.faults).clear();
+            Ok(ok())
+        }
+        (Method::PUT, ["latency"]) => {
+            *lock(&shared.latency) = millis(&body)?;
+            Ok(ok())
+        }
+        (Method::PUT, ["establish-delay"]) => {
+            *lock(&shared.establish_delay) = millis(&body)?;
+            Ok(ok())
+        }
+        (Method::GET, ["controller"]) => {
+            Ok(json_response(200, &json!(*lock(&shared.controller)), &[]))
+        }
+        (Method::PUT, ["controller"]) => {
+            let c: ControllerConfig = serde_json::from_slice(&body)
+                .map_err(|e| ApiError::bad_request(format!("invalid controller config: {e}")))?;
+            *lock(&shared.controller) = c;
+            Ok(ok())
+        }
+        (Method::POST, ["crds"]) => {
+            let text =
+                std::str::from_utf8(&body).map_err(|e| ApiError::bad_request(e.to_string()))?;
+            let names = install_crd_docs(shared, text, None)?;
+            Ok(json_response(201, &json!({"installed": names}), &[]))
+        }
+        (m, ["objects", g, v, plural, name]) => match m {
+            Method::GET => object(shared, g, v, plural, &ns, name)
+                .map(|o| json_response(200, &o, &[]))
+                .ok_or_else(|| ApiError::not_found(g, plural, name)),
+            Method::PATCH => {
+                let p: Value = serde_json::from_slice(&body)
+                    .map_err(|e| ApiError::bad_request(e.to_string()))?;
+                if patch_object(shared, g, plural, &ns, name, &p) {
+                    object(shared, g, v, plural, &ns, name)
+                        .map(|o| json_response(200, &o, &[]))
+                        .ok_or_else(|| ApiError::not_found(g, plural, name))
+                } else {
+                    Err(ApiError::not_found(g, plural, name))
+                }
+            }
+            Method::DELETE => {
+                if delete_object(shared, g, plural, &ns, name) {
+                    Ok(ok())
+                } else {
+                    Err(ApiError::not_found(g, plural, name))
+                }
+            }
+            _ => Err(ApiError::method_not_allowed()),
+        },
+        _ => Err(ApiError::no_resource()),
+    }
+}

@@ -1,0 +1,290 @@
+//! A simulated Karpenter controller, switchable at run time. It watches the store's events and:
+//! adds a finalizer (per kind) to new objects and removes it a while after deletion starts;
+//! fills `EC2NodeClass` status (subnets, security groups, AMIs, instance profile, `Ready=True`)
+//! after a delay; marks `NodePool`s Ready; and creates `NodeClaim`s owned by each new `NodePool`
+//! so that foreground deletion has dependents to wait for.
+
+use crate::server::{Shared, lock};
+use crate::store::{Event, Sub, WriteCtx};
+use crate::util::{finalizers, meta_str, now_rfc3339, set_finalizers};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::broadcast;
+
+/// Settings of the simulated controller. Durations are milliseconds in JSON (admin endpoint).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ControllerConfig {
+    /// Master switch; nothing happens when false.
+    pub enabled: bool,
+    /// Kind → finalizer added to every object of that kind (any group).
+    pub finalizers: BTreeMap<String, String>,
+    /// How long after deletion starts the finalizer is removed.
+    #[serde(with = "crate::millis")]
+    pub finalizer_removal_delay: Duration,
+    /// Fill `EC2NodeClass` status.
+    pub node_class_status: bool,
+    /// Delay before `EC2NodeClass` status is filled.
+    #[serde(with = "crate::millis")]
+    pub node_class_status_delay: Duration,
+    /// Mark `NodePool`s Ready (status conditions) when created.
+    pub node_pool_status: bool,
+    /// NodeClaims created (owned by the NodePool, blockOwnerDeletion) per new NodePool.
+    pub node_claims_per_node_pool: u32,
+}
+
+impl Default for ControllerConfig {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            finalizers: BTreeMap::new(),
+            finalizer_removal_delay: Duration::from_millis(500),
+            node_class_status: false,
+            node_class_status_delay: Duration::from_millis(500),
+            node_pool_status: false,
+            node_claims_per_node_pool: 0,
+        }
+    }
+}
+
+impl ControllerConfig {
+    /// Behaves like a running Karpenter: finalizers on NodePool, NodeClaim and EC2NodeClass
+    /// (removed 500 ms after deletion starts), EC2NodeClass Ready after 500 ms, NodePool Ready,
+    /// one NodeClaim per NodePool.
+    pub fn karpenter() -> Self {
+        let mut finalizers = BTreeMap::new();
+        finalizers.insert(
+            "NodePool".to_string(),
+            "karpenter.sh/termination".to_string(),
+        );
+        finalizers.insert(
+            "NodeClaim".to_string(),
+            "karpenter.sh/termination".to_string(),
+        );
+        finalizers.insert(
+            "EC2NodeClass".to_string(),
+            "karpenter.k8s.aws/termination".to_string(),
+        );
+        Self {
+            enabled: true,
+            finalizers,
+            node_class_status: true,
+            node_pool_status: true,
+            node_claims_per_node_pool: 1,
+            ..Self::default()
+        }
+    }
+}
+
+/// Run until the event channel closes.
+pub async fn run(shared: Arc<Shared>, mut rx: broadcast::Receiver<Arc<Event>>) {
+    let mut shutdown = shared.shutdown.clone();
+    loop {
+        tokio::select! {
+            ev = rx.recv() => match ev {
+                Ok(ev) => react(&shared, &ev),
+                Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(broadcast::error::RecvError::Closed) => return,
+            },
+            _ = shutdown.changed() => return,
+        }
+    }
+}
+
+fn schedule_once(shared: &Shared, what: &str, uid: &str) -> bool {
+    lock(&shared.scheduled).insert((what.to_string(), uid.to_string()))
+}
+
+fn react(shared: &Arc<Shared>, ev: &Event) {
+    let cfg = lock(&shared.controller).clone();
+    if !cfg.enabled || ev.etype == "DELETED" {
+        return;
+    }
+    let o = &ev.object;
+    let kind = o
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let uid = meta_str(o, "uid").unwrap_or("").to_string();
+    let ns = meta_str(o, "namespace").unwrap_or("").to_string();
+    let name = meta_str(o, "name").unwrap_or("").to_string();
+    let deleting = o.pointer("/metadata/deletionTimestamp").is_some();
+    let (group, plural) = (ev.group.clone(), ev.plural.clone());
+
+    if let Some(fin) = cfg.finalizers.get(&kind) {
+        let has = finalizers(o).iter().any(|f| f == fin);
+        if !deleting && !has {
+            let fin = fin.clone();
+            mutate(shared, &group, &plural, &ns, &name, &uid, move |obj| {
+                let mut f = finalizers(obj);
+                if !f.contains(&fin) {
+                    f.push(fin.clone());
+                }
+                set_finalizers(obj, &f);
+            });
+        } else if deleting && has && schedule_once(shared, "finalize", &uid) {
+            let (me, fin, delay) = (shared.clone(), fin.clone(), cfg.finalizer_removal_delay);
+            shared.rt.spawn(async move {
+                tokio::time::sleep(delay).await;
+                mutate(&me, &group, &plural, &ns, &name, &uid, move |obj| {
+                    let f: Vec<String> =
+                        finalizers(obj).into_iter().filter(|x| *x != fin).collect();
+                    set_finalizers(obj, &f);
+                });
+            });
+            return;
+        }
+    }
+    if deleting {
+        return;
+    }
+    if kind == "EC2NodeClass"
+        && cfg.node_class_status
+        && o.pointer("/status/conditions").is_none()
+        && schedule_once(shared, "nodeclass", &uid)
+    {
+        let me = shared.clone();
+        let status = node_class_status(o);
+        let delay = cfg.node_class_status_delay;
+        shared.rt.spawn(async move {
+            tokio::time::sleep(delay).await;
+            mutate(&me, &group, &plural, &ns, &name, &uid, move |obj| {
+                if let Some(m) = obj.as_object_mut() {
+                    m.insert("status".into(), status.clone());
+                }
+            });
+        });
+        return;
+    }
+    if kind == "NodePool" && ev.etype == "ADDED" {
+        if cfg.node_pool_status && schedule_once(shared, "nodepool", &uid) {
+            let generation = o
+                .pointer("/metadata/generation")
+                .cloned()
+                .unwrap_or(json!(1));
+            let now = now_rfc3339();
+            let conds: Vec<Value> = ["ValidationSucceeded", "NodeClassReady", "Ready"]
+                .iter()
+                .map(|t| json!({"type": t, "status": "True", "lastTransitionTime": now, "reason": t, "message": "", "observedGeneration": generation}))
+                .collect();
+            let n = cfg.node_claims_per_node_pool;
+            mutate(shared, &group, &plural, &ns, &name, &uid, move |obj| {
+                if let Some(m) = obj.as_object_mut() {
+                    m.insert("status".into(), json!({"conditions": conds, "nodes": n,
+                        "resources": {"cpu": "0", "memory": "0", "nodes": n.to_string(), "pods": "0"}}));
+                }
+            });
+        }
+        for _ in 0..cfg.node_claims_per_node_pool {
+            create_node_claim(shared, o);
+        }
+    }
+}
+
+/// Apply `f` to the stored object if it still has `uid`, as an out-of-band write.
+fn mutate(
+    shared: &Arc<Shared>,
+    group: &str,
+    plural: &str,
+    ns: &str,
+    name: &str,
+    uid: &str,
+    f: impl FnOnce(&mut Value),
+) {
+    shared.with_state(|st| {
+        let Some(mut o) = st.get_raw(group, plural, ns, name).cloned() else {
+            return;
+        };
+        if meta_str(&o, "uid") != Some(uid) {
+            return;
+        }
+        f(&mut o);
+        st.put_out_of_band(group, plural, ns, name, o);
+    });
+}
+
+fn node_class_status(o: &Value) -> Value {
+    let name = meta_str(o, "name").unwrap_or("default");
+    let generation = o
+        .pointer("/metadata/generation")
+        .cloned()
+        .unwrap_or(json!(1));
+    let profile = o
+        .pointer("/spec/instanceProfile")
+        .and_then(Value::as_str)
+        .map(String::from)
+        .unwrap_or_else(|| {
+            format!(
+                "testcluster_{:x}",
+                name.bytes()
+                    .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)))
+            )
+        });
+    let now = now_rfc3339();
+    let conds: Vec<Value> = ["AMIsReady", "SubnetsReady", "SecurityGroupsReady", "InstanceProfileReady", "ValidationSucceeded", "Ready"]
+        .iter()
+        .map(|t| json!({"type": t, "status": "True", "lastTransitionTime": now, "reason": t, "message": "", "observedGeneration": generation}))
+        .collect();
+    json!({
+        "subnets": [
+            {"id": "subnet-0a1b2c3d4e5f60001", "zone": "us-east-1a", "zoneID": "use1-az1"},
+            {"id": "subnet-0a1b2c3d4e5f60002", "zone": "us-east-1b", "zoneID": "use1-az2"}
+        ],
+        "securityGroups": [{"id": "sg-0a1b2c3d4e5f60001", "name": "eks-cluster-sg-testcluster"}],
+        "amis": [{"id": "ami-0a1b2c3d4e5f60001", "name": "amazon-eks-node-al2023-x86_64-standard-1.32-v20260101",
+            "requirements": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]}],
+        "instanceProfile": profile,
+        "conditions": conds
+    })
+}
+
+fn create_node_claim(shared: &Arc<Shared>, pool: &Value) {
+    let pool_name = meta_str(pool, "name").unwrap_or("").to_string();
+    let uid = meta_str(pool, "uid").unwrap_or("").to_string();
+    let spec = pool
+        .pointer("/spec/template/spec")
+        .cloned()
+        .unwrap_or(json!({}));
+    let mut claim_spec = json!({
+        "nodeClassRef": spec.get("nodeClassRef").cloned().unwrap_or(json!({"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"})),
+        "requirements": spec.get("requirements").cloned().unwrap_or(json!([{"key": "kubernetes.io/arch", "operator": "Exists"}])),
+    });
+    for k in [
+        "taints",
+        "startupTaints",
+        "expireAfter",
+        "terminationGracePeriod",
+    ] {
+        if let (Some(v), Some(m)) = (spec.get(k), claim_spec.as_object_mut()) {
+            m.insert(k.into(), v.clone());
+        }
+    }
+    let claim = json!({
+        "apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
+        "metadata": {
+            "generateName": format!("{pool_name}-"),
+            "labels": {"karpenter.sh/nodepool": pool_name},
+            "ownerReferences": [{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "name": pool_name, "uid": uid,
+                "blockOwnerDeletion": true, "controller": true}]
+        },
+        "spec": claim_spec
+    });
+    let ctx = WriteCtx {
+        manager: "karpenter".into(),
+        dry_run: false,
+        strict: false,
+    };
+    shared.with_state(|st| {
+        let Some(rt) = st.resolve("karpenter.sh", "v1", "nodeclaims") else {
+            return;
+        };
+        if let Err(e) = st.create(&rt, "", claim, &ctx, false) {
+            tracing::warn!("simulated controller could not create a NodeClaim: {e}");
+        }
+        let _ = Sub::Main;
+    });
+}

@@ -1,0 +1,187 @@
+//! Fault injection and the request log. Faults are queued specs that answer the next N
+//! matching API requests with an error (or drop the connection); the log records every
+//! request the server answered so tests can count what a client did.
+
+use crate::util::ApiError;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::time::Duration;
+
+/// What an injected fault answers with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FaultKind {
+    /// 429 TooManyRequests with `Retry-After` (see [`FaultSpec::retry_after_secs`]).
+    TooManyRequests,
+    /// 500 InternalError.
+    InternalError,
+    /// 503 ServiceUnavailable.
+    ServiceUnavailable,
+    /// 500 InternalError worded like an admission webhook that cannot be reached.
+    WebhookRefused,
+    /// Close the connection without answering.
+    DropConnection,
+}
+
+/// One queued fault: answers the next `count` matching requests.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FaultSpec {
+    pub kind: FaultKind,
+    /// How many requests this fault answers before it is used up.
+    #[serde(default = "one")]
+    pub count: u32,
+    /// Only requests with this HTTP method (case-insensitive), if set.
+    #[serde(default)]
+    pub method: Option<String>,
+    /// Only requests whose path contains this string, if set.
+    #[serde(default)]
+    pub path_contains: Option<String>,
+    /// Seconds sent in `Retry-After` and `details.retryAfterSeconds` for 429.
+    #[serde(default = "one")]
+    pub retry_after_secs: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl FaultSpec {
+    /// A fault of `kind` for the next `count` requests of any method and path.
+    pub fn new(kind: FaultKind, count: u32) -> Self {
+        Self {
+            kind,
+            count,
+            method: None,
+            path_contains: None,
+            retry_after_secs: 1,
+        }
+    }
+    /// Restrict to one HTTP method.
+    pub fn method(mut self, m: &str) -> Self {
+        self.method = Some(m.to_string());
+        self
+    }
+    /// Restrict to paths containing `p`.
+    pub fn path_contains(mut self, p: &str) -> Self {
+        self.path_contains = Some(p.to_string());
+        self
+    }
+    fn matches(&self, method: &str, path: &str) -> bool {
+        self.count > 0
+            && self
+                .method
+                .as_deref()
+                .is_none_or(|m| m.eq_ignore_ascii_case(method))
+            && self
+                .path_contains
+                .as_deref()
+                .is_none_or(|p| path.contains(p))
+    }
+}
+
+/// What to do with a request after consulting the fault queue.
+pub enum FaultAction {
+    Respond(ApiError),
+    Drop,
+}
+
+/// Take one use of the first matching fault, if any.
+pub fn take(
+    queue: &mut Vec<FaultSpec>,
+    method: &str,
+    path: &str,
+) -> Option<(FaultKind, FaultAction)> {
+    let f = queue.iter_mut().find(|f| f.matches(method, path))?;
+    f.count -= 1;
+    let kind = f.kind;
+    let retry = f.retry_after_secs;
+    queue.retain(|f| f.count > 0);
+    let action = match kind {
+        FaultKind::TooManyRequests => {
+            let mut e = ApiError::new(
+                429,
+                "TooManyRequests",
+                "Too many requests, please try again later.",
+            )
+            .with_details(json!({"retryAfterSeconds": retry}));
+            e.headers.push(("retry-after", retry.to_string()));
+            FaultAction::Respond(e)
+        }
+        FaultKind::InternalError => FaultAction::Respond(ApiError::internal("injected fault")),
+        FaultKind::ServiceUnavailable => FaultAction::Respond(ApiError::new(
+            503,
+            "ServiceUnavailable",
+            "the server is currently unable to handle the request",
+        )),
+        FaultKind::WebhookRefused => {
+            let cause = "failed calling webhook \"validation.webhook.karpenter.sh\": failed to call webhook: Post \"https://karpenter.kube-system.svc:8443/validate/karpenter.sh?timeout=10s\": dial tcp 10.100.0.17:8443: connect: connection refused";
+            FaultAction::Respond(
+                ApiError::new(
+                    500,
+                    "InternalError",
+                    format!("Internal error occurred: {cause}"),
+                )
+                .with_details(json!({"causes": [{"message": cause}]})),
+            )
+        }
+        FaultKind::DropConnection => FaultAction::Drop,
+    };
+    Some((kind, action))
+}
+
+/// One answered request.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoggedRequest {
+    pub method: String,
+    /// The path without the query.
+    pub path: String,
+    /// The raw query string ("" if none).
+    pub query: String,
+    /// HTTP status answered (0 for a dropped connection).
+    pub status: u16,
+    /// When the request arrived, in milliseconds since the Unix epoch.
+    pub at_unix_ms: u64,
+    /// Time to the response head (for watches: to the start of the stream).
+    #[serde(with = "crate::millis")]
+    pub duration: Duration,
+    /// The `User-Agent` header.
+    pub user_agent: String,
+    /// The injected fault that answered it, if any.
+    pub fault: Option<FaultKind>,
+}
+
+impl LoggedRequest {
+    /// Whether the query string has `watch=true` or `watch=1`.
+    pub fn is_watch(&self) -> bool {
+        self.query
+            .split('&')
+            .any(|kv| kv == "watch=true" || kv == "watch=1")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn faults_are_used_up_in_order() {
+        let mut q = vec![
+            FaultSpec::new(FaultKind::InternalError, 1).method("PATCH"),
+            FaultSpec::new(FaultKind::TooManyRequests, 2),
+        ];
+        assert!(matches!(
+            take(&mut q, "GET", "/x"),
+            Some((FaultKind::TooManyRequests, _))
+        ));
+        assert!(matches!(
+            take(&mut q, "PATCH", "/x"),
+            Some((FaultKind::InternalError, _))
+        ));
+        assert!(matches!(
+            take(&mut q, "PATCH", "/x"),
+            Some((FaultKind::TooManyRequests, _))
+        ));
+        assert!(take(&mut q, "PATCH", "/x").is_none());
+        assert!(q.is_empty());
+    }
+}

@@ -1,0 +1,772 @@
+//! Structural-schema handling for custom objects, following the rules kube-apiserver applies
+//! to a CRD version's `openAPIV3Schema`: pruning of unknown fields, dropping of `null` for
+//! non-nullable fields, `default` values (recursively, also inside defaults), and validation
+//! of types, `required`, `enum`, `pattern`, lengths, item and property counts, bounds,
+//! `x-kubernetes-int-or-string`, list-type `set`/`map` uniqueness and `allOf`/`anyOf`/`oneOf`.
+//! CEL rules (`x-kubernetes-validations`) and `format` are not evaluated.
+
+use regex::Regex;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
+/// One validation failure, shaped like a `metav1.StatusCause`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldError {
+    /// `FieldValueRequired`, `FieldValueInvalid`, `FieldValueTypeInvalid`, …
+    pub reason: &'static str,
+    /// Field path, e.g. `spec.template.spec.requirements[0].operator`.
+    pub field: String,
+    /// Message without the field prefix, e.g. `Required value`.
+    pub message: String,
+}
+
+impl FieldError {
+    fn new(reason: &'static str, field: &str, message: String) -> Self {
+        Self {
+            reason,
+            field: field.to_string(),
+            message,
+        }
+    }
+    /// `field: message`, as the real server joins them in `Status.message`.
+    pub fn full(&self) -> String {
+        format!("{}: {}", self.field, self.message)
+    }
+}
+
+/// Keys kept under `metadata` (everything else there is dropped, as ObjectMeta decoding does).
+const META_FIELDS: &[&str] = &[
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+];
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+fn preserve_unknown(s: &Value) -> bool {
+    s.get("x-kubernetes-preserve-unknown-fields")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+fn nullable(s: &Value) -> bool {
+    s.get("nullable").and_then(Value::as_bool).unwrap_or(false)
+}
+fn int_or_string(s: &Value) -> bool {
+    s.get("x-kubernetes-int-or-string")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+fn embedded(s: &Value) -> bool {
+    s.get("x-kubernetes-embedded-resource")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
+/// Remove unknown fields of a whole object (root schema). Returns the paths that were dropped.
+pub fn prune_root(schema: &Value, obj: &mut Value) -> Vec<String> {
+    let mut dropped = Vec::new();
+    if let Some(o) = obj.as_object_mut() {
+        if let Some(Value::Object(m)) = o.get_mut("metadata") {
+            m.retain(|k, _| {
+                let keep = META_FIELDS.contains(&k.as_str());
+                if !keep {
+                    dropped.push(format!("metadata.{k}"));
+                }
+                keep
+            });
+        }
+        let props = schema.get("properties").and_then(Value::as_object);
+        let keep_all = preserve_unknown(schema);
+        let keys: Vec<String> = o.keys().cloned().collect();
+        for k in keys {
+            if k == "apiVersion" || k == "kind" || k == "metadata" {
+                continue;
+            }
+            match props.and_then(|p| p.get(&k)) {
+                Some(ps) => {
+                    if let Some(child) = o.get_mut(&k) {
+                        prune(ps, child, &k, &mut dropped);
+                    }
+                }
+                None if keep_all => {}
+                None => {
+                    o.remove(&k);
+                    dropped.push(k);
+                }
+            }
+        }
+    }
+    dropped
+}
+
+fn prune(s: &Value, v: &mut Value, path: &str, dropped: &mut Vec<String>) {
+    match v {
+        Value::Object(o) => {
+            if embedded(s)
+                && let Some(Value::Object(m)) = o.get_mut("metadata")
+            {
+                m.retain(|k, _| META_FIELDS.contains(&k.as_str()));
+            }
+            let props = s.get("properties").and_then(Value::as_object);
+            let addl = s.get("additionalProperties");
+            let keep_unknown = preserve_unknown(s)
+                || matches!(addl, Some(Value::Bool(true)))
+                || (props.is_none() && addl.is_none() && s.get("type").is_none());
+            let keys: Vec<String> = o.keys().cloned().collect();
+            for k in keys {
+                let child_path = join(path, &k);
+                if let Some(ps) = props.and_then(|p| p.get(&k)) {
+                    if let Some(c) = o.get_mut(&k) {
+                        prune(ps, c, &child_path, dropped);
+                    }
+                } else if let Some(a @ Value::Object(_)) = addl {
+                    if let Some(c) = o.get_mut(&k) {
+                        prune(a, c, &child_path, dropped);
+                    }
+                } else if embedded(s) && (k == "apiVersion" || k == "kind" || k == "metadata") {
+                } else if !keep_unknown {
+                    o.remove(&k);
+                    dropped.push(child_path);
+                }
+            }
+        }
+        Value::Array(a) => {
+            if let Some(items) = s.get("items") {
+                for (i, c) in a.iter_mut().enumerate() {
+                    prune(items, c, &format!("{path}[{i}]"), dropped);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Apply `default` values and drop `null`s of non-nullable fields, for a whole object.
+pub fn default_root(schema: &Value, obj: &mut Value) {
+    apply_defaults(schema, obj);
+}
+
+fn apply_defaults(s: &Value, v: &mut Value) {
+    match v {
+        Value::Object(o) => {
+            if let Some(props) = s.get("properties").and_then(Value::as_object) {
+                for (k, ps) in props {
+                    let is_null = matches!(o.get(k), Some(Value::Null));
+                    if is_null && !nullable(ps) {
+                        o.remove(k);
+                    }
+                    if !o.contains_key(k)
+                        && let Some(d) = ps.get("default")
+                    {
+                        o.insert(k.clone(), d.clone());
+                    }
+                    if let Some(c) = o.get_mut(k) {
+                        apply_defaults(ps, c);
+                    }
+                }
+            }
+            if let Some(a @ Value::Object(_)) = s.get("additionalProperties") {
+                for (_, c) in o.iter_mut() {
+                    apply_defaults(a, c);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(is) = s.get("items") {
+                for c in items.iter_mut() {
+                    apply_defaults(is, c);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Validate a whole object against the root schema (metadata is checked by the caller).
+pub fn validate_root(schema: &Value, obj: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let Some(o) = obj.as_object() else {
+        errs.push(FieldError::new(
+            "FieldValueTypeInvalid",
+            "<root>",
+            "must be an object".into(),
+        ));
+        return errs;
+    };
+    if let Some(req) = schema.get("required").and_then(Value::as_array) {
+        for r in req.iter().filter_map(Value::as_str) {
+            if !o.contains_key(r) {
+                errs.push(FieldError::new(
+                    "FieldValueRequired",
+                    r,
+                    "Required value".into(),
+                ));
+            }
+        }
+    }
+    let props = schema.get("properties").and_then(Value::as_object);
+    for (k, c) in o {
+        if k == "apiVersion" || k == "kind" || k == "metadata" {
+            continue;
+        }
+        if let Some(ps) = props.and_then(|p| p.get(k)) {
+            validate(ps, c, k, &mut errs);
+        }
+    }
+    errs
+}
+
+/// The JSON type name of a value, as Go's OpenAPI validator names them.
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(n) if n.as_f64().is_some_and(|f| f.fract() == 0.0) => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// How a value is shown after `Invalid value:` in error messages.
+pub fn show(v: &Value) -> String {
+    match v {
+        Value::String(s) => serde_json::to_string(s).unwrap_or_default(),
+        Value::Array(_) | Value::Object(_) => format!("\"{}\"", type_name(v)),
+        other => other.to_string(),
+    }
+}
+
+fn type_ok(expected: &str, v: &Value) -> bool {
+    let actual = type_name(v);
+    match expected {
+        "number" => actual == "number" || actual == "integer",
+        t => t == actual,
+    }
+}
+
+fn regex_for(pattern: &str) -> Option<Regex> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Option<Regex>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
+    let mut g = cache.lock().unwrap_or_else(|e| e.into_inner());
+    g.entry(pattern.to_string())
+        .or_insert_with(|| Regex::new(pattern).ok())
+        .clone()
+}
+
+fn num(v: &Value) -> Option<f64> {
+    v.as_f64()
+}
+
+fn validate(s: &Value, v: &Value, path: &str, errs: &mut Vec<FieldError>) {
+    if v.is_null() {
+        if nullable(s) {
+            return;
+        }
+        if let Some(t) = s.get("type").and_then(Value::as_str) {
+            errs.push(FieldError::new(
+                "FieldValueTypeInvalid",
+                path,
+                format!("Invalid value: \"null\": {path} in body must be of type {t}: \"null\""),
+            ));
+            return;
+        }
+    }
+    if int_or_string(s) {
+        let t = type_name(v);
+        if t != "integer" && t != "string" {
+            errs.push(FieldError::new(
+                "FieldValueTypeInvalid",
+                path,
+                format!("Invalid value: \"{t}\": {path} in body must be of type integer or string: \"{t}\""),
+            ));
+            return;
+        }
+    } else if let Some(t) = s.get("type").and_then(Value::as_str)
+        && !type_ok(t, v)
+    {
+        let actual = type_name(v);
+        errs.push(FieldError::new(
+            "FieldValueTypeInvalid",
+            path,
+            format!(
+                "Invalid value: \"{actual}\": {path} in body must be of type {t}: \"{actual}\""
+            ),
+        ));
+        return;
+    }
+    if let Some(en) = s.get("enum").and_then(Value::as_array)
+        && !en.contains(v)
+    {
+        let supported: Vec<String> = en.iter().map(show).collect();
+        errs.push(FieldError::new(
+            "FieldValueNotSupported",
+            path,
+            format!(
+                "Unsupported value: {}: supported values: {}",
+                show(v),
+                supported.join(", ")
+            ),
+        ));
+    }
+    match v {
+        Value::String(st) => validate_string(s, st, v, path, errs),
+        Value::Number(_) => validate_number(s, v, path, errs),
+        Value::Array(a) => validate_array(s, a, v, path, errs),
+        Value::Object(o) => validate_object(s, o, v, path, errs),
+        _ => {}
+    }
+    validate_combinators(s, v, path, errs);
+}
+
+fn validate_string(s: &Value, st: &str, v: &Value, path: &str, errs: &mut Vec<FieldError>) {
+    let len = st.chars().count() as u64;
+    if let Some(max) = s.get("maxLength").and_then(Value::as_u64)
+        && len > max
+    {
+        errs.push(FieldError::new(
+            "FieldValueTooLong",
+            path,
+            format!("Too long: may not be more than {max} bytes"),
+        ));
+    }
+    if let Some(min) = s.get("minLength").and_then(Value::as_u64)
+        && len < min
+    {
+        errs.push(FieldError::new(
+            "FieldValueInvalid",
+            path,
+            format!(
+                "Invalid value: {}: {path} in body should be at least {min} chars long",
+                show(v)
+            ),
+        ));
+    }
+    if let Some(p) = s.get("pattern").and_then(Value::as_str)
+        && let Some(re) = regex_for(p)
+        && !re.is_match(st)
+    {
+        errs.push(FieldError::new(
+            "FieldValueInvalid",
+            path,
+            format!(
+                "Invalid value: {}: {path} in body should match '{p}'",
+                show(v)
+            ),
+        ));
+    }
+}
+
+fn validate_number(s: &Value, v: &Value, path: &str, errs: &mut Vec<FieldError>) {
+    let Some(x) = num(v) else { return };
+    if let Some(min) = s.get("minimum").and_then(num) {
+        let excl = s
+            .get("exclusiveMinimum")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        if (excl && x <= min) || (!excl && x < min) {
+            let word = if excl {
+                "greater than"
+            } else {
+                "greater than or equal to"
+            };
+            errs.push(FieldError::new(
+                "FieldValueInvalid",
+                path,
+                format!(
+                    "Invalid value: {}: {path} in body should be {word} {}",
+                    show(v),
+                    fmt_num(min)
+                ),
+            ));
+        }
+    }
+    if let Some(max) = s.get("maximum").and_then(num) {
+        let excl = s
+            .get("exclusiveMaximum")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        if (excl && x >= max) || (!excl && x > max) {
+            let word = if excl {
+                "less than"
+            } else {
+                "less than or equal to"
+            };
+            errs.push(FieldError::new(
+                "FieldValueInvalid",
+                path,
+                format!(
+                    "Invalid value: {}: {path} in body should be {word} {}",
+                    show(v),
+                    fmt_num(max)
+                ),
+            ));
+        }
+    }
+}
+
+fn fmt_num(f: f64) -> String {
+    if f.fract() == 0.0 && f.abs() < 1e15 {
+        format!("{}", f as i64)
+    } else {
+        format!("{f}")
+    }
+}
+
+fn validate_array(s: &Value, a: &[Value], _v: &Value, path: &str, errs: &mut Vec<FieldError>) {
+    let n = a.len() as u64;
+    if let Some(max) = s.get("maxItems").and_then(Value::as_u64)
+        && n > max
+    {
+        errs.push(FieldError::new(
+            "FieldValueTooMany",
+            path,
+            format!("Too many: {n}: must have at most {max} items"),
+        ));
+    }
+    if let Some(min) = s.get("minItems").and_then(Value::as_u64)
+        && n < min
+    {
+        errs.push(FieldError::new(
+            "FieldValueInvalid",
+            path,
+            format!("Invalid value: {n}: {path} in body should have at least {min} items"),
+        ));
+    }
+    match s.get("x-kubernetes-list-type").and_then(Value::as_str) {
+        Some("set") => {
+            for (i, x) in a.iter().enumerate() {
+                if a[..i].contains(x) {
+                    errs.push(FieldError::new(
+                        "FieldValueDuplicate",
+                        &format!("{path}[{i}]"),
+                        format!("Duplicate value: {}", show(x)),
+                    ));
+                }
+            }
+        }
+        Some("map") => {
+            let keys: Vec<&str> = s
+                .get("x-kubernetes-list-map-keys")
+                .and_then(Value::as_array)
+                .map(|k| k.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let key_of = |x: &Value| {
+                keys.iter()
+                    .map(|k| x.get(*k).cloned().unwrap_or(Value::Null))
+                    .collect::<Vec<_>>()
+            };
+            for (i, x) in a.iter().enumerate() {
+                let kx = key_of(x);
+                if a[..i].iter().any(|y| key_of(y) == kx) {
+                    let shown: Map<String, Value> = keys
+                        .iter()
+                        .map(|k| (k.to_string(), x.get(*k).cloned().unwrap_or(Value::Null)))
+                        .collect();
+                    errs.push(FieldError::new(
+                        "FieldValueDuplicate",
+                        &format!("{path}[{i}]"),
+                        format!("Duplicate value: {}", Value::Object(shown)),
+                    ));
+                }
+            }
+        }
+        _ => {}
+    }
+    if let Some(items) = s.get("items") {
+        for (i, x) in a.iter().enumerate() {
+            validate(items, x, &format!("{path}[{i}]"), errs);
+        }
+    }
+}
+
+fn validate_object(
+    s: &Value,
+    o: &Map<String, Value>,
+    _v: &Value,
+    path: &str,
+    errs: &mut Vec<FieldError>,
+) {
+    if let Some(req) = s.get("required").and_then(Value::as_array) {
+        for r in req.iter().filter_map(Value::as_str) {
+            if !o.contains_key(r) {
+                errs.push(FieldError::new(
+                    "FieldValueRequired",
+                    &join(path, r),
+                    "Required value".into(),
+                ));
+            }
+        }
+    }
+    let n = o.len() as u64;
+    if let Some(max) = s.get("maxProperties").and_then(Value::as_u64)
+        && n > max
+    {
+        errs.push(FieldError::new(
+            "FieldValueTooMany",
+            path,
+            format!("Too many: {n}: must have at most {max} items"),
+        ));
+    }
+    if let Some(min) = s.get("minProperties").and_then(Value::as_u64)
+        && n < min
+    {
+        errs.push(FieldError::new(
+            "FieldValueInvalid",
+            path,
+            format!("Invalid value: {n}: {path} in body should have at least {min} properties"),
+        ));
+    }
+    let props = s.get("properties").and_then(Value::as_object);
+    let addl = s.get("additionalProperties").filter(|a| a.is_object());
+    for (k, c) in o {
+        let cp = join(path, k);
+        if let Some(ps) = props.and_then(|p| p.get(k)) {
+            validate(ps, c, &cp, errs);
+        } else if let Some(a) = addl {
+            validate(a, c, &cp, errs);
+        }
+    }
+}
+
+fn validate_combinators(s: &Value, v: &Value, path: &str, errs: &mut Vec<FieldError>) {
+    if let Some(all) = s.get("allOf").and_then(Value::as_array) {
+        for sub in all {
+            validate(sub, v, path, errs);
+        }
+    }
+    if let Some(any) = s.get("anyOf").and_then(Value::as_array) {
+        let ok = any.iter().any(|sub| {
+            let mut e = Vec::new();
+            validate(sub, v, path, &mut e);
+            e.is_empty()
+        });
+        if !ok {
+            errs.push(FieldError::new(
+                "FieldValueInvalid",
+                path,
+                format!(
+                    "Invalid value: {}: {path} in body must validate at least one schema (anyOf)",
+                    show(v)
+                ),
+            ));
+        }
+    }
+    if let Some(one) = s.get("oneOf").and_then(Value::as_array) {
+        let passing = one
+            .iter()
+            .filter(|sub| {
+                let mut e = Vec::new();
+                validate(sub, v, path, &mut e);
+                e.is_empty()
+            })
+            .count();
+        if passing != 1 {
+            errs.push(FieldError::new(
+                "FieldValueInvalid",
+                path,
+                format!("Invalid value: {}: {path} in body must validate one and only one schema (oneOf)", show(v)),
+            ));
+        }
+    }
+}
+
+/// Validate `metadata.name` of a custom object (a DNS-1123 subdomain) and `generateName` presence.
+pub fn validate_name(obj: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    match obj.pointer("/metadata/name").and_then(Value::as_str) {
+        None | Some("") => errs.push(FieldError::new(
+            "FieldValueRequired",
+            "metadata.name",
+            "Required value: name or generateName is required".into(),
+        )),
+        Some(n) => {
+            const RE: &str = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";
+            if n.len() > 253 {
+                errs.push(FieldError::new(
+                    "FieldValueTooLong",
+                    "metadata.name",
+                    "Too long: may not be more than 253 bytes".into(),
+                ));
+            } else if !regex_for(RE).is_some_and(|re| re.is_match(n)) {
+                errs.push(FieldError::new(
+                    "FieldValueInvalid",
+                    "metadata.name",
+                    format!(
+                        "Invalid value: {}: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+                        show(&Value::String(n.to_string()))
+                    ),
+                ));
+            }
+        }
+    }
+    errs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema() -> Value {
+        json!({"type": "object", "required": ["spec"], "properties": {
+            "spec": {"type": "object", "required": ["op"], "properties": {
+                "op": {"type": "string", "enum": ["In", "NotIn"]},
+                "weight": {"type": "integer", "minimum": 1, "maximum": 100},
+                "q": {"x-kubernetes-int-or-string": true, "anyOf": [{"type": "integer"}, {"type": "string"}],
+                      "pattern": "^[0-9]+(m|Gi)?$"},
+                "d": {"type": "object", "default": {"a": "x"}, "properties": {
+                    "a": {"type": "string"}, "b": {"type": "string", "default": "y"}}},
+                "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                "tags": {"type": "object", "maxProperties": 1, "additionalProperties": {"type": "string", "maxLength": 3}},
+                "list": {"type": "array", "maxItems": 2, "items": {"type": "string"}, "x-kubernetes-list-type": "set"}
+            }},
+            "status": {"type": "object"}
+        }})
+    }
+
+    #[test]
+    fn prunes_defaults_and_validates() {
+        let s = schema();
+        let mut o = json!({"apiVersion": "x/v1", "kind": "K", "metadata": {"name": "a", "junk": 1},
+            "spec": {"op": "In", "unknown": 1, "free": {"k": 1}, "q": "5Gi"}, "other": 2});
+        let mut dropped = prune_root(&s, &mut o);
+        dropped.sort();
+        assert_eq!(dropped, vec!["metadata.junk", "other", "spec.unknown"]);
+        default_root(&s, &mut o);
+        assert_eq!(o["spec"]["d"], json!({"a": "x", "b": "y"}));
+        assert_eq!(o["spec"]["free"], json!({"k": 1}));
+        assert!(validate_root(&s, &o).is_empty());
+    }
+
+    #[test]
+    fn reports_each_failure_with_its_path() {
+        let s = schema();
+        let o = json!({"spec": {"op": "Gt", "weight": 0, "q": "abc", "tags": {"a": "long", "b": "x"},
+            "list": ["a", "a", "b"]}});
+        let errs = validate_root(&s, &o);
+        let full: Vec<String> = errs.iter().map(FieldError::full).collect();
+        assert!(
+            full.contains(
+                &"spec.op: Unsupported value: \"Gt\": supported values: \"In\", \"NotIn\""
+                    .to_string()
+            ),
+            "{full:?}"
+        );
+        assert!(full.contains(&"spec.weight: Invalid value: 0: spec.weight in body should be greater than or equal to 1".to_string()), "{full:?}");
+        assert!(
+            full.iter()
+                .any(|e| e
+                    .starts_with("spec.q: Invalid value: \"abc\": spec.q in body should match")),
+            "{full:?}"
+        );
+        assert!(
+            full.contains(&"spec.tags: Too many: 2: must have at most 1 items".to_string()),
+            "{full:?}"
+        );
+        assert!(
+            full.contains(&"spec.tags.a: Too long: may not be more than 3 bytes".to_string()),
+            "{full:?}"
+        );
+        assert!(
+            full.contains(&"spec.list: Too many: 3: must have at most 2 items".to_string()),
+            "{full:?}"
+        );
+        assert!(
+            full.contains(&"spec.list[1]: Duplicate value: \"a\"".to_string()),
+            "{full:?}"
+        );
+        let missing = validate_root(&s, &json!({"spec": {"weight": "x"}}));
+        let full: Vec<String> = missing.iter().map(FieldError::full).collect();
+        assert!(
+            full.contains(&"spec.op: Required value".to_string()),
+            "{full:?}"
+        );
+        assert!(full.contains(&"spec.weight: Invalid value: \"string\": spec.weight in body must be of type integer: \"string\"".to_string()));
+        assert_eq!(validate_root(&s, &json!({})).len(), 1);
+    }
+
+    #[test]
+    fn int_or_string_accepts_both() {
+        let s = schema();
+        assert!(validate_root(&s, &json!({"spec": {"op": "In", "q": 5}})).is_empty());
+        assert_eq!(
+            validate_root(&s, &json!({"spec": {"op": "In", "q": true}})).len(),
+            1
+        );
+    }
+
+    #[test]
+    fn null_of_non_nullable_is_dropped_before_defaulting() {
+        let s = schema();
+        let mut o = json!({"spec": {"op": "In", "d": null}});
+        default_root(&s, &mut o);
+        assert_eq!(o["spec"]["d"], json!({"a": "x", "b": "y"}));
+    }
+
+    #[test]
+    fn every_pattern_in_the_shared_crds_compiles() {
+        fn walk(v: &Value, out: &mut Vec<String>) {
+            match v {
+                Value::Object(o) => {
+                    if let Some(Value::String(p)) = o.get("pattern") {
+                        out.push(p.clone());
+                    }
+                    o.values().for_each(|c| walk(c, out));
+                }
+                Value::Array(a) => a.iter().for_each(|c| walk(c, out)),
+                _ => {}
+            }
+        }
+        let base =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/karpenter/crds");
+        let mut patterns = Vec::new();
+        for dir in ["v1", "v1alpha5"] {
+            for e in std::fs::read_dir(base.join(dir)).unwrap() {
+                let text = std::fs::read_to_string(e.unwrap().path()).unwrap();
+                walk(
+                    &serde_saphyr::from_str::<Value>(&text).unwrap(),
+                    &mut patterns,
+                );
+            }
+        }
+        assert!(patterns.len() > 20, "{}", patterns.len());
+        for p in &patterns {
+            assert!(regex_for(p).is_some(), "pattern does not compile: {p}");
+        }
+    }
+
+    #[test]
+    fn names_are_checked() {
+        assert!(validate_name(&json!({"metadata": {"name": "ok-1.a"}})).is_empty());
+        assert_eq!(
+            validate_name(&json!({"metadata": {"name": "Bad"}}))[0].reason,
+            "FieldValueInvalid"
+        );
+        assert_eq!(
+            validate_name(&json!({"metadata": {}}))[0].reason,
+            "FieldValueRequired"
+        );
+    }
+}
