@@ -41,8 +41,7 @@ pub fn install_crd_docs(
         let name = meta_str(&doc, "name").unwrap_or("").to_string();
         shared.with_state_delay(delay, |st| {
             if st.get(&rt, "", &name).is_ok() {
-                st.update(&rt, "", &name, doc, Sub::Main, &ctx, true)
-                    .map(|_| ())
+                st.update(&rt, "", &name, doc, Sub::Main, &ctx, true).map(|_| ())
             } else {
                 st.create(&rt, "", doc, &ctx, false).map(|_| ())
             }
@@ -61,9 +60,7 @@ pub fn object(
     ns: &str,
     name: &str,
 ) -> Option<Value> {
-    let mut o = lock(&shared.state)
-        .get_raw(group, plural, ns, name)
-        .cloned()?;
+    let mut o = lock(&shared.state).get_raw(group, plural, ns, name).cloned()?;
     if let Some(m) = o.as_object_mut() {
         m.insert("apiVersion".into(), json!(format!("{group}/{version}")));
     }
@@ -89,13 +86,7 @@ pub fn patch_object(
 }
 
 /// Out-of-band removal of an object, ignoring finalizers.
-pub fn delete_object(
-    shared: &Arc<Shared>,
-    group: &str,
-    plural: &str,
-    ns: &str,
-    name: &str,
-) -> bool {
+pub fn delete_object(shared: &Arc<Shared>, group: &str, plural: &str, ns: &str, name: &str) -> bool {
     shared.with_state(|st| st.remove_out_of_band(group, plural, ns, name))
 }
 
@@ -104,8 +95,7 @@ fn ok() -> Response<Body> {
 }
 
 fn millis(body: &[u8]) -> Result<Duration, ApiError> {
-    let v: Value =
-        serde_json::from_slice(body).map_err(|e| ApiError::bad_request(e.to_string()))?;
+    let v: Value = serde_json::from_slice(body).map_err(|e| ApiError::bad_request(e.to_string()))?;
     v.get("millis")
         .and_then(Value::as_u64)
         .map(Duration::from_millis)
@@ -120,10 +110,7 @@ pub async fn handle(shared: &Arc<Shared>, req: Request<Incoming>) -> Response<Bo
     }
 }
 
-async fn handle_inner(
-    shared: &Arc<Shared>,
-    req: Request<Incoming>,
-) -> Result<Response<Body>, ApiError> {
+async fn handle_inner(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<Body>, ApiError> {
     let method = req.method().clone();
     let path = req
         .uri()
@@ -149,8 +136,7 @@ async fn handle_inner(
         }
         (Method::GET, ["faults"]) => Ok(json_response(200, &json!(*lock(&shared.faults)), &[])),
         (Method::POST, ["faults"]) => {
-            let v: Value =
-                serde_json::from_slice(&body).map_err(|e| ApiError::bad_request(e.to_string()))?;
+            let v: Value = serde_json::from_slice(&body).map_err(|e| ApiError::bad_request(e.to_string()))?;
             let specs: Vec<FaultSpec> = if v.is_array() {
                 serde_json::from_value(v)
             } else {
@@ -172,9 +158,7 @@ async fn handle_inner(
             *lock(&shared.establish_delay) = millis(&body)?;
             Ok(ok())
         }
-        (Method::GET, ["controller"]) => {
-            Ok(json_response(200, &json!(*lock(&shared.controller)), &[]))
-        }
+        (Method::GET, ["controller"]) => Ok(json_response(200, &json!(*lock(&shared.controller)), &[])),
         (Method::PUT, ["controller"]) => {
             let c: ControllerConfig = serde_json::from_slice(&body)
                 .map_err(|e| ApiError::bad_request(format!("invalid controller config: {e}")))?;
@@ -182,8 +166,7 @@ async fn handle_inner(
             Ok(ok())
         }
         (Method::POST, ["crds"]) => {
-            let text =
-                std::str::from_utf8(&body).map_err(|e| ApiError::bad_request(e.to_string()))?;
+            let text = std::str::from_utf8(&body).map_err(|e| ApiError::bad_request(e.to_string()))?;
             let names = install_crd_docs(shared, text, None)?;
             Ok(json_response(201, &json!({"installed": names}), &[]))
         }
@@ -192,8 +175,8 @@ async fn handle_inner(
                 .map(|o| json_response(200, &o, &[]))
                 .ok_or_else(|| ApiError::not_found(g, plural, name)),
             Method::PATCH => {
-                let p: Value = serde_json::from_slice(&body)
-                    .map_err(|e| ApiError::bad_request(e.to_string()))?;
+                let p: Value =
+                    serde_json::from_slice(&body).map_err(|e| ApiError::bad_request(e.to_string()))?;
                 if patch_object(shared, g, plural, &ns, name, &p) {
                     object(shared, g, v, plural, &ns, name)
                         .map(|o| json_response(200, &o, &[]))

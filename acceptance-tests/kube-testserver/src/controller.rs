@@ -56,14 +56,8 @@ impl ControllerConfig {
     /// one NodeClaim per NodePool.
     pub fn karpenter() -> Self {
         let mut finalizers = BTreeMap::new();
-        finalizers.insert(
-            "NodePool".to_string(),
-            "karpenter.sh/termination".to_string(),
-        );
-        finalizers.insert(
-            "NodeClaim".to_string(),
-            "karpenter.sh/termination".to_string(),
-        );
+        finalizers.insert("NodePool".to_string(), "karpenter.sh/termination".to_string());
+        finalizers.insert("NodeClaim".to_string(), "karpenter.sh/termination".to_string());
         finalizers.insert(
             "EC2NodeClass".to_string(),
             "karpenter.k8s.aws/termination".to_string(),
@@ -104,11 +98,7 @@ fn react(shared: &Arc<Shared>, ev: &Event) {
         return;
     }
     let o = &ev.object;
-    let kind = o
-        .get("kind")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
+    let kind = o.get("kind").and_then(Value::as_str).unwrap_or("").to_string();
     let uid = meta_str(o, "uid").unwrap_or("").to_string();
     let ns = meta_str(o, "namespace").unwrap_or("").to_string();
     let name = meta_str(o, "name").unwrap_or("").to_string();
@@ -131,8 +121,7 @@ fn react(shared: &Arc<Shared>, ev: &Event) {
             shared.rt.spawn(async move {
                 tokio::time::sleep(delay).await;
                 mutate(&me, &group, &plural, &ns, &name, &uid, move |obj| {
-                    let f: Vec<String> =
-                        finalizers(obj).into_iter().filter(|x| *x != fin).collect();
+                    let f: Vec<String> = finalizers(obj).into_iter().filter(|x| *x != fin).collect();
                     set_finalizers(obj, &f);
                 });
             });
@@ -162,10 +151,7 @@ fn react(shared: &Arc<Shared>, ev: &Event) {
     }
     if kind == "NodePool" && ev.etype == "ADDED" {
         if cfg.node_pool_status && schedule_once(shared, "nodepool", &uid) {
-            let generation = o
-                .pointer("/metadata/generation")
-                .cloned()
-                .unwrap_or(json!(1));
+            let generation = o.pointer("/metadata/generation").cloned().unwrap_or(json!(1));
             let now = now_rfc3339();
             let conds: Vec<Value> = ["ValidationSucceeded", "NodeClassReady", "Ready"]
                 .iter()
@@ -174,8 +160,11 @@ fn react(shared: &Arc<Shared>, ev: &Event) {
             let n = cfg.node_claims_per_node_pool;
             mutate(shared, &group, &plural, &ns, &name, &uid, move |obj| {
                 if let Some(m) = obj.as_object_mut() {
-                    m.insert("status".into(), json!({"conditions": conds, "nodes": n,
-                        "resources": {"cpu": "0", "memory": "0", "nodes": n.to_string(), "pods": "0"}}));
+                    m.insert(
+                        "status".into(),
+                        json!({"conditions": conds, "nodes": n,
+                        "resources": {"cpu": "0", "memory": "0", "nodes": n.to_string(), "pods": "0"}}),
+                    );
                 }
             });
         }
@@ -209,10 +198,7 @@ fn mutate(
 
 fn node_class_status(o: &Value) -> Value {
     let name = meta_str(o, "name").unwrap_or("default");
-    let generation = o
-        .pointer("/metadata/generation")
-        .cloned()
-        .unwrap_or(json!(1));
+    let generation = o.pointer("/metadata/generation").cloned().unwrap_or(json!(1));
     let profile = o
         .pointer("/spec/instanceProfile")
         .and_then(Value::as_str)
@@ -245,20 +231,12 @@ fn node_class_status(o: &Value) -> Value {
 fn create_node_claim(shared: &Arc<Shared>, pool: &Value) {
     let pool_name = meta_str(pool, "name").unwrap_or("").to_string();
     let uid = meta_str(pool, "uid").unwrap_or("").to_string();
-    let spec = pool
-        .pointer("/spec/template/spec")
-        .cloned()
-        .unwrap_or(json!({}));
+    let spec = pool.pointer("/spec/template/spec").cloned().unwrap_or(json!({}));
     let mut claim_spec = json!({
         "nodeClassRef": spec.get("nodeClassRef").cloned().unwrap_or(json!({"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"})),
         "requirements": spec.get("requirements").cloned().unwrap_or(json!([{"key": "kubernetes.io/arch", "operator": "Exists"}])),
     });
-    for k in [
-        "taints",
-        "startupTaints",
-        "expireAfter",
-        "terminationGracePeriod",
-    ] {
+    for k in ["taints", "startupTaints", "expireAfter", "terminationGracePeriod"] {
         if let (Some(v), Some(m)) = (spec.get(k), claim_spec.as_object_mut()) {
             m.insert(k.into(), v.clone());
         }

@@ -72,10 +72,7 @@ impl FaultSpec {
                 .method
                 .as_deref()
                 .is_none_or(|m| m.eq_ignore_ascii_case(method))
-            && self
-                .path_contains
-                .as_deref()
-                .is_none_or(|p| path.contains(p))
+            && self.path_contains.as_deref().is_none_or(|p| path.contains(p))
     }
 }
 
@@ -86,11 +83,7 @@ pub enum FaultAction {
 }
 
 /// Take one use of the first matching fault, if any.
-pub fn take(
-    queue: &mut Vec<FaultSpec>,
-    method: &str,
-    path: &str,
-) -> Option<(FaultKind, FaultAction)> {
+pub fn take(queue: &mut Vec<FaultSpec>, method: &str, path: &str) -> Option<(FaultKind, FaultAction)> {
     let f = queue.iter_mut().find(|f| f.matches(method, path))?;
     f.count -= 1;
     let kind = f.kind;
@@ -116,12 +109,8 @@ pub fn take(
         FaultKind::WebhookRefused => {
             let cause = "failed calling webhook \"validation.webhook.karpenter.sh\": failed to call webhook: Post \"https://karpenter.kube-system.svc:8443/validate/karpenter.sh?timeout=10s\": dial tcp 10.100.0.17:8443: connect: connection refused";
             FaultAction::Respond(
-                ApiError::new(
-                    500,
-                    "InternalError",
-                    format!("Internal error occurred: {cause}"),
-                )
-                .with_details(json!({"causes": [{"message": cause}]})),
+                ApiError::new(500, "InternalError", format!("Internal error occurred: {cause}"))
+                    .with_details(json!({"causes": [{"message": cause}]})),
             )
         }
         FaultKind::DropConnection => FaultAction::Drop,

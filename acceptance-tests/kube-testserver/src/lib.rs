@@ -91,10 +91,7 @@ pub mod millis {
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("I/O error on {path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Io { path: PathBuf, source: std::io::Error },
     #[error("binding {what}: {source}")]
     Bind {
         what: &'static str,
@@ -103,10 +100,7 @@ pub enum Error {
     #[error(transparent)]
     Tls(#[from] tls::TlsError),
     #[error("loading CRDs from {path}: {source}")]
-    Crd {
-        path: PathBuf,
-        source: Box<ApiError>,
-    },
+    Crd { path: PathBuf, source: Box<ApiError> },
     #[error(transparent)]
     Api(Box<ApiError>),
     #[error("reading the kubeconfig: {0}")]
@@ -232,12 +226,12 @@ impl TestServer {
         });
         for dir in &config.crd_dirs {
             for (path, text) in read_crd_files(dir)? {
-                admin::install_crd_docs(&shared, &text, Some(Duration::ZERO)).map_err(
-                    |source| Error::Crd {
+                admin::install_crd_docs(&shared, &text, Some(Duration::ZERO)).map_err(|source| {
+                    Error::Crd {
                         path,
                         source: Box::new(source),
-                    },
-                )?;
+                    }
+                })?;
             }
         }
         let listener = TcpListener::bind(("127.0.0.1", config.port))
@@ -280,8 +274,7 @@ impl TestServer {
             None => {
                 let n = COUNTER.fetch_add(1, Ordering::Relaxed);
                 (
-                    std::env::temp_dir()
-                        .join(format!("kube-testserver-{}-{n}", std::process::id())),
+                    std::env::temp_dir().join(format!("kube-testserver-{}-{n}", std::process::id())),
                     true,
                 )
             }
@@ -430,11 +423,9 @@ current-context: kube-testserver\nusers:\n- name: kube-testserver\n  user:\n    
         let mut names = Vec::new();
         for (path, text) in read_crd_files(dir.as_ref())? {
             names.extend(
-                admin::install_crd_docs(&self.shared, &text, None).map_err(|source| {
-                    Error::Crd {
-                        path,
-                        source: Box::new(source),
-                    }
+                admin::install_crd_docs(&self.shared, &text, None).map_err(|source| Error::Crd {
+                    path,
+                    source: Box::new(source),
                 })?,
             );
         }
@@ -475,13 +466,7 @@ current-context: kube-testserver\nusers:\n- name: kube-testserver\n  user:\n    
         *lock(&self.shared.controller) = c;
     }
     /// Out-of-band read of a cluster-scoped object.
-    pub fn object(
-        &self,
-        group: &str,
-        version: &str,
-        plural: &str,
-        name: &str,
-    ) -> Option<serde_json::Value> {
+    pub fn object(&self, group: &str, version: &str, plural: &str, name: &str) -> Option<serde_json::Value> {
         admin::object(&self.shared, group, version, plural, "", name)
     }
     /// Out-of-band read of a namespaced object.

@@ -25,16 +25,11 @@ fn parse(args: Vec<String>) -> Result<Config, String> {
     let mut use_controller = false;
     while let Some(a) = it.next() {
         let mut val = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
-        let num = |s: String, name: &str| {
-            s.parse::<u64>()
-                .map_err(|_| format!("{name}: not a number: {s}"))
-        };
+        let num = |s: String, name: &str| s.parse::<u64>().map_err(|_| format!("{name}: not a number: {s}"));
         match a.as_str() {
             "--crds" => c.crd_dirs.push(PathBuf::from(val("--crds")?)),
             "--port" => c.port = num(val("--port")?, "--port")? as u16,
-            "--admin-port" => {
-                c.admin_port = Some(num(val("--admin-port")?, "--admin-port")? as u16)
-            }
+            "--admin-port" => c.admin_port = Some(num(val("--admin-port")?, "--admin-port")? as u16),
             "--no-admin" => c.admin_port = None,
             "--token" => c.token = Some(val("--token")?),
             "--dir" => c.work_dir = Some(PathBuf::from(val("--dir")?)),
@@ -76,12 +71,10 @@ async fn main() -> ExitCode {
     // Install the signal handlers before announcing readiness, so an immediate SIGTERM still
     // gets a clean shutdown (which removes the temporary work directory).
     #[cfg(unix)]
-    let mut sigterm =
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
-    let path = std::fs::canonicalize(server.kubeconfig_path())
-        .unwrap_or_else(|_| server.kubeconfig_path());
+    let path = std::fs::canonicalize(server.kubeconfig_path()).unwrap_or_else(|_| server.kubeconfig_path());
     let mut out = std::io::stdout();
     let _ = writeln!(out, "{}", path.display());
     if let Some(a) = server.admin_url() {

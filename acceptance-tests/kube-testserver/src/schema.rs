@@ -215,11 +215,7 @@ pub fn validate_root(schema: &Value, obj: &Value) -> Vec<FieldError> {
     if let Some(req) = schema.get("required").and_then(Value::as_array) {
         for r in req.iter().filter_map(Value::as_str) {
             if !o.contains_key(r) {
-                errs.push(FieldError::new(
-                    "FieldValueRequired",
-                    r,
-                    "Required value".into(),
-                ));
+                errs.push(FieldError::new("FieldValueRequired", r, "Required value".into()));
             }
         }
     }
@@ -310,9 +306,7 @@ fn validate(s: &Value, v: &Value, path: &str, errs: &mut Vec<FieldError>) {
         errs.push(FieldError::new(
             "FieldValueTypeInvalid",
             path,
-            format!(
-                "Invalid value: \"{actual}\": {path} in body must be of type {t}: \"{actual}\""
-            ),
+            format!("Invalid value: \"{actual}\": {path} in body must be of type {t}: \"{actual}\""),
         ));
         return;
     }
@@ -370,10 +364,7 @@ fn validate_string(s: &Value, st: &str, v: &Value, path: &str, errs: &mut Vec<Fi
         errs.push(FieldError::new(
             "FieldValueInvalid",
             path,
-            format!(
-                "Invalid value: {}: {path} in body should match '{p}'",
-                show(v)
-            ),
+            format!("Invalid value: {}: {path} in body should match '{p}'", show(v)),
         ));
     }
 }
@@ -501,13 +492,7 @@ fn validate_array(s: &Value, a: &[Value], _v: &Value, path: &str, errs: &mut Vec
     }
 }
 
-fn validate_object(
-    s: &Value,
-    o: &Map<String, Value>,
-    _v: &Value,
-    path: &str,
-    errs: &mut Vec<FieldError>,
-) {
+fn validate_object(s: &Value, o: &Map<String, Value>, _v: &Value, path: &str, errs: &mut Vec<FieldError>) {
     if let Some(req) = s.get("required").and_then(Value::as_array) {
         for r in req.iter().filter_map(Value::as_str) {
             if !o.contains_key(r) {
@@ -586,7 +571,10 @@ fn validate_combinators(s: &Value, v: &Value, path: &str, errs: &mut Vec<FieldEr
             errs.push(FieldError::new(
                 "FieldValueInvalid",
                 path,
-                format!("Invalid value: {}: {path} in body must validate one and only one schema (oneOf)", show(v)),
+                format!(
+                    "Invalid value: {}: {path} in body must validate one and only one schema (oneOf)",
+                    show(v)
+                ),
             ));
         }
     }
@@ -669,16 +657,20 @@ mod tests {
         let full: Vec<String> = errs.iter().map(FieldError::full).collect();
         assert!(
             full.contains(
-                &"spec.op: Unsupported value: \"Gt\": supported values: \"In\", \"NotIn\""
+                &"spec.op: Unsupported value: \"Gt\": supported values: \"In\", \"NotIn\"".to_string()
+            ),
+            "{full:?}"
+        );
+        assert!(
+            full.contains(
+                &"spec.weight: Invalid value: 0: spec.weight in body should be greater than or equal to 1"
                     .to_string()
             ),
             "{full:?}"
         );
-        assert!(full.contains(&"spec.weight: Invalid value: 0: spec.weight in body should be greater than or equal to 1".to_string()), "{full:?}");
         assert!(
             full.iter()
-                .any(|e| e
-                    .starts_with("spec.q: Invalid value: \"abc\": spec.q in body should match")),
+                .any(|e| e.starts_with("spec.q: Invalid value: \"abc\": spec.q in body should match")),
             "{full:?}"
         );
         assert!(
@@ -699,10 +691,7 @@ mod tests {
         );
         let missing = validate_root(&s, &json!({"spec": {"weight": "x"}}));
         let full: Vec<String> = missing.iter().map(FieldError::full).collect();
-        assert!(
-            full.contains(&"spec.op: Required value".to_string()),
-            "{full:?}"
-        );
+        assert!(full.contains(&"spec.op: Required value".to_string()), "{full:?}");
         assert!(full.contains(&"spec.weight: Invalid value: \"string\": spec.weight in body must be of type integer: \"string\"".to_string()));
         assert_eq!(validate_root(&s, &json!({})).len(), 1);
     }
@@ -739,16 +728,12 @@ mod tests {
                 _ => {}
             }
         }
-        let base =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/karpenter/crds");
+        let base = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/karpenter/crds");
         let mut patterns = Vec::new();
         for dir in ["v1", "v1alpha5"] {
             for e in std::fs::read_dir(base.join(dir)).unwrap() {
                 let text = std::fs::read_to_string(e.unwrap().path()).unwrap();
-                walk(
-                    &serde_saphyr::from_str::<Value>(&text).unwrap(),
-                    &mut patterns,
-                );
+                walk(&serde_saphyr::from_str::<Value>(&text).unwrap(), &mut patterns);
             }
         }
         assert!(patterns.len() > 20, "{}", patterns.len());

@@ -6,9 +6,7 @@ use crate::admin;
 use crate::controller::ControllerConfig;
 use crate::faults::{self, FaultAction, FaultSpec, LoggedRequest};
 use crate::ssa;
-use crate::store::{
-    CRD_GROUP, Event, ResourceType, Selectors, State, Sub, WriteCtx, type_from_crd,
-};
+use crate::store::{CRD_GROUP, Event, ResourceType, Selectors, State, Sub, WriteCtx, type_from_crd};
 use crate::util::{ApiError, merge_patch, meta_str, parse_json_or_yaml, unix_millis};
 use bytes::Bytes;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
@@ -98,9 +96,7 @@ impl Shared {
 }
 
 fn full(b: impl Into<Bytes>) -> Body {
-    Full::new(b.into())
-        .map_err(|never| match never {})
-        .boxed_unsync()
+    Full::new(b.into()).map_err(|never| match never {}).boxed_unsync()
 }
 
 /// A JSON response.
@@ -108,10 +104,8 @@ pub fn json_response(code: u16, v: &Value, warnings: &[String]) -> Response<Body
     let body = serde_json::to_vec(v).unwrap_or_default();
     let mut r = Response::new(full(body));
     *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::OK);
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     for w in warnings {
         let text = format!("299 - {}", serde_json::to_string(w).unwrap_or_default());
         if let Ok(hv) = HeaderValue::from_str(&text) {
@@ -304,13 +298,7 @@ async fn read_body(req: Request<Incoming>) -> Result<Bytes, ApiError> {
         .collect()
         .await
         .map(|c| c.to_bytes())
-        .map_err(|e| {
-            ApiError::new(
-                413,
-                "RequestEntityTooLarge",
-                format!("reading request body: {e}"),
-            )
-        })
+        .map_err(|e| ApiError::new(413, "RequestEntityTooLarge", format!("reading request body: {e}")))
 }
 
 fn version_info() -> Value {
@@ -394,8 +382,10 @@ fn resource_entries(rt: &ResourceType) -> Vec<Value> {
     }
     let mut out = vec![r];
     if rt.status_subresource {
-        out.push(json!({"name": format!("{}/status", rt.plural), "singularName": "", "namespaced": rt.namespaced,
-            "kind": rt.kind, "verbs": ["get", "patch", "update"]}));
+        out.push(
+            json!({"name": format!("{}/status", rt.plural), "singularName": "", "namespaced": rt.namespaced,
+            "kind": rt.kind, "verbs": ["get", "patch", "update"]}),
+        );
     }
     out
 }
@@ -421,9 +411,7 @@ async fn route(
             Ok(r)
         }
         ["api"] if get => {
-            let addr = lock(&shared.addr)
-                .map(|a| a.to_string())
-                .unwrap_or_default();
+            let addr = lock(&shared.addr).map(|a| a.to_string()).unwrap_or_default();
             Ok(json_response(
                 200,
                 &json!({"kind": "APIVersions", "versions": ["v1"],
@@ -439,10 +427,7 @@ async fn route(
             &[],
         )),
         ["api", "v1", "namespaces"] if get => {
-            let items: Vec<Value> = ["default", "kube-system"]
-                .iter()
-                .map(|n| namespace(n))
-                .collect();
+            let items: Vec<Value> = ["default", "kube-system"].iter().map(|n| namespace(n)).collect();
             Ok(json_response(
                 200,
                 &json!({"kind": "NamespaceList", "apiVersion": "v1", "metadata": {"resourceVersion": "1"}, "items": items}),
@@ -510,7 +495,10 @@ async fn route(
                 gvs.extend(vs.into_iter().map(|v| (g.clone(), v)));
             }
             for (g, v) in gvs {
-                paths.insert(format!("apis/{g}/{v}"), json!({"serverRelativeURL": format!("/openapi/v3/apis/{g}/{v}?hash={}", st.rv)}));
+                paths.insert(
+                    format!("apis/{g}/{v}"),
+                    json!({"serverRelativeURL": format!("/openapi/v3/apis/{g}/{v}?hash={}", st.rv)}),
+                );
             }
             Ok(json_response(200, &json!({"paths": paths}), &[]))
         }
@@ -532,10 +520,9 @@ async fn route(
         }
         ["apis", g, v, rest @ ..] => {
             let (ns, rest): (Option<String>, Vec<String>) = match rest {
-                ["namespaces", ns, tail @ ..] if !tail.is_empty() => (
-                    Some(ns.to_string()),
-                    tail.iter().map(|s| s.to_string()).collect(),
-                ),
+                ["namespaces", ns, tail @ ..] if !tail.is_empty() => {
+                    (Some(ns.to_string()), tail.iter().map(|s| s.to_string()).collect())
+                }
                 other => (None, other.iter().map(|s| s.to_string()).collect()),
             };
             let rt = lock(&shared.state)
@@ -565,14 +552,17 @@ async fn route(
 fn openapi_doc(types: &[ResourceType]) -> Value {
     let mut paths = serde_json::Map::new();
     let mut schemas = serde_json::Map::new();
-    let param = |n: &str| json!({"name": n, "in": "query", "schema": {"type": "string", "uniqueItems": true}});
+    let param =
+        |n: &str| json!({"name": n, "in": "query", "schema": {"type": "string", "uniqueItems": true}});
     for rt in types {
         let gvk = json!({"group": rt.group, "version": rt.version, "kind": rt.kind});
         let rev: Vec<&str> = rt.group.split('.').rev().collect();
         let schema_name = format!("{}.{}.{}", rev.join("."), rt.version, rt.kind);
-        let mut schema = rt.schema.as_deref().cloned().unwrap_or_else(
-            || json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
-        );
+        let mut schema = rt
+            .schema
+            .as_deref()
+            .cloned()
+            .unwrap_or_else(|| json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}));
         if let Some(o) = schema.as_object_mut() {
             o.insert("x-kubernetes-group-version-kind".into(), json!([gvk]));
         }
@@ -582,13 +572,7 @@ fn openapi_doc(types: &[ResourceType]) -> Value {
             json!({"operationId": format!("{verb}{}", rt.kind), "x-kubernetes-action": verb, "x-kubernetes-group-version-kind": gvk,
                 "parameters": params, "responses": {"200": {"description": "OK", "content": body_ref["content"].clone()}}})
         };
-        let write = || {
-            vec![
-                param("dryRun"),
-                param("fieldManager"),
-                param("fieldValidation"),
-            ]
-        };
+        let write = || vec![param("dryRun"), param("fieldManager"), param("fieldValidation")];
         let mut patch_params = write();
         patch_params.push(param("force"));
         let base = if rt.namespaced {
@@ -599,10 +583,16 @@ fn openapi_doc(types: &[ResourceType]) -> Value {
         } else {
             format!("/apis/{}/{}/{}", rt.group, rt.version, rt.plural)
         };
-        paths.insert(base.clone(), json!({"get": op("list", vec![param("labelSelector"), param("fieldSelector"), param("watch")]),
-            "post": op("post", write())}));
-        paths.insert(format!("{base}/{{name}}"), json!({"get": op("get", vec![]), "put": op("put", write()),
-            "patch": op("patch", patch_params.clone()), "delete": op("delete", vec![param("dryRun")])}));
+        paths.insert(
+            base.clone(),
+            json!({"get": op("list", vec![param("labelSelector"), param("fieldSelector"), param("watch")]),
+            "post": op("post", write())}),
+        );
+        paths.insert(
+            format!("{base}/{{name}}"),
+            json!({"get": op("get", vec![]), "put": op("put", write()),
+            "patch": op("patch", patch_params.clone()), "delete": op("delete", vec![param("dryRun")])}),
+        );
         if rt.status_subresource {
             paths.insert(
                 format!("{base}/{{name}}/status"),
@@ -677,11 +667,7 @@ async fn resource(
                 &[],
             ))
         }
-        (Method::GET, Some(n)) => Ok(json_response(
-            200,
-            &lock(&shared.state).get(&rt, &nsv, &n)?,
-            &[],
-        )),
+        (Method::GET, Some(n)) => Ok(json_response(200, &lock(&shared.state).get(&rt, &nsv, &n)?, &[])),
         (Method::POST, None) => {
             let body = parse_json_or_yaml(&read_body(req).await?)?;
             let w = shared.with_state(|st| st.create(&rt, &nsv, body, &ctx, false))?;
@@ -729,15 +715,7 @@ async fn resource(
                     .and_then(Value::as_array)
                     .is_some_and(|a| a.iter().any(|x| x == "All"));
             let w = shared.with_state(|st| {
-                st.delete(
-                    &rt,
-                    &nsv,
-                    &n,
-                    prop.as_deref(),
-                    uid.as_deref(),
-                    rv.as_deref(),
-                    dry,
-                )
+                st.delete(&rt, &nsv, &n, prop.as_deref(), uid.as_deref(), rv.as_deref(), dry)
             })?;
             Ok(json_response(200, &w.object, &[]))
         }
@@ -759,9 +737,7 @@ async fn resource(
                     .collect();
                 names
                     .iter()
-                    .filter_map(|(ons, n)| {
-                        st.delete(&rt, ons, n, None, None, None, ctx.dry_run).ok()
-                    })
+                    .filter_map(|(ons, n)| st.delete(&rt, ons, n, None, None, None, ctx.dry_run).ok())
                     .map(|w| w.object)
                     .collect::<Vec<_>>()
             });
@@ -930,11 +906,7 @@ pub fn json_patch(doc: &mut Value, ops: &Value) -> Result<(), ApiError> {
         .ok_or_else(|| ApiError::bad_request("a JSON patch must be an array"))?;
     for op in ops {
         let kind = op.get("op").and_then(Value::as_str).unwrap_or("");
-        let path = op
-            .get("path")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
+        let path = op.get("path").and_then(Value::as_str).unwrap_or("").to_string();
         let value = op.get("value").cloned();
         match kind {
             "add" => add_at(doc, &path, value.unwrap_or(Value::Null))?,
@@ -950,9 +922,9 @@ pub fn json_patch(doc: &mut Value, ops: &Value) -> Result<(), ApiError> {
                 let v = if kind == "move" {
                     remove_at(doc, from)?
                 } else {
-                    doc.pointer(from).cloned().ok_or_else(|| {
-                        invalid_patch(&format!("doc is missing from path: \"{from}\""))
-                    })?
+                    doc.pointer(from)
+                        .cloned()
+                        .ok_or_else(|| invalid_patch(&format!("doc is missing from path: \"{from}\"")))?
                 };
                 add_at(doc, &path, v)?;
             }
@@ -1035,9 +1007,9 @@ fn watch(
             }
             sub = Some(st.subscribe());
         } else {
-            let rv: u64 = rv_param.parse().map_err(|_| {
-                ApiError::bad_request(format!("invalid resource version: {rv_param}"))
-            })?;
+            let rv: u64 = rv_param
+                .parse()
+                .map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv_param}")))?;
             match st.watch_from(rv) {
                 Ok((past, r)) => {
                     for ev in past.iter().filter(|e| matches(e)) {
@@ -1100,15 +1072,11 @@ fn watch(
         }
     });
     let stream = futures_util::stream::unfold(rx, |mut rx| async move {
-        rx.recv()
-            .await
-            .map(|b| (Ok::<_, Infallible>(Frame::data(b)), rx))
+        rx.recv().await.map(|b| (Ok::<_, Infallible>(Frame::data(b)), rx))
     });
     let mut r = Response::new(StreamBody::new(stream).boxed_unsync());
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     r.headers_mut().insert(
         header::CACHE_CONTROL,
         HeaderValue::from_static("no-cache, private"),
@@ -1131,20 +1099,19 @@ mod tests {
     #[test]
     fn json_patch_ops() {
         let mut d = json!({"a": [1, 2], "b": {"c": 1}});
-        json_patch(&mut d, &json!([{"op": "add", "path": "/a/-", "value": 3}, {"op": "remove", "path": "/b/c"},
-            {"op": "replace", "path": "/a/0", "value": 9}, {"op": "test", "path": "/a/1", "value": 2}])).unwrap();
+        json_patch(
+            &mut d,
+            &json!([{"op": "add", "path": "/a/-", "value": 3}, {"op": "remove", "path": "/b/c"},
+            {"op": "replace", "path": "/a/0", "value": 9}, {"op": "test", "path": "/a/1", "value": 2}]),
+        )
+        .unwrap();
         assert_eq!(d, json!({"a": [9, 2, 3], "b": {}}));
         assert!(json_patch(&mut d, &json!([{"op": "test", "path": "/a/0", "value": 1}])).is_err());
     }
 
     #[test]
     fn ranks_versions() {
-        let mut v = vec![
-            "v1alpha1".to_string(),
-            "v1".into(),
-            "v1beta2".into(),
-            "v2".into(),
-        ];
+        let mut v = vec!["v1alpha1".to_string(), "v1".into(), "v1beta2".into(), "v2".into()];
         v.sort_by_key(|x| std::cmp::Reverse(version_rank(x)));
         assert_eq!(v, vec!["v2", "v1", "v1beta2", "v1alpha1"]);
     }

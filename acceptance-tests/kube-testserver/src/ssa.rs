@@ -197,11 +197,7 @@ pub fn managers(obj: &Value) -> Vec<Manager> {
         .map(|a| {
             a.iter()
                 .map(|e| Manager {
-                    manager: e
-                        .get("manager")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string(),
+                    manager: e.get("manager").and_then(Value::as_str).unwrap_or("").to_string(),
                     operation: e
                         .get("operation")
                         .and_then(Value::as_str)
@@ -316,8 +312,7 @@ pub fn apply(
         .flat_map(|m| m.fields.iter().cloned())
         .collect();
     for p in old_fields.difference(&new_fields) {
-        if !others.iter().any(|q| q.starts_with(p)) && !new_fields.iter().any(|q| q.starts_with(p))
-        {
+        if !others.iter().any(|q| q.starts_with(p)) && !new_fields.iter().any(|q| q.starts_with(p)) {
             remove_path(&mut out, p, &new_fields);
         }
     }
@@ -342,8 +337,7 @@ pub fn apply(
     {
         if force {
             let before = m.fields.clone();
-            m.fields
-                .retain(|q| !new_leaves.iter().any(|p| q.starts_with(p)));
+            m.fields.retain(|q| !new_leaves.iter().any(|p| q.starts_with(p)));
             drop_orphan_parents(&before, &mut m.fields);
         }
     }
@@ -455,40 +449,19 @@ mod tests {
             err,
         )
         .unwrap();
-        let second = apply(
-            &first,
-            &json!({"spec": {"a": 5}}),
-            "tf",
-            "",
-            true,
-            "v1",
-            err,
-        )
-        .unwrap();
+        let second = apply(&first, &json!({"spec": {"a": 5}}), "tf", "", true, "v1", err).unwrap();
         assert_eq!(second["spec"], json!({"a": 5, "c": 3}));
     }
 
     #[test]
     fn conflicts_without_force() {
         let live = json!({"metadata": {"name": "x"}, "spec": {"a": 1}});
-        let one = apply(
-            &live,
-            &json!({"spec": {"a": 1}}),
-            "other",
-            "",
-            true,
-            "v1",
-            err,
-        )
-        .unwrap();
+        let one = apply(&live, &json!({"spec": {"a": 1}}), "other", "", true, "v1", err).unwrap();
         assert!(apply(&one, &json!({"spec": {"a": 2}}), "tf", "", false, "v1", err).is_err());
         assert!(apply(&one, &json!({"spec": {"a": 1}}), "tf", "", false, "v1", err).is_ok());
         let forced = apply(&one, &json!({"spec": {"a": 2}}), "tf", "", true, "v1", err).unwrap();
         assert_eq!(
-            managers(&forced)
-                .iter()
-                .filter(|m| m.manager == "other")
-                .count(),
+            managers(&forced).iter().filter(|m| m.manager == "other").count(),
             0
         );
     }

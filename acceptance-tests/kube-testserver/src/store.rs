@@ -6,9 +6,7 @@
 
 use crate::schema::{self, FieldError};
 use crate::ssa;
-use crate::util::{
-    ApiError, finalizers, meta_mut, meta_str, now_rfc3339, qualified, set_finalizers,
-};
+use crate::util::{ApiError, finalizers, meta_mut, meta_str, now_rfc3339, qualified, set_finalizers};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
@@ -147,18 +145,13 @@ impl Selectors {
             for term in f.split(',') {
                 let (k, neg, v) = if let Some((k, v)) = term.split_once("!=") {
                     (k, true, v)
-                } else if let Some((k, v)) = term.split_once("==").or_else(|| term.split_once('='))
-                {
+                } else if let Some((k, v)) = term.split_once("==").or_else(|| term.split_once('=')) {
                     (k, false, v)
                 } else {
-                    return Err(ApiError::bad_request(format!(
-                        "invalid field selector: {term}"
-                    )));
+                    return Err(ApiError::bad_request(format!("invalid field selector: {term}")));
                 };
                 if k != "metadata.name" && k != "metadata.namespace" {
-                    return Err(ApiError::bad_request(format!(
-                        "field label not supported: {k}"
-                    )));
+                    return Err(ApiError::bad_request(format!("field label not supported: {k}")));
                 }
                 s.fields.push((k.into(), neg, v.into()));
             }
@@ -307,11 +300,7 @@ pub fn type_from_crd(crd: &Value, version: &str) -> Option<ResourceType> {
     let kind = names.get("kind")?.as_str()?.to_string();
     let strs = |v: Option<&Value>| -> Vec<String> {
         v.and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|s| s.as_str().map(String::from))
-                    .collect()
-            })
+            .map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect())
             .unwrap_or_default()
     };
     Some(ResourceType {
@@ -374,18 +363,10 @@ fn validate_crd(obj: &mut Value) -> Vec<FieldError> {
         errs.push(err("FieldValueRequired", "spec.group", "Required value"));
     }
     if plural.is_empty() {
-        errs.push(err(
-            "FieldValueRequired",
-            "spec.names.plural",
-            "Required value",
-        ));
+        errs.push(err("FieldValueRequired", "spec.names.plural", "Required value"));
     }
     if kind.is_empty() {
-        errs.push(err(
-            "FieldValueRequired",
-            "spec.names.kind",
-            "Required value",
-        ));
+        errs.push(err("FieldValueRequired", "spec.names.kind", "Required value"));
     }
     match obj.pointer("/spec/scope").and_then(Value::as_str) {
         Some("Cluster") | Some("Namespaced") => {}
@@ -429,9 +410,7 @@ fn validate_crd(obj: &mut Value) -> Vec<FieldError> {
             &format!("Invalid value: \"{name}\": must be spec.names.plural+\".\"+spec.group"),
         ));
     }
-    if let Some(names) = obj
-        .pointer_mut("/spec/names")
-        .and_then(Value::as_object_mut)
+    if let Some(names) = obj.pointer_mut("/spec/names").and_then(Value::as_object_mut)
         && !kind.is_empty()
     {
         names
@@ -562,12 +541,7 @@ impl State {
             .unwrap_or_default()
     }
 
-    fn prepare(
-        &self,
-        rt: &ResourceType,
-        obj: &mut Value,
-        ctx: &WriteCtx,
-    ) -> Result<Vec<String>, ApiError> {
+    fn prepare(&self, rt: &ResourceType, obj: &mut Value, ctx: &WriteCtx) -> Result<Vec<String>, ApiError> {
         let name = meta_str(obj, "name").unwrap_or("").to_string();
         let mut warnings = Vec::new();
         let mut errs = Vec::new();
@@ -576,10 +550,7 @@ impl State {
         } else if let Some(s) = &rt.schema {
             let dropped = schema::prune_root(s, obj);
             if ctx.strict && !dropped.is_empty() {
-                let list: Vec<String> = dropped
-                    .iter()
-                    .map(|d| format!("unknown field \"{d}\""))
-                    .collect();
+                let list: Vec<String> = dropped.iter().map(|d| format!("unknown field \"{d}\"")).collect();
                 return Err(ApiError::bad_request(format!(
                     "strict decoding error: {}",
                     list.join(", ")
@@ -598,9 +569,7 @@ impl State {
 
     fn check_identity(&self, rt: &ResourceType, obj: &mut Value, ns: &str) -> Result<(), ApiError> {
         if !obj.is_object() {
-            return Err(ApiError::bad_request(
-                "the body of the request must be an object",
-            ));
+            return Err(ApiError::bad_request("the body of the request must be an object"));
         }
         if let Some(k) = obj.get("kind").and_then(Value::as_str)
             && k != rt.kind
@@ -616,8 +585,7 @@ impl State {
             o.insert("apiVersion".into(), json!(rt.api_version()));
             o.insert("kind".into(), json!(rt.kind));
         }
-        let meta =
-            meta_mut(obj).ok_or_else(|| ApiError::bad_request("metadata must be an object"))?;
+        let meta = meta_mut(obj).ok_or_else(|| ApiError::bad_request("metadata must be an object"))?;
         if rt.namespaced {
             match meta.get("namespace").and_then(Value::as_str) {
                 Some(n) if !n.is_empty() && n != ns => {
@@ -646,12 +614,9 @@ impl State {
     ) -> Result<Written, ApiError> {
         self.check_identity(rt, &mut obj, ns)?;
         {
-            let meta = meta_mut(&mut obj)
-                .ok_or_else(|| ApiError::bad_request("metadata must be an object"))?;
-            if meta
-                .get("name")
-                .and_then(Value::as_str)
-                .is_none_or(str::is_empty)
+            let meta =
+                meta_mut(&mut obj).ok_or_else(|| ApiError::bad_request("metadata must be an object"))?;
+            if meta.get("name").and_then(Value::as_str).is_none_or(str::is_empty)
                 && let Some(g) = meta
                     .get("generateName")
                     .and_then(Value::as_str)
@@ -818,19 +783,13 @@ impl State {
                         None => o.remove("status"),
                     };
                 }
-                if let (Some(m), Some(mf)) = (
-                    meta_mut(&mut merged),
-                    new.pointer("/metadata/managedFields"),
-                ) {
+                if let (Some(m), Some(mf)) = (meta_mut(&mut merged), new.pointer("/metadata/managedFields")) {
                     m.insert("managedFields".into(), mf.clone());
                 }
                 merged
             }
         };
-        if let (Some(m), Some(om)) = (
-            meta_mut(&mut new),
-            old.get("metadata").and_then(Value::as_object),
-        ) {
+        if let (Some(m), Some(om)) = (meta_mut(&mut new), old.get("metadata").and_then(Value::as_object)) {
             for f in [
                 "uid",
                 "creationTimestamp",
@@ -868,7 +827,8 @@ impl State {
                     &[FieldError {
                         reason: "FieldValueForbidden",
                         field: "metadata.finalizers".into(),
-                        message: "Forbidden: no new finalizers can be added if the object is being deleted".into(),
+                        message: "Forbidden: no new finalizers can be added if the object is being deleted"
+                            .into(),
                     }],
                 ));
             }
@@ -876,13 +836,7 @@ impl State {
         if record_update {
             let changed = ssa::changed_fields(&old, &new);
             if !changed.is_empty() {
-                ssa::record_update(
-                    &mut new,
-                    &ctx.manager,
-                    sub.name(),
-                    &changed,
-                    &rt.api_version(),
-                );
+                ssa::record_update(&mut new, &ctx.manager, sub.name(), &changed, &rt.api_version());
             }
         }
         if strip_for_compare(&new) == strip_for_compare(&old) {
@@ -915,8 +869,7 @@ impl State {
         }
         self.rv = rv;
         let key = (ns.clone(), name.to_string());
-        let gone =
-            new.pointer("/metadata/deletionTimestamp").is_some() && finalizers(&new).is_empty();
+        let gone = new.pointer("/metadata/deletionTimestamp").is_some() && finalizers(&new).is_empty();
         if let Some(m) = self.objects.get_mut(&(rt.group.clone(), rt.plural.clone())) {
             if gone {
                 m.remove(&key);
@@ -961,9 +914,7 @@ impl State {
                 &rt.group,
                 &rt.plural,
                 name,
-                &format!(
-                    "Precondition failed: UID in precondition: {p}, UID in object meta: {uid}"
-                ),
+                &format!("Precondition failed: UID in precondition: {p}, UID in object meta: {uid}"),
             ));
         }
         let orv = meta_str(&old, "resourceVersion").unwrap_or("").to_string();
@@ -1047,10 +998,7 @@ impl State {
             m.insert("resourceVersion".into(), json!(self.rv.to_string()));
         }
         let gone = o.pointer("/metadata/deletionTimestamp").is_some() && finalizers(&o).is_empty();
-        let map = self
-            .objects
-            .entry((key.0.clone(), key.1.clone()))
-            .or_default();
+        let map = self.objects.entry((key.0.clone(), key.1.clone())).or_default();
         if gone {
             map.remove(&(key.2.clone(), key.3.clone()));
         } else {
@@ -1096,27 +1044,19 @@ impl State {
         self.objects
             .iter()
             .flat_map(|((g, p), m)| {
-                m.iter().map(move |((ns, n), o)| {
-                    ((g.clone(), p.clone(), ns.clone(), n.clone()), o.clone())
-                })
+                m.iter()
+                    .map(move |((ns, n), o)| ((g.clone(), p.clone(), ns.clone(), n.clone()), o.clone()))
             })
             .collect()
     }
 
     fn orphan_dependents(&mut self, owner_uid: &str) {
         for (key, o) in self.all_keys() {
-            let Some(refs) = o
-                .pointer("/metadata/ownerReferences")
-                .and_then(Value::as_array)
-            else {
+            let Some(refs) = o.pointer("/metadata/ownerReferences").and_then(Value::as_array) else {
                 continue;
             };
             if refs.iter().any(|r| r["uid"] == owner_uid) {
-                let kept: Vec<Value> = refs
-                    .iter()
-                    .filter(|r| r["uid"] != owner_uid)
-                    .cloned()
-                    .collect();
+                let kept: Vec<Value> = refs.iter().filter(|r| r["uid"] != owner_uid).cloned().collect();
                 let mut o2 = o.clone();
                 if let Some(m) = meta_mut(&mut o2) {
                     if kept.is_empty() {
@@ -1141,9 +1081,7 @@ impl State {
                 .collect();
             for (key, o) in &all {
                 // Dependents whose owners are all gone.
-                if let Some(refs) = o
-                    .pointer("/metadata/ownerReferences")
-                    .and_then(Value::as_array)
+                if let Some(refs) = o.pointer("/metadata/ownerReferences").and_then(Value::as_array)
                     && !refs.is_empty()
                     && refs
                         .iter()
@@ -1185,10 +1123,7 @@ impl State {
                         changed = true;
                     }
                 }
-                if key.0 == CRD_GROUP
-                    && key.1 == CRD_PLURAL
-                    && f.iter().any(|x| x == CRD_CLEANUP_FINALIZER)
-                {
+                if key.0 == CRD_GROUP && key.1 == CRD_PLURAL && f.iter().any(|x| x == CRD_CLEANUP_FINALIZER) {
                     let group = o
                         .pointer("/spec/group")
                         .and_then(Value::as_str)
@@ -1207,10 +1142,7 @@ impl State {
                     for ik in &instances {
                         changed |= self.mark_or_remove(ik);
                     }
-                    let remaining = self
-                        .objects
-                        .get(&(group, plural))
-                        .is_some_and(|m| !m.is_empty());
+                    let remaining = self.objects.get(&(group, plural)).is_some_and(|m| !m.is_empty());
                     if !remaining {
                         self.remove_finalizer(key, CRD_CLEANUP_FINALIZER);
                         changed = true;
@@ -1225,12 +1157,7 @@ impl State {
 
     /// Mark a CRD Established (and NamesAccepted) if it still exists with this uid.
     pub fn establish(&mut self, name: &str, uid: &str) {
-        let key: Key = (
-            CRD_GROUP.into(),
-            CRD_PLURAL.into(),
-            String::new(),
-            name.into(),
-        );
+        let key: Key = (CRD_GROUP.into(), CRD_PLURAL.into(), String::new(), name.into());
         let Some(mut o) = self.get_raw(&key.0, &key.1, "", name).cloned() else {
             return;
         };
@@ -1238,10 +1165,7 @@ impl State {
             return;
         }
         let now = now_rfc3339();
-        let names = o
-            .pointer("/spec/names")
-            .cloned()
-            .unwrap_or_else(|| json!({}));
+        let names = o.pointer("/spec/names").cloned().unwrap_or_else(|| json!({}));
         if let Some(obj) = o.as_object_mut() {
             let status = obj.entry("status").or_insert_with(|| json!({}));
             if let Some(s) = status.as_object_mut() {
@@ -1259,14 +1183,7 @@ impl State {
     }
 
     /// Out-of-band: replace an object as stored (no validation, no managedFields), keeping identity.
-    pub fn put_out_of_band(
-        &mut self,
-        group: &str,
-        plural: &str,
-        ns: &str,
-        name: &str,
-        o: Value,
-    ) -> bool {
+    pub fn put_out_of_band(&mut self, group: &str, plural: &str, ns: &str, name: &str, o: Value) -> bool {
         if self.get_raw(group, plural, ns, name).is_none() {
             return false;
         }

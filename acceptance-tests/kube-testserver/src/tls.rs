@@ -57,15 +57,13 @@ pub fn generate() -> Result<CertBundle, TlsError> {
     let mut sp = CertificateParams::new(vec!["localhost".to_string()])?;
     sp.subject_alt_names
         .push(SanType::IpAddress(IpAddr::V4(Ipv4Addr::LOCALHOST)));
-    sp.distinguished_name
-        .push(DnType::CommonName, "kube-apiserver");
+    sp.distinguished_name.push(DnType::CommonName, "kube-apiserver");
     sp.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
     let server_cert = sp.signed_by(&server_key, &issuer)?;
 
     let client_key = KeyPair::generate()?;
     let mut cp = CertificateParams::new(Vec::<String>::new())?;
-    cp.distinguished_name
-        .push(DnType::CommonName, CLIENT_CERT_USER);
+    cp.distinguished_name.push(DnType::CommonName, CLIENT_CERT_USER);
     cp.distinguished_name
         .push(DnType::OrganizationName, "system:masters");
     cp.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];

@@ -126,10 +126,7 @@ pub fn now_rfc3339() -> String {
 
 /// Format a time as `YYYY-MM-DDTHH:MM:SSZ`.
 pub fn rfc3339(t: SystemTime) -> String {
-    let secs = t
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0) as i64;
+    let secs = t.duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0) as i64;
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);
     let (y, m, d) = civil_from_days(days);
@@ -181,11 +178,7 @@ pub fn meta_str<'a>(obj: &'a Value, field: &str) -> Option<&'a str> {
 pub fn finalizers(obj: &Value) -> Vec<String> {
     obj.pointer("/metadata/finalizers")
         .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|s| s.as_str().map(String::from))
-                .collect()
-        })
+        .map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect())
         .unwrap_or_default()
 }
 
@@ -226,8 +219,8 @@ pub fn parse_json_or_yaml(body: &[u8]) -> Result<Value, ApiError> {
     if let Ok(v) = serde_json::from_slice::<Value>(body) {
         return Ok(v);
     }
-    let text = std::str::from_utf8(body)
-        .map_err(|e| ApiError::bad_request(format!("body is not UTF-8: {e}")))?;
+    let text =
+        std::str::from_utf8(body).map_err(|e| ApiError::bad_request(format!("body is not UTF-8: {e}")))?;
     serde_saphyr::from_str::<Value>(text)
         .map_err(|e| ApiError::bad_request(format!("error decoding body: {e}")))
 }

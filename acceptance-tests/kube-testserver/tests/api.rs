@@ -9,9 +9,7 @@ use common::*;
 use futures_util::StreamExt;
 use http::Method;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{
-    Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
-};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
 use kube::runtime::wait::{await_condition, conditions};
 use kube_testserver::{Config, ControllerConfig, FaultKind, FaultSpec, TestServer};
 use serde_json::{Value, json};
@@ -22,22 +20,11 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 async fn token_and_client_certificate_authenticate_and_anything_else_gets_401() {
     let (s, client) = start_v1().await;
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    assert_eq!(
-        crds.list(&ListParams::default()).await.unwrap().items.len(),
-        3
-    );
+    assert_eq!(crds.list(&ListParams::default()).await.unwrap().items.len(), 3);
 
     let cert_client = s.client_for_context("kube-testserver-cert").await.unwrap();
     let crds2: Api<CustomResourceDefinition> = Api::all(cert_client);
-    assert_eq!(
-        crds2
-            .list(&ListParams::default())
-            .await
-            .unwrap()
-            .items
-            .len(),
-        3
-    );
+    assert_eq!(crds2.list(&ListParams::default()).await.unwrap().items.len(), 3);
 
     let text = std::fs::read_to_string(s.kubeconfig_path())
         .unwrap()
@@ -83,14 +70,7 @@ async fn discovery_serves_version_groups_and_resources() {
         "{:?}",
         caps.subresources
     );
-    let (_, _, api) = raw(
-        &client,
-        Method::GET,
-        "/api",
-        "application/json",
-        &Value::Null,
-    )
-    .await;
+    let (_, _, api) = raw(&client, Method::GET, "/api", "application/json", &Value::Null).await;
     assert_eq!(api["versions"], json!(["v1"]));
     let (code, _, _) = raw(
         &client,
@@ -146,13 +126,7 @@ async fn loads_all_five_shared_crds() {
             c.metadata.name
         );
     }
-    let prov = api(
-        &client,
-        "karpenter.sh",
-        "v1alpha5",
-        "Provisioner",
-        "provisioners",
-    );
+    let prov = api(&client, "karpenter.sh", "v1alpha5", "Provisioner", "provisioners");
     let p = dynobj(
         json!({"apiVersion": "karpenter.sh/v1alpha5", "kind": "Provisioner", "metadata": {"name": "legacy"},
         "spec": {"providerRef": {"name": "default"}, "ttlSecondsAfterEmpty": 30}}),
@@ -180,17 +154,9 @@ async fn crd_kind_is_served_only_after_the_establish_delay() {
     s.install_crd(&text).unwrap();
     let crd = crds.get("nodepools.karpenter.sh").await.unwrap();
     assert!(!conditions::is_crd_established().matches_object(Some(&crd)));
-    let err = status_of(
-        nodepools(&client)
-            .list(&ListParams::default())
-            .await
-            .unwrap_err(),
-    );
+    let err = status_of(nodepools(&client).list(&ListParams::default()).await.unwrap_err());
     assert_eq!(err.code, 404);
-    assert_eq!(
-        err.message,
-        "the server could not find the requested resource"
-    );
+    assert_eq!(err.message, "the server could not find the requested resource");
     let done = tokio::time::timeout(GUARD, waiter)
         .await
         .unwrap()
@@ -356,10 +322,7 @@ async fn objects_carry_real_metadata_and_stale_replaces_conflict() {
     .await;
     assert_eq!(code, 415);
 
-    assert_eq!(
-        np.list(&ListParams::default()).await.unwrap().items.len(),
-        1
-    );
+    assert_eq!(np.list(&ListParams::default()).await.unwrap().items.len(), 1);
     assert_eq!(
         np.list(&ListParams::default().labels("team=a"))
             .await
@@ -376,9 +339,7 @@ async fn objects_carry_real_metadata_and_stale_replaces_conflict() {
             .len(),
         0
     );
-    np.delete("default", &DeleteParams::default())
-        .await
-        .unwrap();
+    np.delete("default", &DeleteParams::default()).await.unwrap();
     let gone = status_of(np.get("default").await.unwrap_err());
     assert_eq!((gone.code, gone.reason.as_str()), (404, "NotFound"));
     assert_eq!(gone.message, "nodepools.karpenter.sh \"default\" not found");
@@ -406,18 +367,9 @@ async fn namespaced_custom_objects_work() {
     assert_eq!(created["spec"]["size"], 3);
     in_b.create(&PostParams::default(), &w).await.unwrap();
     let all: Api<kube::api::DynamicObject> = Api::all_with(client.clone(), &ar);
-    assert_eq!(
-        all.list(&ListParams::default()).await.unwrap().items.len(),
-        2
-    );
-    assert_eq!(
-        in_a.list(&ListParams::default()).await.unwrap().items.len(),
-        1
-    );
-    assert!(
-        s.object_in("example.com", "v1", "widgets", "b", "w")
-            .is_some()
-    );
+    assert_eq!(all.list(&ListParams::default()).await.unwrap().items.len(), 2);
+    assert_eq!(in_a.list(&ListParams::default()).await.unwrap().items.len(), 1);
+    assert!(s.object_in("example.com", "v1", "widgets", "b", "w").is_some());
 }
 
 #[tokio::test]
@@ -427,16 +379,14 @@ async fn server_side_apply_behaves_like_one_manager_applying_its_full_intent() {
     let pp = PatchParams::apply("terraform-provider-karpenter").force();
     let mut intent = nodepool_json("ssa");
     intent["spec"]["weight"] = json!(10);
-    intent["spec"]["disruption"] =
-        json!({"consolidationPolicy": "WhenEmpty", "consolidateAfter": "30s"});
+    intent["spec"]["disruption"] = json!({"consolidationPolicy": "WhenEmpty", "consolidateAfter": "30s"});
     let first = to_json(&np.patch("ssa", &pp, &Patch::Apply(&intent)).await.unwrap());
     assert_eq!(first["metadata"]["generation"], 1);
     let mf = first["metadata"]["managedFields"].as_array().unwrap();
     assert!(
-        mf.iter()
-            .any(|e| e["manager"] == "terraform-provider-karpenter"
-                && e["operation"] == "Apply"
-                && e["fieldsV1"]["f:spec"]["f:weight"].is_object()),
+        mf.iter().any(|e| e["manager"] == "terraform-provider-karpenter"
+            && e["operation"] == "Apply"
+            && e["fieldsV1"]["f:spec"]["f:weight"].is_object()),
         "{mf:?}"
     );
     let rv = first["metadata"]["resourceVersion"].clone();
@@ -486,8 +436,13 @@ async fn server_side_apply_behaves_like_one_manager_applying_its_full_intent() {
 
     // Apply through the status subresource changes only status.
     let st = np
-        .patch_status("ssa", &PatchParams::apply("karpenter").force(),
-            &Patch::Apply(json!({"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "status": {"nodes": 2}})))
+        .patch_status(
+            "ssa",
+            &PatchParams::apply("karpenter").force(),
+            &Patch::Apply(
+                json!({"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "status": {"nodes": 2}}),
+            ),
+        )
         .await
         .unwrap();
     let st = to_json(&st);
@@ -507,11 +462,7 @@ async fn invalid_objects_get_422_with_causes_and_unknown_fields_are_pruned() {
         .as_object_mut()
         .unwrap()
         .remove("nodeClassRef");
-    let err = status_of(
-        np.create(&PostParams::default(), &dynobj(bad))
-            .await
-            .unwrap_err(),
-    );
+    let err = status_of(np.create(&PostParams::default(), &dynobj(bad)).await.unwrap_err());
     assert_eq!((err.code, err.reason.as_str()), (422, "Invalid"));
     assert!(
         err.message
@@ -542,11 +493,7 @@ async fn invalid_objects_get_422_with_causes_and_unknown_fields_are_pruned() {
         fields.contains(&("spec.template.spec.nodeClassRef", "FieldValueRequired")),
         "{fields:?}"
     );
-    let weight = details
-        .causes
-        .iter()
-        .find(|c| c.field == "spec.weight")
-        .unwrap();
+    let weight = details.causes.iter().find(|c| c.field == "spec.weight").unwrap();
     assert_eq!(
         weight.message,
         "Invalid value: 500: spec.weight in body should be less than or equal to 100"
@@ -571,8 +518,7 @@ async fn invalid_objects_get_422_with_causes_and_unknown_fields_are_pruned() {
     assert!(
         causes
             .iter()
-            .any(|c| c.field == "spec.template.spec.expireAfter"
-                && c.reason == "FieldValueTypeInvalid"),
+            .any(|c| c.field == "spec.template.spec.expireAfter" && c.reason == "FieldValueTypeInvalid"),
         "{causes:?}"
     );
 
@@ -633,10 +579,7 @@ async fn status_is_a_separate_subresource() {
             .await
             .unwrap(),
     );
-    assert!(
-        created.get("status").is_none(),
-        "status is dropped on create"
-    );
+    assert!(created.get("status").is_none(), "status is dropped on create");
     let patched = to_json(
         &np.patch_status(
             "s",
@@ -757,9 +700,7 @@ async fn finalizers_hold_deletion_until_removed() {
     let np = nodepools(&client);
     let mut obj = nodepool_json("held");
     obj["metadata"]["finalizers"] = json!(["example.com/hold"]);
-    np.create(&PostParams::default(), &dynobj(obj))
-        .await
-        .unwrap();
+    np.create(&PostParams::default(), &dynobj(obj)).await.unwrap();
     let marked = np
         .delete("held", &DeleteParams::default())
         .await
@@ -788,17 +729,10 @@ async fn finalizers_hold_deletion_until_removed() {
     .await
     .unwrap();
     assert_eq!(status_of(np.get("held").await.unwrap_err()).code, 404);
-    assert!(
-        s.object("karpenter.sh", "v1", "nodepools", "held")
-            .is_none()
-    );
+    assert!(s.object("karpenter.sh", "v1", "nodepools", "held").is_none());
 }
 
-async fn pool_with_claim(
-    client: &kube::Client,
-    name: &str,
-    claim_finalizer: bool,
-) -> (String, String) {
+async fn pool_with_claim(client: &kube::Client, name: &str, claim_finalizer: bool) -> (String, String) {
     let pool = to_json(
         &nodepools(client)
             .create(&PostParams::default(), &dynobj(nodepool_json(name)))
@@ -840,9 +774,7 @@ async fn foreground_deletion_waits_for_dependents_and_background_collects_them()
             .unwrap()
             .contains(&json!("foregroundDeletion"))
     );
-    let c = s
-        .object("karpenter.sh", "v1", "nodeclaims", &claim)
-        .unwrap();
+    let c = s.object("karpenter.sh", "v1", "nodeclaims", &claim).unwrap();
     assert!(c["metadata"]["deletionTimestamp"].is_string());
     assert!(s.patch_object(
         "karpenter.sh",
@@ -851,10 +783,7 @@ async fn foreground_deletion_waits_for_dependents_and_background_collects_them()
         &claim,
         &json!({"metadata": {"finalizers": null}})
     ));
-    assert!(
-        s.object("karpenter.sh", "v1", "nodeclaims", &claim)
-            .is_none()
-    );
+    assert!(s.object("karpenter.sh", "v1", "nodeclaims", &claim).is_none());
     assert!(s.object("karpenter.sh", "v1", "nodepools", "fg").is_none());
 
     let (_, claim) = pool_with_claim(&client, "bg", false).await;
@@ -863,10 +792,7 @@ async fn foreground_deletion_waits_for_dependents_and_background_collects_them()
         .await
         .unwrap();
     assert!(s.object("karpenter.sh", "v1", "nodepools", "bg").is_none());
-    assert!(
-        s.object("karpenter.sh", "v1", "nodeclaims", &claim)
-            .is_none()
-    );
+    assert!(s.object("karpenter.sh", "v1", "nodeclaims", &claim).is_none());
 
     let (_, claim) = pool_with_claim(&client, "or", false).await;
     nodepools(&client)
@@ -911,12 +837,7 @@ async fn simulated_controller_finalizes_fills_status_and_creates_owned_claims() 
             .unwrap()
             .starts_with("sg-")
     );
-    assert!(
-        status["amis"][0]["id"]
-            .as_str()
-            .unwrap()
-            .starts_with("ami-")
-    );
+    assert!(status["amis"][0]["id"].as_str().unwrap().starts_with("ami-"));
     assert!(status["instanceProfile"].is_string());
     // The simulated status is valid under the CRD's own status schema: writing it back
     // through the validating /status endpoint is accepted.
@@ -966,17 +887,13 @@ async fn simulated_controller_finalizes_fills_status_and_creates_owned_claims() 
         (o["metadata"]["finalizers"] == json!(["karpenter.sh/termination"])).then_some(())
     })
     .await;
-    np.delete("default", &DeleteParams::foreground())
-        .await
-        .unwrap();
+    np.delete("default", &DeleteParams::foreground()).await.unwrap();
     assert!(
-        s.object("karpenter.sh", "v1", "nodepools", "default")
-            .is_some(),
+        s.object("karpenter.sh", "v1", "nodepools", "default").is_some(),
         "held by finalizers for a while"
     );
     eventually(10, "pool and claims gone", || {
-        (s.object("karpenter.sh", "v1", "nodepools", "default")
-            .is_none()
+        (s.object("karpenter.sh", "v1", "nodepools", "default").is_none()
             && s.object(
                 "karpenter.sh",
                 "v1",
@@ -1014,8 +931,7 @@ async fn simulated_controller_finalizes_fills_status_and_creates_owned_claims() 
         .unwrap();
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(
-        s.object("karpenter.sh", "v1", "nodepools", "plain")
-            .unwrap()["metadata"]
+        s.object("karpenter.sh", "v1", "nodepools", "plain").unwrap()["metadata"]
             .get("finalizers")
             .is_none()
     );
@@ -1081,10 +997,7 @@ async fn injected_faults_answer_like_the_real_server_and_the_log_counts_requests
 
     // kube's default client retries 429 after Retry-After and gets through.
     s.inject_fault(FaultSpec::new(FaultKind::TooManyRequests, 1).method("GET"));
-    nodepools(&retrying)
-        .list(&ListParams::default())
-        .await
-        .unwrap();
+    nodepools(&retrying).list(&ListParams::default()).await.unwrap();
 
     let log = s.request_log();
     let statuses: Vec<u16> = log
@@ -1134,13 +1047,7 @@ async fn admin_endpoint_offers_faults_log_crds_and_objects() {
         .create(&PostParams::default(), &dynobj(nodepool_json("a")))
         .await
         .unwrap();
-    let (code, obj) = http_plain(
-        &admin,
-        "GET",
-        "/__admin/objects/karpenter.sh/v1/nodepools/a",
-        "",
-    )
-    .await;
+    let (code, obj) = http_plain(&admin, "GET", "/__admin/objects/karpenter.sh/v1/nodepools/a", "").await;
     assert_eq!(code, 200);
     assert_eq!(obj["metadata"]["name"], "a");
     let (code, patched) = http_plain(
@@ -1216,32 +1123,20 @@ async fn the_binary_writes_a_kubeconfig_and_prints_its_path() {
         .unwrap();
     let mut out = tokio::io::BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
-    tokio::time::timeout(
-        GUARD,
-        tokio::io::AsyncBufReadExt::read_line(&mut out, &mut line),
-    )
-    .await
-    .unwrap()
-    .unwrap();
+    tokio::time::timeout(GUARD, tokio::io::AsyncBufReadExt::read_line(&mut out, &mut line))
+        .await
+        .unwrap()
+        .unwrap();
     let path = std::path::PathBuf::from(line.trim());
     assert!(path.is_absolute(), "{line}");
-    assert!(
-        path.file_name()
-            .unwrap()
-            .to_str()
-            .unwrap()
-            .contains("kubeconfig")
-    );
+    assert!(path.file_name().unwrap().to_str().unwrap().contains("kubeconfig"));
     let kc = kube::config::Kubeconfig::read_from(&path).unwrap();
     let cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default())
         .await
         .unwrap();
     let client = kube::Client::try_from(cfg).unwrap();
     let crds: Api<CustomResourceDefinition> = Api::all(client);
-    assert_eq!(
-        crds.list(&ListParams::default()).await.unwrap().items.len(),
-        5
-    );
+    assert_eq!(crds.list(&ListParams::default()).await.unwrap().items.len(), 5);
     // SIGTERM stops it cleanly, removing its temporary work directory.
     let pid = child.id().unwrap().to_string();
     let killed = tokio::process::Command::new("kill")
@@ -1250,10 +1145,7 @@ async fn the_binary_writes_a_kubeconfig_and_prints_its_path() {
         .await
         .unwrap();
     assert!(killed.success());
-    let status = tokio::time::timeout(GUARD, child.wait())
-        .await
-        .unwrap()
-        .unwrap();
+    let status = tokio::time::timeout(GUARD, child.wait()).await.unwrap().unwrap();
     assert!(status.success(), "{status:?}");
     assert!(!path.exists(), "work directory removed on exit");
 }

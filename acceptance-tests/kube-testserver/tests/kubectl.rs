@@ -94,24 +94,15 @@ async fn kubectl_gets_applies_patches_waits_and_deletes() {
     let k = Kubectl::new(&s);
     let crds = k.ok(&["get", "crd"]).await;
     assert!(
-        crds.contains("nodepools.karpenter.sh")
-            && crds.contains("ec2nodeclasses.karpenter.k8s.aws"),
+        crds.contains("nodepools.karpenter.sh") && crds.contains("ec2nodeclasses.karpenter.k8s.aws"),
         "{crds}"
     );
 
     let file = write(s.work_dir(), "nodepool.yaml", NODEPOOL);
     let out = k.ok(&["apply", "-f", &file]).await;
-    assert!(
-        out.contains("nodepool.karpenter.sh/default created"),
-        "{out}"
-    );
-    let obj = s
-        .object("karpenter.sh", "v1", "nodepools", "default")
-        .unwrap();
-    assert!(
-        obj["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
-            .is_string()
-    );
+    assert!(out.contains("nodepool.karpenter.sh/default created"), "{out}");
+    let obj = s.object("karpenter.sh", "v1", "nodepools", "default").unwrap();
+    assert!(obj["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"].is_string());
     assert_eq!(obj["spec"]["disruption"]["consolidateAfter"], "0s");
 
     let out = k.ok(&["apply", "-f", &file]).await;
@@ -124,8 +115,7 @@ async fn kubectl_gets_applies_patches_waits_and_deletes() {
     let out = k.ok(&["apply", "-f", &changed]).await;
     assert!(out.contains("configured"), "{out}");
     assert_eq!(
-        s.object("karpenter.sh", "v1", "nodepools", "default")
-            .unwrap()["spec"]["limits"]["cpu"],
+        s.object("karpenter.sh", "v1", "nodepools", "default").unwrap()["spec"]["limits"]["cpu"],
         "2000"
     );
 
@@ -136,9 +126,7 @@ async fn kubectl_gets_applies_patches_waits_and_deletes() {
         .ok(&["apply", "--server-side", "--force-conflicts", "-f", &file])
         .await;
     assert!(out.contains("serverside-applied"), "{out}");
-    let obj = s
-        .object("karpenter.sh", "v1", "nodepools", "default")
-        .unwrap();
+    let obj = s.object("karpenter.sh", "v1", "nodepools", "default").unwrap();
     assert_eq!(obj["spec"]["limits"]["cpu"], "1000");
     let mf = obj["metadata"]["managedFields"].as_array().unwrap();
     assert!(
@@ -160,8 +148,7 @@ async fn kubectl_gets_applies_patches_waits_and_deletes() {
         .await;
     assert!(out.contains("patched"), "{out}");
     assert_eq!(
-        s.object("karpenter.sh", "v1", "nodepools", "default")
-            .unwrap()["spec"]["weight"],
+        s.object("karpenter.sh", "v1", "nodepools", "default").unwrap()["spec"]["weight"],
         7
     );
     let (ok, _, err) = k
@@ -197,10 +184,7 @@ async fn kubectl_gets_applies_patches_waits_and_deletes() {
 
     let out = k.ok(&["delete", "nodepool", "default"]).await;
     assert!(out.contains("deleted"), "{out}");
-    assert!(
-        s.object("karpenter.sh", "v1", "nodepools", "default")
-            .is_none()
-    );
+    assert!(s.object("karpenter.sh", "v1", "nodepools", "default").is_none());
 
     let out = k
         .ok(&["--context", "kube-testserver-cert", "get", "nodepools"])
@@ -243,12 +227,7 @@ async fn kubectl_waits_for_a_crd_registered_later_and_deletes_through_finalizers
             .then_some(())
     })
     .await;
-    let out = k
-        .ok(&["delete", "nodepool", "default", "--timeout=20s"])
-        .await;
+    let out = k.ok(&["delete", "nodepool", "default", "--timeout=20s"]).await;
     assert!(out.contains("deleted"), "{out}");
-    assert!(
-        s.object("karpenter.sh", "v1", "nodepools", "default")
-            .is_none()
-    );
+    assert!(s.object("karpenter.sh", "v1", "nodepools", "default").is_none());
 }

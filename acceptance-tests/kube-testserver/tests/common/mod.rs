@@ -33,8 +33,7 @@ pub fn api(
     kind: &str,
     plural: &str,
 ) -> Api<DynamicObject> {
-    let ar =
-        ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural);
+    let ar = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural);
     Api::all_with(client.clone(), &ar)
 }
 
@@ -114,11 +113,7 @@ pub async fn raw(
     let status = resp.status().as_u16();
     let headers = resp.headers().clone();
     let b = resp.into_body().collect_bytes().await.expect("body");
-    (
-        status,
-        headers,
-        serde_json::from_slice(&b).unwrap_or(Value::Null),
-    )
+    (status, headers, serde_json::from_slice(&b).unwrap_or(Value::Null))
 }
 
 /// Poll `f` until it returns `Some`, for at most `secs` seconds.
