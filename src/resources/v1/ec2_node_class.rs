@@ -15,7 +15,15 @@ use crate::framework::validate::{self as v, Validator};
 use crate::framework::{Attribute, Diagnostics, Schema};
 use crate::tfvalue::{AttributePath, Number, Type, Value};
 
-const AMI_FAMILIES: &[&str] = &["AL2", "AL2023", "Bottlerocket", "Custom", "Windows2019", "Windows2022", "Windows2025"];
+const AMI_FAMILIES: &[&str] = &[
+    "AL2",
+    "AL2023",
+    "Bottlerocket",
+    "Custom",
+    "Windows2019",
+    "Windows2022",
+    "Windows2025",
+];
 /// Alias family → the `ami_family` it implies (rules E2–E7).
 const ALIAS_FAMILIES: &[(&str, &str)] = &[
     ("al2", "AL2"),
@@ -226,10 +234,14 @@ fn alias_format() -> impl Validator {
         |value| {
             let s = value.as_str()?;
             let Some((family, version)) = s.split_once('@') else {
-                return Some(format!("{s:?} is not of the form family@version, e.g. \"al2023@latest\"."));
+                return Some(format!(
+                    "{s:?} is not of the form family@version, e.g. \"al2023@latest\"."
+                ));
             };
             if family.is_empty() || !family.chars().all(|c| c.is_ascii_alphanumeric()) || version.is_empty() {
-                return Some(format!("{s:?} is not of the form family@version, e.g. \"al2023@latest\"."));
+                return Some(format!(
+                    "{s:?} is not of the form family@version, e.g. \"al2023@latest\"."
+                ));
             }
             if !ALIAS_FAMILIES.iter().any(|(f, _)| *f == family) {
                 return Some(format!(
@@ -252,18 +264,17 @@ fn subnet_selector_terms() -> Attribute {
         vec![
             Attribute::string("id")
                 .describe("A subnet ID, e.g. `subnet-0123456789abcdef0`; cannot be combined with `tags`.")
-                .validate(v::matches("subnet-[0-9a-z]+", "a subnet ID such as `subnet-0123456789abcdef0`")),
+                .validate(v::matches(
+                    "subnet-[0-9a-z]+",
+                    "a subnet ID such as `subnet-0123456789abcdef0`",
+                )),
             tag_selector("subnets"),
         ],
     )
     .required()
     .describe("How to find the subnets for the nodes (1 to 30 terms; each sets `id` or `tags`, not both).")
     .validate(v::count(1, 30))
-    .validate(exclusive_terms(
-        "subnet",
-        &["tags", "id"],
-        &[("id", &["tags"])],
-    ))
+    .validate(exclusive_terms("subnet", &["tags", "id"], &[("id", &["tags"])]))
 }
 
 fn security_group_selector_terms() -> Attribute {
@@ -334,7 +345,11 @@ fn exclusive_terms(
     v::rule(
         format!(
             "Each term sets at least one of {}; {}.",
-            at_least_one.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", "),
+            at_least_one
+                .iter()
+                .map(|f| format!("`{f}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
             exclusive
                 .iter()
                 .map(|(f, o)| format!("`{f}` cannot be combined with {}", o.join(", ")))
@@ -348,14 +363,21 @@ fn exclusive_terms(
                     invalid(
                         diags,
                         &here,
-                        format!("A {what} selector term must set at least one of {}.", at_least_one.join(", ")),
+                        format!(
+                            "A {what} selector term must set at least one of {}.",
+                            at_least_one.join(", ")
+                        ),
                     );
                 }
                 for (lead, others) in exclusive {
                     if has(t, lead) != Some(true) {
                         continue;
                     }
-                    let clash: Vec<&str> = others.iter().copied().filter(|o| has(t, o) == Some(true)).collect();
+                    let clash: Vec<&str> = others
+                        .iter()
+                        .copied()
+                        .filter(|o| has(t, o) == Some(true))
+                        .collect();
                     if !clash.is_empty() {
                         invalid(
                             diags,
@@ -381,12 +403,16 @@ fn placement_group_selector() -> Attribute {
                 .validate(v::non_empty()),
             Attribute::string("id")
                 .describe("ID of the placement group, e.g. `pg-0123456789abcdef0`.")
-                .validate(v::matches("^pg-[0-9a-z]+$", "a placement group ID such as `pg-0123456789abcdef0`")),
+                .validate(v::matches(
+                    "^pg-[0-9a-z]+$",
+                    "a placement group ID such as `pg-0123456789abcdef0`",
+                )),
         ],
     )
     .describe("The placement group to launch the nodes in, by `name` or by `id` (exactly one).")
-    .validate(v::rule("Set exactly one of `name` and `id`.", |value, path, diags| {
-        match (has(value, "name"), has(value, "id")) {
+    .validate(v::rule(
+        "Set exactly one of `name` and `id`.",
+        |value, path, diags| match (has(value, "name"), has(value, "id")) {
             (Some(true), Some(true)) => invalid(
                 diags,
                 &path.attr("id"),
@@ -398,8 +424,8 @@ fn placement_group_selector() -> Attribute {
                 "Select the placement group by name or by id (exactly one of them).",
             ),
             _ => {}
-        }
-    }))
+        },
+    ))
 }
 
 fn restricted_tags() -> impl Validator {
@@ -412,7 +438,12 @@ fn restricted_tags() -> impl Validator {
             }
             let restricted = key == "eks:eks-cluster-name"
                 || key.starts_with("kubernetes.io/cluster")
-                || ["karpenter.sh/nodepool", "karpenter.sh/nodeclaim", "karpenter.k8s.aws/ec2nodeclass"].contains(&key);
+                || [
+                    "karpenter.sh/nodepool",
+                    "karpenter.sh/nodeclaim",
+                    "karpenter.k8s.aws/ec2nodeclass",
+                ]
+                .contains(&key);
             restricted.then(|| {
                 format!("The tag {key:?} is set by Karpenter or EKS and cannot be set here; remove it.")
             })
@@ -428,7 +459,8 @@ fn kubelet() -> Attribute {
             .validate(v::each(rules::quantity()))
             .validate(v::each(v::check("Must not be negative.", |value| {
                 let s = value.as_str()?;
-                s.starts_with('-').then(|| format!("{s:?} is negative: reserved resources must not be negative."))
+                s.starts_with('-')
+                    .then(|| format!("{s:?} is negative: reserved resources must not be negative."))
             })))
     };
     let eviction = |name: &'static str, text: &'static str| {

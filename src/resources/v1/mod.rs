@@ -103,7 +103,6 @@ pub(crate) fn object_with(attributes: &[Attribute], set: &[(&str, Value)]) -> Va
     )
 }
 
-
 /// Test helpers shared by the v1 schema tests: configs written as JSON with the Terraform
 /// attribute names, turned into schema-shaped [`Value`]s (every attribute present, null when
 /// not given; the string `"<unknown>"` stands for an unknown value).
@@ -138,7 +137,12 @@ pub(crate) mod testing {
         Value::Object(
             attributes
                 .iter()
-                .map(|a| (a.name.to_string(), attribute(a, json.get(a.name).unwrap_or(&Json::Null))))
+                .map(|a| {
+                    (
+                        a.name.to_string(),
+                        attribute(a, json.get(a.name).unwrap_or(&Json::Null)),
+                    )
+                })
                 .collect(),
         )
     }
@@ -199,7 +203,13 @@ pub(crate) mod testing {
             config.conforms_to(&schema.value_type())
         );
         let mut d = Diagnostics::new();
-        validate_attributes(&schema.attributes, &schema.blocks, config, &AttributePath::root(), &mut d);
+        validate_attributes(
+            &schema.attributes,
+            &schema.blocks,
+            config,
+            &AttributePath::root(),
+            &mut d,
+        );
         cross(config, &mut d);
         d
     }
@@ -213,10 +223,15 @@ pub(crate) mod testing {
     }
 
     /// Sets `value` at a `/`-separated path of attribute names and list indexes, creating
-    /// objects on the way (a list index may be one past the end, to append).
+    /// objects on the way (a list index may be one past the end, to append). `~` in a step
+    /// stands for `/` inside a map key (`/labels/karpenter.sh~nodepool`).
     pub fn put(json: &mut Json, pointer: &str, value: Json) {
         let mut here = json;
-        let steps: Vec<&str> = pointer.trim_start_matches('/').split('/').collect();
+        let steps: Vec<String> = pointer
+            .trim_start_matches('/')
+            .split('/')
+            .map(|s| s.replace('~', "/"))
+            .collect();
         for (n, step) in steps.iter().enumerate() {
             let last = n + 1 == steps.len();
             if let Ok(i) = step.parse::<usize>()
@@ -240,10 +255,10 @@ pub(crate) mod testing {
             }
             let Json::Object(m) = here else { unreachable!() };
             if last {
-                m.insert(step.to_string(), value);
+                m.insert(step.clone(), value);
                 return;
             }
-            here = m.entry(step.to_string()).or_insert(Json::Null);
+            here = m.entry(step.clone()).or_insert(Json::Null);
         }
     }
 
@@ -280,7 +295,10 @@ mod crd_coverage {
     }
 
     fn load(file: &str) -> Json {
-        let path = format!("{}/../shared/karpenter/crds/v1/{file}", env!("CARGO_MANIFEST_DIR"));
+        let path = format!(
+            "{}/../shared/karpenter/crds/v1/{file}",
+            env!("CARGO_MANIFEST_DIR")
+        );
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
         let crd: Json = serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
         let versions = crd["spec"]["versions"].as_array().expect("versions");
@@ -339,7 +357,8 @@ mod crd_coverage {
                 ..
             } => "object",
             AttrType::Nested {
-                nesting: Nesting::List, ..
+                nesting: Nesting::List,
+                ..
             } => "list(object)",
             AttrType::Nested { .. } => "other",
             AttrType::Plain(Type::String) => "string",
@@ -355,9 +374,12 @@ mod crd_coverage {
     fn default_json(a: &Attribute, v: &Value) -> Json {
         match (a.nested(), v) {
             (Some((Nesting::Single, nested)), _) => Json::Object(object_json(nested, v)),
-            (Some((_, nested)), Value::List(items)) => {
-                Json::Array(items.iter().map(|e| Json::Object(object_json(nested, e))).collect())
-            }
+            (Some((_, nested)), Value::List(items)) => Json::Array(
+                items
+                    .iter()
+                    .map(|e| Json::Object(object_json(nested, e)))
+                    .collect(),
+            ),
             (_, Value::String(s)) => Json::String(s.clone()),
             (_, Value::Bool(b)) => Json::Bool(*b),
             (_, Value::Number(n)) => n.as_i64().map_or(Json::Null, Json::from),
@@ -421,23 +443,35 @@ mod crd_coverage {
                 continue;
             };
             if o.shape != f.shape {
-                problems.push(format!("{kind}: spec.{path} is {} in the CRD but {} here", f.shape, o.shape));
+                problems.push(format!(
+                    "{kind}: spec.{path} is {} in the CRD but {} here",
+                    f.shape, o.shape
+                ));
             }
             if f.required && !o.required && o.default.is_none() {
-                problems.push(format!("{kind}: spec.{path} is required in the CRD; ours is neither required nor defaulted"));
+                problems.push(format!(
+                    "{kind}: spec.{path} is required in the CRD; ours is neither required nor defaulted"
+                ));
             }
             if o.required && !f.required {
-                problems.push(format!("{kind}: spec.{path} is required here but optional in the CRD"));
+                problems.push(format!(
+                    "{kind}: spec.{path} is required here but optional in the CRD"
+                ));
             }
             if let Some(d) = &f.default
                 && o.default.as_ref() != Some(d)
             {
-                problems.push(format!("{kind}: spec.{path} defaults to {d} in the CRD, ours {:?}", o.default));
+                problems.push(format!(
+                    "{kind}: spec.{path} defaults to {d} in the CRD, ours {:?}",
+                    o.default
+                ));
             }
         }
         for path in ours.keys() {
             if !crd.contains_key(path) {
-                problems.push(format!("{kind}: attribute with wire path spec.{path} is not a CRD field"));
+                problems.push(format!(
+                    "{kind}: attribute with wire path spec.{path} is not a CRD field"
+                ));
             }
         }
 
@@ -447,18 +481,25 @@ mod crd_coverage {
         let mut our_status = BTreeMap::new();
         let status = schema.attribute("status").expect("status attribute");
         assert!(status.wire_field().is_none() && status.mode == Mode::Computed);
-        our_fields(status.nested().map(|(_, n)| n).unwrap_or_default(), "", &mut our_status);
+        our_fields(
+            status.nested().map(|(_, n)| n).unwrap_or_default(),
+            "",
+            &mut our_status,
+        );
         for (path, f) in &crd_status {
             match our_status.get(path) {
                 None => problems.push(format!("{kind}: CRD field status.{path} has no attribute")),
-                Some(o) if o.shape != f.shape => {
-                    problems.push(format!("{kind}: status.{path} is {} in the CRD but {} here", f.shape, o.shape))
-                }
+                Some(o) if o.shape != f.shape => problems.push(format!(
+                    "{kind}: status.{path} is {} in the CRD but {} here",
+                    f.shape, o.shape
+                )),
                 Some(_) => {}
             }
         }
         for path in our_status.keys().filter(|p| !crd_status.contains_key(*p)) {
-            problems.push(format!("{kind}: status attribute {path} is not a CRD status field"));
+            problems.push(format!(
+                "{kind}: status attribute {path} is not a CRD status field"
+            ));
         }
         problems
     }
@@ -471,7 +512,11 @@ mod crd_coverage {
 
     #[test]
     fn ec2_node_class_covers_the_crd() {
-        let problems = compare(&EC2_NODE_CLASS, "karpenter.k8s.aws_ec2nodeclasses.yaml", "EC2NodeClass");
+        let problems = compare(
+            &EC2_NODE_CLASS,
+            "karpenter.k8s.aws_ec2nodeclasses.yaml",
+            "EC2NodeClass",
+        );
         assert!(problems.is_empty(), "{}", problems.join("\n"));
     }
 
@@ -482,7 +527,12 @@ mod crd_coverage {
         let mut schema = EC2_NODE_CLASS.clone();
         schema.attributes.retain(|a| a.name != "user_data");
         let problems = compare(&schema, "karpenter.k8s.aws_ec2nodeclasses.yaml", "EC2NodeClass");
-        assert!(problems.iter().any(|p| p.contains("spec.userData has no attribute")), "{problems:?}");
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.contains("spec.userData has no attribute")),
+            "{problems:?}"
+        );
 
         let mut schema = EC2_NODE_CLASS.clone();
         for a in &mut schema.attributes {
@@ -494,11 +544,25 @@ mod crd_coverage {
             }
         }
         let problems = compare(&schema, "karpenter.k8s.aws_ec2nodeclasses.yaml", "EC2NodeClass");
-        assert!(problems.iter().any(|p| p.contains("spec.associatePublicIpAddress is not a CRD field")), "{problems:?}");
-        assert!(problems.iter().any(|p| p.contains("spec.metadataOptions defaults to")), "{problems:?}");
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.contains("spec.associatePublicIpAddress is not a CRD field")),
+            "{problems:?}"
+        );
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.contains("spec.metadataOptions defaults to")),
+            "{problems:?}"
+        );
 
         let mut crd = BTreeMap::new();
-        crd_fields(&load("karpenter.sh_nodepools.yaml")["properties"]["spec"], "", &mut crd);
+        crd_fields(
+            &load("karpenter.sh_nodepools.yaml")["properties"]["spec"],
+            "",
+            &mut crd,
+        );
         assert!(crd.contains_key("template.spec.requirements[].minValues"));
         assert!(crd["disruption.budgets[].nodes"].required);
     }

@@ -112,7 +112,10 @@ pub fn has(object: &Value, name: &str) -> Option<bool> {
 
 /// A known whole number attribute.
 pub fn int_of(object: &Value, name: &str) -> Option<i64> {
-    object.get(name).and_then(Value::as_number).and_then(|n| n.as_i64())
+    object
+        .get(name)
+        .and_then(Value::as_number)
+        .and_then(|n| n.as_i64())
 }
 
 /// The known elements of a list (empty when the list is null or unknown).
@@ -168,7 +171,9 @@ pub fn label_key_problem(key: &str) -> Option<String> {
 /// Why a node label key is restricted in a node pool (rules K1–K4 / L1–L4), if it is.
 pub fn restricted_label_problem(key: &str) -> Option<String> {
     if key == "karpenter.sh/nodepool" {
-        return Some("the label \"karpenter.sh/nodepool\" is set by Karpenter and cannot be used here".into());
+        return Some(
+            "the label \"karpenter.sh/nodepool\" is set by Karpenter and cannot be used here".into(),
+        );
     }
     if key == "kubernetes.io/hostname" {
         return Some("the label \"kubernetes.io/hostname\" is restricted and cannot be used here".into());
@@ -214,7 +219,10 @@ pub fn node_label_keys() -> impl Validator {
                     error(
                         diags,
                         &here,
-                        format!("{s:?} is not a valid value for {key:?}: use one of {}.", allowed.join(", ")),
+                        format!(
+                            "{s:?} is not a valid value for {key:?}: use one of {}.",
+                            allowed.join(", ")
+                        ),
                     );
                 }
             }
@@ -252,7 +260,9 @@ pub fn label_value() -> impl Validator {
 /// A qualified name (the CRD pattern for requirement and taint keys).
 pub fn qualified_name(what: &'static str) -> impl Validator {
     v::check(
-        format!("Must be {what}: an optional DNS prefix and `/`, then letters, digits, `-`, `_` or `.`, starting and ending with a letter or digit."),
+        format!(
+            "Must be {what}: an optional DNS prefix and `/`, then letters, digits, `-`, `_` or `.`, starting and ending with a letter or digit."
+        ),
         move |value| {
             let s = value.as_str()?;
             (!QUALIFIED_NAME_RE.is_match(s)).then(|| {
@@ -283,7 +293,10 @@ pub fn requirement_key() -> impl Validator {
 
 /// A Kubernetes resource quantity (`500m`, `4`, `16Gi`).
 pub fn quantity() -> impl Validator {
-    v::matches(QUANTITY, "a Kubernetes resource quantity such as `500m`, `4`, `16Gi` or `1e3`")
+    v::matches(
+        QUANTITY,
+        "a Kubernetes resource quantity such as `500m`, `4`, `16Gi` or `1e3`",
+    )
 }
 
 /// A Karpenter duration or `Never`.
@@ -343,7 +356,11 @@ pub fn unique() -> impl Validator {
             if let Some(s) = e.as_str()
                 && !seen.insert(s)
             {
-                error(diags, &path.index(i), format!("{s:?} is listed twice; list each value once."));
+                error(
+                    diags,
+                    &path.index(i),
+                    format!("{s:?} is listed twice; list each value once."),
+                );
             }
         }
     })
@@ -359,7 +376,10 @@ pub fn selector_tags() -> impl Validator {
                 error(
                     diags,
                     path,
-                    format!("{} tags given: a selector term may match on at most 20 tags.", entries.len()),
+                    format!(
+                        "{} tags given: a selector term may match on at most 20 tags.",
+                        entries.len()
+                    ),
                 );
             }
             for (k, val) in entries {
@@ -369,7 +389,9 @@ pub fn selector_tags() -> impl Validator {
                     error(
                         diags,
                         &path.key(k.clone()),
-                        format!("The tag {k:?} has an empty value; empty tag values are not supported (use \"*\" to match any value)."),
+                        format!(
+                            "The tag {k:?} has an empty value; empty tag values are not supported (use \"*\" to match any value)."
+                        ),
                     );
                 }
             }
@@ -395,7 +417,9 @@ pub fn cron_schedule() -> impl Validator {
     )
 }
 
-const MONTHS: &[&str] = &["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
+const MONTHS: &[&str] = &[
+    "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+];
 const DAYS: &[&str] = &["sun", "mon", "tue", "wed", "thu", "fri", "sat"];
 
 /// Why `s` is not a valid cron schedule, if it is not.
@@ -427,7 +451,14 @@ pub fn cron_problem(s: &str) -> Option<String> {
     None
 }
 
-fn cron_part_problem(part: &str, what: &str, min: u32, max: u32, names: &[&str], name_base: u32) -> Option<String> {
+fn cron_part_problem(
+    part: &str,
+    what: &str,
+    min: u32,
+    max: u32,
+    names: &[&str],
+    name_base: u32,
+) -> Option<String> {
     let (range, step) = match part.split_once('/') {
         Some((r, s)) => (r, Some(s)),
         None => (part, None),
@@ -435,7 +466,11 @@ fn cron_part_problem(part: &str, what: &str, min: u32, max: u32, names: &[&str],
     if let Some(step) = step {
         match step.parse::<u32>() {
             Ok(n) if n >= 1 => {}
-            _ => return Some(format!("the {what} step {step:?} must be a whole number of at least 1")),
+            _ => {
+                return Some(format!(
+                    "the {what} step {step:?} must be a whole number of at least 1"
+                ));
+            }
         }
     }
     let value = |t: &str| -> Option<u32> {
@@ -443,7 +478,11 @@ fn cron_part_problem(part: &str, what: &str, min: u32, max: u32, names: &[&str],
             return Some(n);
         }
         let lower = t.to_ascii_lowercase();
-        names.iter().position(|n| *n == lower).and_then(|i| u32::try_from(i).ok()).map(|i| i + name_base)
+        names
+            .iter()
+            .position(|n| *n == lower)
+            .and_then(|i| u32::try_from(i).ok())
+            .map(|i| i + name_base)
     };
     if range == "*" || (range == "?" && (what == "day of month" || what == "day of week")) {
         return None;
@@ -501,7 +540,11 @@ fn check_requirement(r: &Value, path: &AttributePath, diags: &mut Diagnostics) {
     match operator {
         Some("In") => {
             if list.is_empty() {
-                error(diags, &here, "Operator \"In\" needs at least one value in `values`.");
+                error(
+                    diags,
+                    &here,
+                    "Operator \"In\" needs at least one value in `values`.",
+                );
             }
             if let Some(min) = int_of(r, "min_values")
                 && i64::try_from(list.len()).is_ok_and(|n| n < min)
@@ -521,7 +564,10 @@ fn check_requirement(r: &Value, path: &AttributePath, diags: &mut Diagnostics) {
                 error(
                     diags,
                     &here,
-                    format!("Operator {op:?} needs exactly one value, a non-negative whole number; {} given.", list.len()),
+                    format!(
+                        "Operator {op:?} needs exactly one value, a non-negative whole number; {} given.",
+                        list.len()
+                    ),
                 );
             } else if let Some(s) = list[0].as_str()
                 && !s.parse::<i64>().is_ok_and(|n| n >= 0)
@@ -529,7 +575,9 @@ fn check_requirement(r: &Value, path: &AttributePath, diags: &mut Diagnostics) {
                 error(
                     diags,
                     &here.index(0),
-                    format!("Operator {op:?} compares numbers: {s:?} must be a non-negative whole number such as \"4\"."),
+                    format!(
+                        "Operator {op:?} compares numbers: {s:?} must be a non-negative whole number such as \"4\"."
+                    ),
                 );
             }
         }
