@@ -347,6 +347,37 @@ where
     }
 }
 
+/// A rule written as a function that reports its own diagnostics, for checks on a list or an
+/// object whose errors belong on an element or a field below it (e.g. "at most one element may
+/// set `root_volume`" reported at `block_device_mappings[2].root_volume`). The function gets the
+/// (known, non-null) value and its path and adds errors with [`Diagnostics::error_at`].
+pub struct Rule<F> {
+    description: String,
+    rule: F,
+}
+
+impl<F> Validator for Rule<F>
+where
+    F: Fn(&Value, &AttributePath, &mut Diagnostics) + Send + Sync,
+{
+    fn description(&self) -> String {
+        self.description.clone()
+    }
+    fn validate(&self, value: &Value, path: &AttributePath, diags: &mut Diagnostics) {
+        (self.rule)(value, path, diags);
+    }
+}
+
+pub fn rule<F>(description: impl Into<String>, rule: F) -> Rule<F>
+where
+    F: Fn(&Value, &AttributePath, &mut Diagnostics) + Send + Sync,
+{
+    Rule {
+        description: description.into(),
+        rule,
+    }
+}
+
 /// A duration in Terraform's `timeouts` syntax (Go's `time.ParseDuration`: `30s`, `10m`, `1h30m`).
 pub fn go_duration() -> impl Validator {
     check("Must be a duration such as `30s`, `10m` or `1h30m`.", |v| {
@@ -444,6 +475,21 @@ mod tests {
         let v = matches(r"^[0-9]{12}$", "a 12-digit AWS account ID");
         assert!(run(&v, Value::string("123456789012")).is_empty());
         assert!(run(&v, Value::string("12345")).to_string().contains("12-digit"));
+    }
+
+    #[test]
+    fn rule_reports_below_its_path() {
+        let v = rule("At most one `a`.", |value, path, diags| {
+            for (i, e) in value.as_elements().unwrap_or_default().iter().enumerate().skip(1) {
+                if e.as_str() == Some("a") {
+                    diags.error_at(&path.index(i), "Duplicate", "only one `a` is allowed");
+                }
+            }
+        });
+        assert_eq!(v.description(), "At most one `a`.");
+        assert!(run(&v, Value::List(vec![Value::string("a"), Value::string("b")])).is_empty());
+        let d = run(&v, Value::List(vec![Value::string("b"), Value::string("a")]));
+        assert!(d.to_string().contains("at x[1]"), "{d}");
     }
 
     #[test]

@@ -1,4 +1,30 @@
-//! One module per Terraform type the provider offers.
+//! One module per Terraform type the provider offers, plus the generic machinery the
+//! Kubernetes kinds share ([`kube_object`]).
 
 pub mod controller_policy;
 pub mod kube_object;
+pub mod v1;
+
+use crate::k8s::kinds;
+use kube_object::KubeObjectType;
+
+/// `karpenter_node_pool` ↔ `karpenter.sh/v1` NodePool. Deleting it waits for the NodeClaims
+/// it owns (Karpenter drains and terminates their nodes first).
+pub fn node_pool() -> KubeObjectType {
+    KubeObjectType {
+        validate: v1::validate_node_pool,
+        replacements: v1::node_pool_replacements,
+        dependents: &[kinds::NODE_CLAIM],
+        ..KubeObjectType::new("karpenter_node_pool", kinds::NODE_POOL, &v1::NODE_POOL)
+    }
+}
+
+/// `karpenter_ec2_node_class` ↔ `karpenter.k8s.aws/v1` EC2NodeClass, optionally waiting for
+/// `Ready=True` after apply (`wait_for_ready`).
+pub fn ec2_node_class() -> KubeObjectType {
+    KubeObjectType {
+        validate: v1::validate_ec2_node_class,
+        wait_for_ready: Some("wait_for_ready"),
+        ..KubeObjectType::new("karpenter_ec2_node_class", kinds::EC2_NODE_CLASS, &v1::EC2_NODE_CLASS)
+    }
+}
