@@ -576,6 +576,10 @@ mod crd_coverage {
                 if a.description.trim().is_empty() {
                     missing.push(path.clone());
                 }
+                // Validators describe themselves too: the docs list the rules they enforce.
+                if a.validators.iter().any(|v| v.description().trim().is_empty()) {
+                    missing.push(format!("{path} (a validator)"));
+                }
                 if let Some((_, nested)) = a.nested() {
                     walk(nested, &format!("{path}."), missing);
                 }
