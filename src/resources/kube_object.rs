@@ -123,6 +123,10 @@ impl KubeObjectType {
         let Value::Object(fields) = &mut state else {
             return Ok(state);
         };
+        // Blocks (`timeouts`) are Terraform-only settings: they come from the base state.
+        for block in &self.schema.blocks {
+            fields.insert(block.name.to_string(), base.get(block.name).cloned().unwrap_or(Value::Null));
+        }
         fields.insert(
             "name".into(),
             Value::string(obj.metadata.name.clone().unwrap_or_default()),

@@ -1,0 +1,76 @@
+//! The Kubernetes API test server for acceptance tests: started in the test process (on its
+//! own runtime thread, so blocking `terraform` runs are fine) and wired into the provider block.
+
+use std::time::Duration;
+
+pub use kube_testserver::{Config, ControllerConfig, FaultKind, FaultSpec, LoggedRequest, TestServer};
+
+/// A running test server.
+pub struct Cluster {
+    pub server: TestServer,
+}
+
+impl Cluster {
+    /// A server with the v1 CRDs already established and a simulated Karpenter running.
+    pub fn with_v1_crds() -> Self {
+        Self::start(Config {
+            crd_dirs: vec![TestServer::shared_crds_dir("v1")],
+            controller: ControllerConfig::karpenter(),
+            ..Config::default()
+        })
+    }
+
+    /// A server with no CRDs yet (a cluster where Karpenter is not installed yet).
+    pub fn empty() -> Self {
+        Self::start(Config { controller: ControllerConfig::karpenter(), ..Config::default() })
+    }
+
+    pub fn start(config: Config) -> Self {
+        let server = TestServer::start_background(config).unwrap_or_else(|e| panic!("kube-testserver: {e}"));
+        Cluster { server }
+    }
+
+    /// The provider block for this server: host, CA and token, as an EKS module would feed them.
+    pub fn provider_block(&self) -> String {
+        format!(
+            "provider \"karpenter\" {{\n  kubernetes {{\n    host                   = \"{}\"\n    cluster_ca_certificate = <<-EOT\n{}\n    EOT\n    token                  = \"{}\"\n  }}\n}}\n",
+            self.server.base_url(),
+            self.server.ca_pem().trim_end(),
+            self.server.token()
+        )
+    }
+
+    /// The provider block using the server's kubeconfig file instead.
+    pub fn provider_block_kubeconfig(&self) -> String {
+        format!(
+            "provider \"karpenter\" {{\n  kubernetes {{\n    config_path = \"{}\"\n  }}\n}}\n",
+            self.server.kubeconfig_path().display()
+        )
+    }
+
+    pub fn node_pool(&self, name: &str) -> Option<serde_json::Value> {
+        self.server.object("karpenter.sh", "v1", "nodepools", name)
+    }
+
+    pub fn node_class(&self, name: &str) -> Option<serde_json::Value> {
+        self.server.object("karpenter.k8s.aws", "v1", "ec2nodeclasses", name)
+    }
+
+    /// Requests whose path contains `fragment` (and method, when given).
+    pub fn requests(&self, method: Option<&str>, fragment: &str) -> Vec<LoggedRequest> {
+        self.server
+            .request_log()
+            .into_iter()
+            .filter(|r| method.is_none_or(|m| r.method.eq_ignore_ascii_case(m)) && r.path.contains(fragment))
+            .collect()
+    }
+
+    /// Waits (bounded) until `check` holds, for effects of the simulated controller.
+    pub fn eventually(&self, what: &str, mut check: impl FnMut() -> bool) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while !check() {
+            assert!(std::time::Instant::now() < deadline, "timed out waiting for {what}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
