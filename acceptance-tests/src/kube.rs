@@ -22,7 +22,10 @@ impl Cluster {
 
     /// A server with no CRDs yet (a cluster where Karpenter is not installed yet).
     pub fn empty() -> Self {
-        Self::start(Config { controller: ControllerConfig::karpenter(), ..Config::default() })
+        Self::start(Config {
+            controller: ControllerConfig::karpenter(),
+            ..Config::default()
+        })
     }
 
     pub fn start(config: Config) -> Self {
@@ -53,7 +56,8 @@ impl Cluster {
     }
 
     pub fn node_class(&self, name: &str) -> Option<serde_json::Value> {
-        self.server.object("karpenter.k8s.aws", "v1", "ec2nodeclasses", name)
+        self.server
+            .object("karpenter.k8s.aws", "v1", "ec2nodeclasses", name)
     }
 
     /// Requests whose path contains `fragment` (and method, when given).
@@ -69,7 +73,10 @@ impl Cluster {
     pub fn eventually(&self, what: &str, mut check: impl FnMut() -> bool) {
         let deadline = std::time::Instant::now() + Duration::from_secs(20);
         while !check() {
-            assert!(std::time::Instant::now() < deadline, "timed out waiting for {what}");
+            assert!(
+                std::time::Instant::now() < deadline,
+                "timed out waiting for {what}"
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
     }

@@ -113,6 +113,12 @@ impl Run {
         format!("--- stdout\n{}\n--- stderr\n{}", self.stdout, self.stderr)
     }
 
+    /// Both streams with runs of white space folded to one space, for assertions on
+    /// diagnostics that terraform wraps at its terminal width.
+    pub fn text(&self) -> String {
+        self.output().split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
     /// Panics with the output unless the command succeeded.
     #[track_caller]
     pub fn ok(self) -> Self {

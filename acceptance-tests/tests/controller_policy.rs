@@ -114,7 +114,11 @@ data "karpenter_controller_policy" "bad" {
     let run = work.plan().failed();
     let out = run.output();
     assert!(out.contains("Invalid attribute value"), "{out}");
-    assert!(out.contains("is not an IAM role ARN"), "{out}");
+    assert!(
+        run.text()
+            .contains("node_role_arn: \"arn:aws:iam::123456789012:user/not-a-role\" is not an IAM role ARN"),
+        "{out}"
+    );
     // Terraform shows the offending line when the diagnostic carries the attribute path.
     assert!(
         out.contains("node_role_arn = \"arn:aws:iam::123456789012:user/not-a-role\""),

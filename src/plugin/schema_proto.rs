@@ -130,6 +130,16 @@ pub fn path(p: &AttributePath) -> pb::AttributePath {
     }
 }
 
+/// Terraform shows the source line of a configured top-level attribute, but cannot point
+/// inside an object or list value, nor at an attribute that is absent; so the detail itself
+/// names the attribute path.
+fn detail_with_path(d: &Diagnostic) -> String {
+    match &d.path {
+        Some(p) if !p.is_root() => format!("{p}: {}", d.detail),
+        _ => d.detail.clone(),
+    }
+}
+
 pub fn diagnostic(d: &Diagnostic) -> pb::Diagnostic {
     use pb::diagnostic::Severity as S;
     pb::Diagnostic {
@@ -138,7 +148,7 @@ pub fn diagnostic(d: &Diagnostic) -> pb::Diagnostic {
             Severity::Warning => S::Warning,
         } as i32,
         summary: d.summary.clone(),
-        detail: d.detail.clone(),
+        detail: detail_with_path(d),
         attribute: d.path.as_ref().map(path),
     }
 }

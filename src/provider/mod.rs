@@ -57,7 +57,10 @@ pub struct KarpenterProvider {
 impl KarpenterProvider {
     pub fn new() -> Self {
         Self {
-            resources: vec![Box::new(resources::node_pool()), Box::new(resources::ec2_node_class())],
+            resources: vec![
+                Box::new(resources::node_pool()),
+                Box::new(resources::ec2_node_class()),
+            ],
             data_sources: vec![Box::new(resources::controller_policy::ControllerPolicy)],
         }
     }

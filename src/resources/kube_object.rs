@@ -125,7 +125,10 @@ impl KubeObjectType {
         };
         // Blocks (`timeouts`) are Terraform-only settings: they come from the base state.
         for block in &self.schema.blocks {
-            fields.insert(block.name.to_string(), base.get(block.name).cloned().unwrap_or(Value::Null));
+            fields.insert(
+                block.name.to_string(),
+                base.get(block.name).cloned().unwrap_or(Value::Null),
+            );
         }
         fields.insert(
             "name".into(),

@@ -25,6 +25,10 @@ pub fn ec2_node_class() -> KubeObjectType {
     KubeObjectType {
         validate: v1::validate_ec2_node_class,
         wait_for_ready: Some("wait_for_ready"),
-        ..KubeObjectType::new("karpenter_ec2_node_class", kinds::EC2_NODE_CLASS, &v1::EC2_NODE_CLASS)
+        ..KubeObjectType::new(
+            "karpenter_ec2_node_class",
+            kinds::EC2_NODE_CLASS,
+            &v1::EC2_NODE_CLASS,
+        )
     }
 }
