@@ -416,26 +416,39 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
             let ty = resource.schema().value_type();
             let current = decode(req.current_state.as_ref(), &ty, "resource state")?;
             if current.is_null() {
-                return encode(&Value::Null, &ty, "state").map(|s| (s, Diagnostics::new()));
+                return encode(&Value::Null, &ty, "state").map(|s| (s, Diagnostics::new(), None));
             }
             let ctx = self.context()?;
             let outcome = self
                 .stop
                 .guard(resource.read(&ctx, &current), || Err(stopped_diagnostics()))
                 .await?;
-            let (new_state, diags) = match outcome {
-                ReadOutcome::Found(v) => (v, Diagnostics::new()),
-                ReadOutcome::Gone => (Value::Null, Diagnostics::new()),
-                ReadOutcome::KeptPrior(d) => (current, d),
+            let deferral_allowed = req
+                .client_capabilities
+                .as_ref()
+                .is_some_and(|c| c.deferral_allowed);
+            let (new_state, diags, deferred) = match outcome {
+                ReadOutcome::Found(v) => (v, Diagnostics::new(), None),
+                ReadOutcome::Gone => (Value::Null, Diagnostics::new(), None),
+                // Where Terraform allows it, defer rather than keep the prior state with a warning.
+                ReadOutcome::KeptPrior(_) if deferral_allowed => (
+                    current,
+                    Diagnostics::new(),
+                    Some(pb::Deferred {
+                        reason: pb::deferred::Reason::ProviderConfigUnknown as i32,
+                    }),
+                ),
+                ReadOutcome::KeptPrior(d) => (current, d, None),
             };
-            encode(&new_state, &ty, "state").map(|s| (s, diags))
+            encode(&new_state, &ty, "state").map(|s| (s, diags, deferred))
         }
         .await;
         respond!(
-            result.map(|(s, d)| pb::read_resource::Response {
+            result.map(|(s, d, deferred)| pb::read_resource::Response {
                 new_state: Some(s),
                 diagnostics: pb_diags(&d),
                 private: private.clone(),
+                deferred,
                 ..Default::default()
             }),
             |d| pb::read_resource::Response {
