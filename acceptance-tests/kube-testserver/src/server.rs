@@ -689,6 +689,19 @@ async fn resource(
         }
         (Method::PUT, Some(n)) => {
             let body = parse_json_or_yaml(&read_body(req).await?)?;
+            // Custom resources do not allow unconditional updates.
+            if meta_str(&body, "resourceVersion").is_none_or(str::is_empty) && !rt.is_crd() {
+                return Err(crate::store::invalid(
+                    &rt.kind,
+                    &rt.group,
+                    &n,
+                    &[crate::schema::FieldError {
+                        reason: "FieldValueInvalid",
+                        field: "metadata.resourceVersion".into(),
+                        message: "Invalid value: 0x0: must be specified for an update".into(),
+                    }],
+                ));
+            }
             let w = shared.with_state(|st| st.update(&rt, &nsv, &n, body, sub, &ctx, true))?;
             Ok(json_response(200, &w.object, &w.warnings))
         }

@@ -238,7 +238,7 @@ pub struct State {
     rt_cache: std::cell::RefCell<TypeCache>,
 }
 
-fn invalid(kind: &str, group: &str, name: &str, errs: &[FieldError]) -> ApiError {
+pub fn invalid(kind: &str, group: &str, name: &str, errs: &[FieldError]) -> ApiError {
     let list: Vec<String> = errs.iter().map(FieldError::full).collect();
     let joined = if list.len() == 1 {
         list[0].clone()
@@ -610,6 +610,14 @@ impl State {
                 obj.get("apiVersion").and_then(Value::as_str).unwrap_or(""),
                 rt.api_version(),
                 rt.kind
+            )));
+        }
+        if let Some(av) = obj.get("apiVersion").and_then(Value::as_str)
+            && av != rt.api_version()
+        {
+            return Err(ApiError::bad_request(format!(
+                "the API version in the data ({av}) does not match the expected API version ({})",
+                rt.api_version()
             )));
         }
         if let Some(o) = obj.as_object_mut() {

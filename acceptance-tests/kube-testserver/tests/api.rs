@@ -318,6 +318,37 @@ async fn objects_carry_real_metadata_and_stale_replaces_conflict() {
         stale.message
     );
 
+    // Replace needs a resourceVersion; apiVersion must match the path.
+    let mut unconditional = to_json(&np.get("default").await.unwrap());
+    unconditional["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("resourceVersion");
+    let (code, _, body) = raw(
+        &client,
+        Method::PUT,
+        "/apis/karpenter.sh/v1/nodepools/default",
+        "application/json",
+        &unconditional,
+    )
+    .await;
+    assert_eq!(code, 422, "{body}");
+    assert_eq!(
+        body["details"]["causes"][0]["field"],
+        "metadata.resourceVersion"
+    );
+    let mut wrong_version = nodepool_json("other");
+    wrong_version["apiVersion"] = json!("karpenter.sh/v1beta1");
+    let (code, _, body) = raw(
+        &client,
+        Method::POST,
+        "/apis/karpenter.sh/v1/nodepools",
+        "application/json",
+        &wrong_version,
+    )
+    .await;
+    assert_eq!(code, 400, "{body}");
+
     // A label change is not a spec change: generation stays, resourceVersion moves.
     let labelled = to_json(
         &np.patch(
