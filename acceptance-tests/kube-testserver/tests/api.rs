@@ -1039,6 +1039,25 @@ async fn simulated_controller_finalizes_fills_status_and_creates_owned_claims() 
         (code, body)
     };
     assert_eq!(pool_status_ok.0, 200, "{}", pool_status_ok.1);
+    // Karpenter's own writes: drift-hash annotations and a managedFields entry of its own.
+    let checked = s
+        .object("karpenter.sh", "v1", "nodepools", "checked")
+        .unwrap();
+    assert!(
+        checked["metadata"]["annotations"]["karpenter.sh/nodepool-hash"].is_string(),
+        "{checked}"
+    );
+    assert_eq!(
+        checked["metadata"]["annotations"]["karpenter.sh/nodepool-hash-version"],
+        "v3"
+    );
+    let managers: Vec<&str> = checked["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["manager"].as_str().unwrap())
+        .collect();
+    assert!(managers.contains(&"karpenter"), "{managers:?}");
     s.set_controller(ControllerConfig::default());
     np.create(&PostParams::default(), &dynobj(nodepool_json("plain")))
         .await
