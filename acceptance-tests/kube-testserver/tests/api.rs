@@ -1348,3 +1348,48 @@ fn start_background_serves_while_the_caller_blocks() {
         .is_some()
     );
 }
+
+#[tokio::test]
+async fn kube_watchers_work_with_list_watch_and_streaming_lists() {
+    use kube::runtime::watcher;
+    let (_s, client) = start_v1().await;
+    let np = nodepools(&client);
+    np.create(&PostParams::default(), &dynobj(nodepool_json("before")))
+        .await
+        .unwrap();
+    for cfg in [
+        watcher::Config::default(),
+        watcher::Config::default().streaming_lists(),
+    ] {
+        let mut w = watcher::watcher(np.clone(), cfg).boxed();
+        let mut initial = Vec::new();
+        loop {
+            match tokio::time::timeout(GUARD, w.next())
+                .await
+                .unwrap()
+                .unwrap()
+                .unwrap()
+            {
+                watcher::Event::InitApply(o) => initial.push(o.metadata.name.unwrap()),
+                watcher::Event::InitDone => break,
+                _ => {}
+            }
+        }
+        assert!(initial.contains(&"before".to_string()), "{initial:?}");
+        let name = format!("after-{}", initial.len());
+        np.create(&PostParams::default(), &dynobj(nodepool_json(&name)))
+            .await
+            .unwrap();
+        loop {
+            if let watcher::Event::Apply(o) = tokio::time::timeout(GUARD, w.next())
+                .await
+                .unwrap()
+                .unwrap()
+                .unwrap()
+                && o.metadata.name.as_deref() == Some(name.as_str())
+            {
+                break;
+            }
+        }
+    }
+}
