@@ -58,6 +58,7 @@ pub mod schema;
 pub mod server;
 pub mod ssa;
 pub mod store;
+pub mod table;
 pub mod tls;
 pub mod util;
 

@@ -9,6 +9,7 @@ use crate::ssa;
 use crate::store::{
     CRD_GROUP, Event, ResourceType, Selectors, State, Sub, WriteCtx, type_from_crd,
 };
+use crate::table;
 use crate::util::{ApiError, merge_patch, meta_str, parse_json_or_yaml, unix_millis};
 use bytes::Bytes;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
@@ -649,6 +650,12 @@ async fn resource(
         strict: q.get("fieldValidation").is_some_and(|f| f == "Strict"),
     };
     let method = req.method().clone();
+    let accept = req
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
     let content_type = req
         .headers()
         .get(header::CONTENT_TYPE)
@@ -670,6 +677,9 @@ async fn resource(
             }
             let st = lock(&shared.state);
             let items = st.list(&rt, ns.as_deref(), &sel);
+            if table::wants_table(&accept) {
+                return Ok(json_response(200, &table::table(&rt, &items, st.rv), &[]));
+            }
             Ok(json_response(
                 200,
                 &json!({"apiVersion": rt.api_version(), "kind": rt.list_kind,
@@ -677,11 +687,14 @@ async fn resource(
                 &[],
             ))
         }
-        (Method::GET, Some(n)) => Ok(json_response(
-            200,
-            &lock(&shared.state).get(&rt, &nsv, &n)?,
-            &[],
-        )),
+        (Method::GET, Some(n)) => {
+            let st = lock(&shared.state);
+            let obj = st.get(&rt, &nsv, &n)?;
+            if table::wants_table(&accept) && sub == Sub::Main {
+                return Ok(json_response(200, &table::table(&rt, &[obj], st.rv), &[]));
+            }
+            Ok(json_response(200, &obj, &[]))
+        }
         (Method::POST, None) => {
             let body = parse_json_or_yaml(&read_body(req).await?)?;
             let w = shared.with_state(|st| st.create(&rt, &nsv, body, &ctx, false))?;

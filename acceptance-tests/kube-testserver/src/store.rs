@@ -34,6 +34,8 @@ pub struct ResourceType {
     pub status_subresource: bool,
     pub scale_subresource: bool,
     pub schema: Option<Arc<Value>>,
+    /// The version's `additionalPrinterColumns`.
+    pub printer_columns: Vec<Value>,
 }
 
 impl ResourceType {
@@ -51,6 +53,9 @@ impl ResourceType {
             status_subresource: true,
             scale_subresource: false,
             schema: None,
+            printer_columns: vec![
+                json!({"name": "Created At", "type": "string", "format": "date", "jsonPath": ".metadata.creationTimestamp"}),
+            ],
         }
     }
     pub fn api_version(&self) -> String {
@@ -335,6 +340,11 @@ pub fn type_from_crd(crd: &Value, version: &str) -> Option<ResourceType> {
         status_subresource: v.pointer("/subresources/status").is_some(),
         scale_subresource: v.pointer("/subresources/scale").is_some(),
         schema: v.pointer("/schema/openAPIV3Schema").cloned().map(Arc::new),
+        printer_columns: v
+            .get("additionalPrinterColumns")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default(),
     })
 }
 
