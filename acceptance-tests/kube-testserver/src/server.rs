@@ -358,7 +358,7 @@ fn served_groups(st: &State) -> BTreeMap<String, Vec<String>> {
             let Some(name) = v.get("name").and_then(Value::as_str) else {
                 continue;
             };
-            if type_from_crd(&c, name).is_some() {
+            if type_from_crd(c, name).is_some() {
                 let e = groups.entry(g.to_string()).or_default();
                 if !e.iter().any(|x| x == name) {
                     e.push(name.to_string());
@@ -489,7 +489,7 @@ async fn route(
             }
             for c in st.crds() {
                 if c.pointer("/spec/group").and_then(Value::as_str) == Some(*g)
-                    && let Some(rt) = type_from_crd(&c, v)
+                    && let Some(rt) = type_from_crd(c, v)
                 {
                     resources.extend(resource_entries(&rt));
                 }
@@ -523,7 +523,7 @@ async fn route(
             }
             for c in st.crds() {
                 if c.pointer("/spec/group").and_then(Value::as_str) == Some(*g) {
-                    types.extend(type_from_crd(&c, v));
+                    types.extend(type_from_crd(c, v));
                 }
             }
             if types.is_empty() {

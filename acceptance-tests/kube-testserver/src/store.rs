@@ -502,10 +502,10 @@ impl State {
     }
 
     /// All CRD objects.
-    pub fn crds(&self) -> Vec<Value> {
+    pub fn crds(&self) -> Vec<&Value> {
         self.objects
             .get(&(CRD_GROUP.to_string(), CRD_PLURAL.to_string()))
-            .map(|m| m.values().cloned().collect())
+            .map(|m| m.values().collect())
             .unwrap_or_default()
     }
 
@@ -1121,6 +1121,35 @@ impl State {
             .collect()
     }
 
+    /// A light snapshot for the garbage collector: for every object only uid, ownerReferences,
+    /// deletionTimestamp, finalizers (and for CRDs the group and plural they serve).
+    fn all_meta(&self) -> Vec<(Key, Value)> {
+        self.objects
+            .iter()
+            .flat_map(|((g, p), m)| {
+                m.iter().map(move |((ns, n), o)| {
+                    let md = o.get("metadata");
+                    let pick = |f: &str| md.and_then(|m| m.get(f)).cloned().unwrap_or(Value::Null);
+                    let mut light = json!({"metadata": {
+                        "uid": pick("uid"),
+                        "ownerReferences": pick("ownerReferences"),
+                        "finalizers": pick("finalizers"),
+                    }});
+                    if let Some(ts) = md.and_then(|m| m.get("deletionTimestamp"))
+                        && let Some(m) = light.get_mut("metadata").and_then(Value::as_object_mut)
+                    {
+                        m.insert("deletionTimestamp".into(), ts.clone());
+                    }
+                    if g == CRD_GROUP && p == CRD_PLURAL {
+                        light["spec"] = json!({"group": o.pointer("/spec/group").cloned().unwrap_or(Value::Null),
+                            "names": {"plural": o.pointer("/spec/names/plural").cloned().unwrap_or(Value::Null)}});
+                    }
+                    ((g.clone(), p.clone(), ns.clone(), n.clone()), light)
+                })
+            })
+            .collect()
+    }
+
     fn orphan_dependents(&mut self, owner_uid: &str) {
         for (key, o) in self.all_keys() {
             let Some(refs) = o
@@ -1152,7 +1181,15 @@ impl State {
     pub fn gc(&mut self) {
         for _ in 0..64 {
             let mut changed = false;
-            let all = self.all_keys();
+            let all = self.all_meta();
+            let relevant = all.iter().any(|(_, o)| {
+                o.pointer("/metadata/deletionTimestamp").is_some()
+                    || o.pointer("/metadata/ownerReferences")
+                        .is_some_and(|r| !r.is_null())
+            });
+            if !relevant {
+                break;
+            }
             let uids: BTreeSet<String> = all
                 .iter()
                 .filter_map(|(_, o)| meta_str(o, "uid").map(String::from))
