@@ -421,6 +421,17 @@ async fn route(
                 .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
             Ok(r)
         }
+        ["api"] | ["apis"] if get && wants_aggregated(&req) => {
+            let body = aggregated_discovery(&lock(&shared.state), segs[0] == "api");
+            let mut r = json_response(200, &body, &[]);
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(
+                    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+                ),
+            );
+            Ok(r)
+        }
         ["api"] if get => {
             let addr = lock(&shared.addr)
                 .map(|a| a.to_string())
@@ -558,6 +569,70 @@ async fn route(
         }
         _ => Err(ApiError::no_resource()),
     }
+}
+
+/// Whether the client prefers aggregated discovery (`apidiscovery.k8s.io/v2`).
+fn wants_aggregated(req: &Request<Incoming>) -> bool {
+    req.headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|a| a.split(',').next())
+        .is_some_and(|first| {
+            first.contains("as=APIGroupDiscoveryList")
+                && first.contains("g=apidiscovery.k8s.io")
+                && first.contains("v=v2")
+                && !first.contains("v=v2beta1")
+        })
+}
+
+fn resource_discovery(rt: &ResourceType) -> Value {
+    let gvk = json!({"group": rt.group, "version": rt.version, "kind": rt.kind});
+    let mut subs = Vec::new();
+    if rt.status_subresource {
+        subs.push(json!({"subresource": "status", "responseKind": gvk, "verbs": ["get", "patch", "update"]}));
+    }
+    json!({
+        "resource": rt.plural, "responseKind": gvk, "scope": if rt.namespaced { "Namespaced" } else { "Cluster" },
+        "singularResource": rt.singular,
+        "verbs": ["delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"],
+        "shortNames": rt.short_names, "categories": rt.categories, "subresources": subs,
+    })
+}
+
+/// The aggregated discovery document for `/api` (core) or `/apis`.
+fn aggregated_discovery(st: &State, core: bool) -> Value {
+    let items: Vec<Value> = if core {
+        vec![
+            json!({"metadata": {"name": ""}, "versions": [{"version": "v1", "freshness": "Current", "resources": [
+            {"resource": "namespaces", "responseKind": {"group": "", "version": "v1", "kind": "Namespace"}, "scope": "Cluster",
+             "singularResource": "namespace", "verbs": ["get", "list"], "shortNames": ["ns"]}]}]}),
+        ]
+    } else {
+        let mut groups = vec![
+            json!({"metadata": {"name": CRD_GROUP}, "versions": [{"version": "v1", "freshness": "Current",
+            "resources": [resource_discovery(&ResourceType::crd())]}]}),
+        ];
+        for (g, versions) in served_groups(st) {
+            let vs: Vec<Value> = versions
+                .iter()
+                .map(|v| {
+                    let resources: Vec<Value> = st
+                        .crds()
+                        .into_iter()
+                        .filter(|c| {
+                            c.pointer("/spec/group").and_then(Value::as_str) == Some(g.as_str())
+                        })
+                        .filter_map(|c| type_from_crd(c, v))
+                        .map(|rt| resource_discovery(&rt))
+                        .collect();
+                    json!({"version": v, "freshness": "Current", "resources": resources})
+                })
+                .collect();
+            groups.push(json!({"metadata": {"name": g}, "versions": vs}));
+        }
+        groups
+    };
+    json!({"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items})
 }
 
 /// A minimal OpenAPI v3 document for one group/version: the object schemas and, per path, the

@@ -83,6 +83,32 @@ async fn discovery_serves_version_groups_and_resources() {
         "{:?}",
         caps.subresources
     );
+    let agg = kube::discovery::Discovery::new(client.clone())
+        .run_aggregated()
+        .await
+        .unwrap();
+    let (ar2, caps2) = agg
+        .get("karpenter.sh")
+        .unwrap()
+        .recommended_kind("NodePool")
+        .unwrap();
+    assert_eq!(ar2.plural, "nodepools");
+    assert_eq!(caps2.scope, kube::discovery::Scope::Cluster);
+    assert!(
+        caps2
+            .subresources
+            .iter()
+            .any(|(r, _)| r.plural.ends_with("status")),
+        "{:?}",
+        caps2.subresources
+    );
+    assert!(
+        agg.get("karpenter.k8s.aws")
+            .unwrap()
+            .recommended_kind("EC2NodeClass")
+            .is_some()
+    );
+    assert!(agg.get("apiextensions.k8s.io").is_some());
     let (_, _, api) = raw(
         &client,
         Method::GET,
