@@ -1419,3 +1419,37 @@ async fn kube_watchers_work_with_list_watch_and_streaming_lists() {
         }
     }
 }
+
+#[test]
+fn the_handle_can_be_shared_across_threads() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<TestServer>();
+    assert_send_sync::<Config>();
+}
+
+#[tokio::test]
+async fn delete_collection_removes_matching_objects() {
+    let (s, client) = start_v1().await;
+    let np = nodepools(&client);
+    for (name, team) in [("a", "x"), ("b", "x"), ("c", "y")] {
+        let mut o = nodepool_json(name);
+        o["metadata"]["labels"] = json!({"team": team});
+        np.create(&PostParams::default(), &dynobj(o)).await.unwrap();
+    }
+    np.delete_collection(
+        &DeleteParams::default(),
+        &ListParams::default().labels("team=x"),
+    )
+    .await
+    .unwrap();
+    let left: Vec<String> = np
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|o| o.metadata.name.unwrap())
+        .collect();
+    assert_eq!(left, vec!["c".to_string()]);
+    assert!(s.object("karpenter.sh", "v1", "nodepools", "a").is_none());
+}
