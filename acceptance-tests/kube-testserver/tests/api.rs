@@ -1150,6 +1150,23 @@ async fn injected_faults_answer_like_the_real_server_and_the_log_counts_requests
     s.inject_fault(FaultSpec::new(FaultKind::DropConnection, 1));
     let dropped = np.list(&ListParams::default()).await.unwrap_err();
     assert!(!matches!(dropped, kube::Error::Api(_)), "{dropped:?}");
+    s.inject_fault(FaultSpec::new(FaultKind::Forbidden, 1));
+    let e = status_of(np.list(&ListParams::default()).await.unwrap_err());
+    assert_eq!((e.code, e.reason.as_str()), (403, "Forbidden"));
+    assert!(
+        e.message
+            .contains("cannot list resource \"nodepools\" in API group \"karpenter.sh\""),
+        "{}",
+        e.message
+    );
+    s.inject_fault(FaultSpec::new(FaultKind::Unauthorized, 1));
+    assert_eq!(
+        status_of(np.list(&ListParams::default()).await.unwrap_err()).code,
+        401
+    );
+    s.inject_fault(FaultSpec::new(FaultKind::GatewayTimeout, 1));
+    let e = status_of(np.list(&ListParams::default()).await.unwrap_err());
+    assert_eq!((e.code, e.reason.as_str()), (504, "Timeout"));
 
     s.set_latency(Duration::from_millis(150));
     np.list(&ListParams::default()).await.unwrap();
@@ -1170,10 +1187,12 @@ async fn injected_faults_answer_like_the_real_server_and_the_log_counts_requests
         .collect();
     assert_eq!(
         statuses,
-        vec![429, 429, 200, 500, 503, 500, 0, 200, 429, 200],
+        vec![
+            429, 429, 200, 500, 503, 500, 0, 403, 401, 504, 200, 429, 200
+        ],
         "{log:?}"
     );
-    assert_eq!(log.iter().filter(|r| r.fault.is_some()).count(), 7);
+    assert_eq!(log.iter().filter(|r| r.fault.is_some()).count(), 10);
     assert!(log[log.len() - 3].duration >= Duration::from_millis(150));
     s.clear_request_log();
     assert!(s.request_log().is_empty());
