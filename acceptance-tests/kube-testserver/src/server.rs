@@ -11,6 +11,7 @@ use crate::store::{
 };
 use crate::table;
 use crate::util::{ApiError, merge_patch, meta_str, parse_json_or_yaml, unix_millis};
+use base64::Engine;
 use bytes::Bytes;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use http_body_util::combinators::UnsyncBoxBody;
@@ -751,14 +752,52 @@ async fn resource(
                 return watch(shared, rt, ns, sel, &q);
             }
             let st = lock(&shared.state);
-            let items = st.list(&rt, ns.as_deref(), &sel);
+            let mut items = st.list(&rt, ns.as_deref(), &sel);
+            // Pagination: items are in (namespace, name) order; the continue token names the
+            // last item returned.
+            let key = |o: &Value| {
+                format!(
+                    "{}/{}",
+                    meta_str(o, "namespace").unwrap_or(""),
+                    meta_str(o, "name").unwrap_or("")
+                )
+            };
+            if let Some(token) = q.get("continue").filter(|c| !c.is_empty()) {
+                let after = base64::engine::general_purpose::STANDARD
+                    .decode(token)
+                    .ok()
+                    .and_then(|b| String::from_utf8(b).ok())
+                    .ok_or_else(|| {
+                        ApiError::bad_request(format!("continue key is not valid: {token}"))
+                    })?;
+                items.retain(|o| key(o) > after);
+            }
+            let mut list_meta = json!({"resourceVersion": st.rv.to_string()});
+            if let Some(limit) = q
+                .get("limit")
+                .and_then(|l| l.parse::<usize>().ok())
+                .filter(|l| *l > 0)
+                && items.len() > limit
+            {
+                let remaining = items.len() - limit;
+                items.truncate(limit);
+                if let (Some(last), Some(m)) = (items.last(), list_meta.as_object_mut()) {
+                    m.insert(
+                        "continue".into(),
+                        json!(base64::engine::general_purpose::STANDARD.encode(key(last))),
+                    );
+                    m.insert("remainingItemCount".into(), json!(remaining));
+                }
+            }
             if table::wants_table(&accept) {
-                return Ok(json_response(200, &table::table(&rt, &items, st.rv), &[]));
+                let mut t = table::table(&rt, &items, st.rv);
+                t["metadata"] = list_meta;
+                return Ok(json_response(200, &t, &[]));
             }
             Ok(json_response(
                 200,
                 &json!({"apiVersion": rt.api_version(), "kind": rt.list_kind,
-                    "metadata": {"resourceVersion": st.rv.to_string()}, "items": items}),
+                    "metadata": list_meta, "items": items}),
                 &[],
             ))
         }

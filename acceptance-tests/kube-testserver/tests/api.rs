@@ -1472,3 +1472,36 @@ async fn delete_collection_removes_matching_objects() {
     assert_eq!(left, vec!["c".to_string()]);
     assert!(s.object("karpenter.sh", "v1", "nodepools", "a").is_none());
 }
+
+#[tokio::test]
+async fn lists_page_with_limit_and_continue() {
+    let (_s, client) = start_v1().await;
+    let np = nodepools(&client);
+    for i in 0..5 {
+        np.create(
+            &PostParams::default(),
+            &dynobj(nodepool_json(&format!("p{i}"))),
+        )
+        .await
+        .unwrap();
+    }
+    let mut names = Vec::new();
+    let mut token: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let mut lp = ListParams::default().limit(2);
+        if let Some(t) = &token {
+            lp = lp.continue_token(t);
+        }
+        let page = np.list(&lp).await.unwrap();
+        pages += 1;
+        assert!(page.items.len() <= 2);
+        names.extend(page.items.into_iter().map(|o| o.metadata.name.unwrap()));
+        token = page.metadata.continue_.filter(|c| !c.is_empty());
+        if token.is_none() {
+            break;
+        }
+    }
+    assert_eq!(pages, 3);
+    assert_eq!(names, vec!["p0", "p1", "p2", "p3", "p4"]);
+}
