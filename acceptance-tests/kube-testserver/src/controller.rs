@@ -205,61 +205,73 @@ fn react(shared: &Arc<Shared>, ev: &Event) {
             );
         }
     }
+    // Statuses follow the spec: (re)written whenever observedGeneration lags metadata.generation.
+    let generation = o
+        .pointer("/metadata/generation")
+        .and_then(Value::as_i64)
+        .unwrap_or(1);
+    let observed = o
+        .pointer("/status/conditions/0/observedGeneration")
+        .and_then(Value::as_i64);
     if kind == "EC2NodeClass"
         && cfg.node_class_status
-        && o.pointer("/status/conditions").is_none()
-        && schedule_once(shared, "nodeclass", &uid)
+        && observed != Some(generation)
+        && schedule_once(shared, &format!("nodeclass-{generation}"), &uid)
     {
         let me = shared.clone();
-        let status = node_class_status(o);
         let delay = cfg.node_class_status_delay;
+        let (group, plural, ns, name, uid) = (
+            group.clone(),
+            plural.clone(),
+            ns.clone(),
+            name.clone(),
+            uid.clone(),
+        );
         shared.rt.spawn(async move {
             tokio::time::sleep(delay).await;
-            mutate(
-                &me,
-                &group,
-                &plural,
-                &ns,
-                &name,
-                &uid,
-                Sub::Status,
-                move |obj| {
-                    if let Some(m) = obj.as_object_mut() {
-                        m.insert("status".into(), status.clone());
-                    }
-                },
-            );
+            mutate(&me, &group, &plural, &ns, &name, &uid, Sub::Status, |obj| {
+                let status = node_class_status(obj);
+                if let Some(m) = obj.as_object_mut() {
+                    m.insert("status".into(), status);
+                }
+            });
         });
-        return;
     }
-    if kind == "NodePool" && ev.etype == "ADDED" {
-        if cfg.node_pool_status && schedule_once(shared, "nodepool", &uid) {
-            let generation = o
-                .pointer("/metadata/generation")
-                .cloned()
-                .unwrap_or(json!(1));
-            let now = now_rfc3339();
-            let conds: Vec<Value> = ["ValidationSucceeded", "NodeClassReady", "Ready"]
+    if kind == "NodePool"
+        && cfg.node_pool_status
+        && observed != Some(generation)
+        && schedule_once(shared, &format!("nodepool-{generation}"), &uid)
+    {
+        let n = cfg.node_claims_per_node_pool;
+        mutate(
+            shared,
+            &group,
+            &plural,
+            &ns,
+            &name,
+            &uid,
+            Sub::Status,
+            move |obj| {
+                let generation = obj
+                    .pointer("/metadata/generation")
+                    .cloned()
+                    .unwrap_or(json!(1));
+                let now = now_rfc3339();
+                let conds: Vec<Value> = ["ValidationSucceeded", "NodeClassReady", "Ready"]
                 .iter()
                 .map(|t| json!({"type": t, "status": "True", "lastTransitionTime": now, "reason": t, "message": "", "observedGeneration": generation}))
                 .collect();
-            let n = cfg.node_claims_per_node_pool;
-            mutate(
-                shared,
-                &group,
-                &plural,
-                &ns,
-                &name,
-                &uid,
-                Sub::Status,
-                move |obj| {
-                    if let Some(m) = obj.as_object_mut() {
-                        m.insert("status".into(), json!({"conditions": conds, "nodes": n,
-                        "resources": {"cpu": "0", "memory": "0", "nodes": n.to_string(), "pods": "0"}}));
-                    }
-                },
-            );
-        }
+                if let Some(m) = obj.as_object_mut() {
+                    m.insert(
+                        "status".into(),
+                        json!({"conditions": conds, "nodes": n,
+                    "resources": {"cpu": "0", "memory": "0", "nodes": n.to_string(), "pods": "0"}}),
+                    );
+                }
+            },
+        );
+    }
+    if kind == "NodePool" && ev.etype == "ADDED" {
         for _ in 0..cfg.node_claims_per_node_pool {
             create_node_claim(shared, o);
         }

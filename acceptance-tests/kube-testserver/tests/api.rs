@@ -1065,6 +1065,34 @@ async fn simulated_controller_finalizes_fills_status_and_creates_owned_claims() 
         (code, body)
     };
     assert_eq!(pool_status_ok.0, 200, "{}", pool_status_ok.1);
+    // Statuses follow spec changes: observedGeneration catches up with generation.
+    np.patch(
+        "checked",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"weight": 9}})),
+    )
+    .await
+    .unwrap();
+    eventually(10, "observedGeneration 2", || {
+        let o = s.object("karpenter.sh", "v1", "nodepools", "checked")?;
+        (o["metadata"]["generation"] == 2
+            && o["status"]["conditions"][0]["observedGeneration"] == 2)
+            .then_some(())
+    })
+    .await;
+    nodeclasses(&client)
+        .patch(
+            "default",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"detailedMonitoring": true}})),
+        )
+        .await
+        .unwrap();
+    eventually(10, "EC2NodeClass observedGeneration 2", || {
+        let o = s.object("karpenter.k8s.aws", "v1", "ec2nodeclasses", "default")?;
+        (o["status"]["conditions"][0]["observedGeneration"] == 2).then_some(())
+    })
+    .await;
     // Karpenter's own writes: drift-hash annotations and a managedFields entry of its own.
     let checked = s
         .object("karpenter.sh", "v1", "nodepools", "checked")
