@@ -879,6 +879,16 @@ async fn resource(
                     dry,
                 )
             })?;
+            if w.gone {
+                // Custom-resource storage answers an immediate deletion with a success Status.
+                let details = json!({"name": n, "group": rt.group, "kind": rt.plural,
+                    "uid": meta_str(&w.object, "uid").unwrap_or("")});
+                return Ok(json_response(
+                    200,
+                    &json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}),
+                    &[],
+                ));
+            }
             Ok(json_response(200, &w.object, &[]))
         }
         (Method::DELETE, None) => {

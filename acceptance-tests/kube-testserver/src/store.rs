@@ -1012,6 +1012,19 @@ impl State {
                 let mut o = old.clone();
                 set_finalizers(&mut o, &f);
                 self.put_marked(&key, o);
+                // The real collector runs later, so the answer is the marked object even if the
+                // (synchronous) collection below removes it at once.
+                let marked = self
+                    .get_raw(&key.0, &key.1, &key.2, &key.3)
+                    .map(|o| self.as_version(rt, o));
+                self.gc();
+                if let Some(object) = marked {
+                    return Ok(Written {
+                        object,
+                        warnings: vec![],
+                        gone: false,
+                    });
+                }
             }
             Some("Orphan") => {
                 self.orphan_dependents(&uid);

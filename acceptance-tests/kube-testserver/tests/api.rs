@@ -433,9 +433,19 @@ async fn objects_carry_real_metadata_and_stale_replaces_conflict() {
             .len(),
         0
     );
-    np.delete("default", &DeleteParams::default())
+    let answer = np
+        .delete("default", &DeleteParams::default())
         .await
         .unwrap();
+    let status = answer
+        .right()
+        .expect("an immediate deletion is answered with a Status");
+    let details = status.details.unwrap();
+    assert_eq!(
+        (details.name.as_str(), details.kind.as_str()),
+        ("default", "nodepools")
+    );
+    assert_eq!(details.uid, created["metadata"]["uid"].as_str().unwrap());
     let gone = status_of(np.get("default").await.unwrap_err());
     assert_eq!((gone.code, gone.reason.as_str()), (404, "NotFound"));
     assert_eq!(gone.message, "nodepools.karpenter.sh \"default\" not found");
