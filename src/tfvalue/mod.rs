@@ -87,9 +87,7 @@ impl Value {
     pub fn is_wholly_known(&self) -> bool {
         match self {
             Value::Unknown(_) => false,
-            Value::List(v) | Value::Set(v) | Value::Tuple(v) => {
-                v.iter().all(Value::is_wholly_known)
-            }
+            Value::List(v) | Value::Set(v) | Value::Tuple(v) => v.iter().all(Value::is_wholly_known),
             Value::Map(m) | Value::Object(m) => m.values().all(Value::is_wholly_known),
             Value::Dynamic(_, v) => v.is_wholly_known(),
             _ => true,

@@ -30,9 +30,7 @@ impl AttributePath {
     }
 
     pub fn index(&self, index: usize) -> Self {
-        self.with(PathStep::ElementKeyInt(
-            i64::try_from(index).unwrap_or(i64::MAX),
-        ))
+        self.with(PathStep::ElementKeyInt(i64::try_from(index).unwrap_or(i64::MAX)))
     }
 
     fn with(&self, step: PathStep) -> Self {
