@@ -1377,8 +1377,9 @@ async fn the_binary_writes_a_kubeconfig_and_prints_its_path() {
     );
     // SIGTERM stops it cleanly, removing its temporary work directory.
     let pid = child.id().unwrap().to_string();
-    let killed = tokio::process::Command::new("kill")
-        .args(["-TERM", &pid])
+    // The shell's builtin `kill`, so no separate kill binary is needed.
+    let killed = tokio::process::Command::new("sh")
+        .args(["-c", &format!("kill -TERM {pid}")])
         .status()
         .await
         .unwrap();
