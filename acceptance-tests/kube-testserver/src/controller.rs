@@ -34,6 +34,9 @@ pub struct ControllerConfig {
     pub node_pool_status: bool,
     /// NodeClaims created (owned by the NodePool, blockOwnerDeletion) per new NodePool.
     pub node_claims_per_node_pool: u32,
+    /// Keep Karpenter's drift-hash annotations (`karpenter.sh/nodepool-hash`,
+    /// `karpenter.k8s.aws/ec2nodeclass-hash` and their `-version`) up to date with the spec.
+    pub hash_annotations: bool,
 }
 
 impl Default for ControllerConfig {
@@ -46,6 +49,7 @@ impl Default for ControllerConfig {
             node_class_status_delay: Duration::from_millis(500),
             node_pool_status: false,
             node_claims_per_node_pool: 0,
+            hash_annotations: false,
         }
     }
 }
@@ -53,7 +57,7 @@ impl Default for ControllerConfig {
 impl ControllerConfig {
     /// Behaves like a running Karpenter: finalizers on NodePool, NodeClaim and EC2NodeClass
     /// (removed 500 ms after deletion starts), EC2NodeClass Ready after 500 ms, NodePool Ready,
-    /// one NodeClaim per NodePool.
+    /// one NodeClaim per NodePool, drift-hash annotations.
     pub fn karpenter() -> Self {
         let mut finalizers = BTreeMap::new();
         finalizers.insert("NodePool".to_string(), "karpenter.sh/termination".to_string());
@@ -68,6 +72,7 @@ impl ControllerConfig {
             node_class_status: true,
             node_pool_status: true,
             node_claims_per_node_pool: 1,
+            hash_annotations: true,
             ..Self::default()
         }
     }
@@ -109,7 +114,7 @@ fn react(shared: &Arc<Shared>, ev: &Event) {
         let has = finalizers(o).iter().any(|f| f == fin);
         if !deleting && !has {
             let fin = fin.clone();
-            mutate(shared, &group, &plural, &ns, &name, &uid, move |obj| {
+            mutate(shared, &group, &plural, &ns, &name, &uid, Sub::Main, move |obj| {
                 let mut f = finalizers(obj);
                 if !f.contains(&fin) {
                     f.push(fin.clone());
@@ -120,7 +125,7 @@ fn react(shared: &Arc<Shared>, ev: &Event) {
             let (me, fin, delay) = (shared.clone(), fin.clone(), cfg.finalizer_removal_delay);
             shared.rt.spawn(async move {
                 tokio::time::sleep(delay).await;
-                mutate(&me, &group, &plural, &ns, &name, &uid, move |obj| {
+                mutate(&me, &group, &plural, &ns, &name, &uid, Sub::Main, move |obj| {
                     let f: Vec<String> = finalizers(obj).into_iter().filter(|x| *x != fin).collect();
                     set_finalizers(obj, &f);
                 });
@@ -131,50 +136,111 @@ fn react(shared: &Arc<Shared>, ev: &Event) {
     if deleting {
         return;
     }
+    let hash_key = match kind.as_str() {
+        "NodePool" => Some((
+            "karpenter.sh/nodepool-hash",
+            "karpenter.sh/nodepool-hash-version",
+            "v3",
+        )),
+        "EC2NodeClass" => Some((
+            "karpenter.k8s.aws/ec2nodeclass-hash",
+            "karpenter.k8s.aws/ec2nodeclass-hash-version",
+            "v4",
+        )),
+        _ => None,
+    };
+    if let Some((key, version_key, version)) = hash_key.filter(|_| cfg.hash_annotations) {
+        let hash = spec_hash(o);
+        let current = o
+            .pointer("/metadata/annotations")
+            .and_then(|a| a.get(key))
+            .and_then(Value::as_str);
+        if current != Some(hash.as_str()) {
+            mutate(shared, &group, &plural, &ns, &name, &uid, Sub::Main, move |obj| {
+                if let Some(m) = crate::util::meta_mut(obj) {
+                    let a = m.entry("annotations").or_insert_with(|| json!({}));
+                    if let Some(a) = a.as_object_mut() {
+                        a.insert(key.into(), json!(hash));
+                        a.insert(version_key.into(), json!(version));
+                    }
+                }
+            });
+        }
+    }
+    // Statuses follow the spec: (re)written whenever observedGeneration lags metadata.generation.
+    let generation = o
+        .pointer("/metadata/generation")
+        .and_then(Value::as_i64)
+        .unwrap_or(1);
+    let observed = o
+        .pointer("/status/conditions/0/observedGeneration")
+        .and_then(Value::as_i64);
     if kind == "EC2NodeClass"
         && cfg.node_class_status
-        && o.pointer("/status/conditions").is_none()
-        && schedule_once(shared, "nodeclass", &uid)
+        && observed != Some(generation)
+        && schedule_once(shared, &format!("nodeclass-{generation}"), &uid)
     {
         let me = shared.clone();
-        let status = node_class_status(o);
         let delay = cfg.node_class_status_delay;
+        let (group, plural, ns, name, uid) = (
+            group.clone(),
+            plural.clone(),
+            ns.clone(),
+            name.clone(),
+            uid.clone(),
+        );
         shared.rt.spawn(async move {
             tokio::time::sleep(delay).await;
-            mutate(&me, &group, &plural, &ns, &name, &uid, move |obj| {
+            mutate(&me, &group, &plural, &ns, &name, &uid, Sub::Status, |obj| {
+                let status = node_class_status(obj);
                 if let Some(m) = obj.as_object_mut() {
-                    m.insert("status".into(), status.clone());
+                    m.insert("status".into(), status);
                 }
             });
         });
-        return;
     }
-    if kind == "NodePool" && ev.etype == "ADDED" {
-        if cfg.node_pool_status && schedule_once(shared, "nodepool", &uid) {
-            let generation = o.pointer("/metadata/generation").cloned().unwrap_or(json!(1));
-            let now = now_rfc3339();
-            let conds: Vec<Value> = ["ValidationSucceeded", "NodeClassReady", "Ready"]
+    if kind == "NodePool"
+        && cfg.node_pool_status
+        && observed != Some(generation)
+        && schedule_once(shared, &format!("nodepool-{generation}"), &uid)
+    {
+        let n = cfg.node_claims_per_node_pool;
+        mutate(
+            shared,
+            &group,
+            &plural,
+            &ns,
+            &name,
+            &uid,
+            Sub::Status,
+            move |obj| {
+                let generation = obj.pointer("/metadata/generation").cloned().unwrap_or(json!(1));
+                let now = now_rfc3339();
+                let conds: Vec<Value> = ["ValidationSucceeded", "NodeClassReady", "Ready"]
                 .iter()
                 .map(|t| json!({"type": t, "status": "True", "lastTransitionTime": now, "reason": t, "message": "", "observedGeneration": generation}))
                 .collect();
-            let n = cfg.node_claims_per_node_pool;
-            mutate(shared, &group, &plural, &ns, &name, &uid, move |obj| {
                 if let Some(m) = obj.as_object_mut() {
                     m.insert(
                         "status".into(),
                         json!({"conditions": conds, "nodes": n,
-                        "resources": {"cpu": "0", "memory": "0", "nodes": n.to_string(), "pods": "0"}}),
+                    "resources": {"cpu": "0", "memory": "0", "nodes": n.to_string(), "pods": "0"}}),
                     );
                 }
-            });
-        }
+            },
+        );
+    }
+    if kind == "NodePool" && ev.etype == "ADDED" {
         for _ in 0..cfg.node_claims_per_node_pool {
             create_node_claim(shared, o);
         }
     }
 }
 
-/// Apply `f` to the stored object if it still has `uid`, as an out-of-band write.
+/// Apply `f` to the stored object if it still has `uid`, written through the normal update
+/// path as field manager `karpenter` (so it is validated, versioned and recorded in
+/// managedFields like a real controller's write).
+#[allow(clippy::too_many_arguments)]
 fn mutate(
     shared: &Arc<Shared>,
     group: &str,
@@ -182,8 +248,14 @@ fn mutate(
     ns: &str,
     name: &str,
     uid: &str,
+    sub: Sub,
     f: impl FnOnce(&mut Value),
 ) {
+    let ctx = WriteCtx {
+        manager: "karpenter".into(),
+        dry_run: false,
+        strict: false,
+    };
     shared.with_state(|st| {
         let Some(mut o) = st.get_raw(group, plural, ns, name).cloned() else {
             return;
@@ -192,8 +264,34 @@ fn mutate(
             return;
         }
         f(&mut o);
-        st.put_out_of_band(group, plural, ns, name, o);
+        let version = o
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .and_then(|av| av.rsplit('/').next())
+            .unwrap_or("")
+            .to_string();
+        match st.resolve(group, &version, plural) {
+            Some(rt) => {
+                if let Err(e) = st.update(&rt, ns, name, o, sub, &ctx, true) {
+                    tracing::warn!("simulated controller write to {plural}/{name} failed: {e}");
+                }
+            }
+            None => {
+                st.put_out_of_band(group, plural, ns, name, o);
+            }
+        }
     });
+}
+
+/// A stable hash of an object's spec, written as Karpenter writes its drift-hash annotations.
+fn spec_hash(o: &Value) -> String {
+    let text = o.get("spec").map(Value::to_string).unwrap_or_default();
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h.to_string()
 }
 
 fn node_class_status(o: &Value) -> Value {
@@ -263,6 +361,5 @@ fn create_node_claim(shared: &Arc<Shared>, pool: &Value) {
         if let Err(e) = st.create(&rt, "", claim, &ctx, false) {
             tracing::warn!("simulated controller could not create a NodeClaim: {e}");
         }
-        let _ = Sub::Main;
     });
 }

@@ -21,6 +21,12 @@ pub enum FaultKind {
     WebhookRefused,
     /// Close the connection without answering.
     DropConnection,
+    /// 403 Forbidden, worded like an RBAC denial for the request's verb and resource.
+    Forbidden,
+    /// 401 Unauthorized (as for an expired token).
+    Unauthorized,
+    /// 504 Timeout (`Timeout` reason, as when the server gives up on a request).
+    GatewayTimeout,
 }
 
 /// One queued fault: answers the next `count` matching requests.
@@ -114,8 +120,60 @@ pub fn take(queue: &mut Vec<FaultSpec>, method: &str, path: &str) -> Option<(Fau
             )
         }
         FaultKind::DropConnection => FaultAction::Drop,
+        FaultKind::Forbidden => FaultAction::Respond(forbidden(method, path)),
+        FaultKind::Unauthorized => FaultAction::Respond(ApiError::unauthorized()),
+        FaultKind::GatewayTimeout => FaultAction::Respond(
+            ApiError::new(
+                504,
+                "Timeout",
+                "Timeout: request did not complete within requested timeout - context deadline exceeded",
+            )
+            .with_details(json!({})),
+        ),
     };
     Some((kind, action))
+}
+
+/// An RBAC-style 403 for `method` on `path` (`/apis/<group>/<version>/[namespaces/<ns>/]<plural>[/<name>]`).
+fn forbidden(method: &str, path: &str) -> ApiError {
+    let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let (group, rest): (&str, &[&str]) = match segs.as_slice() {
+        ["apis", g, _v, rest @ ..] => (g, rest),
+        ["api", _v, rest @ ..] => ("", rest),
+        _ => ("", &[]),
+    };
+    let (ns, rest) = match rest {
+        ["namespaces", ns, tail @ ..] if !tail.is_empty() => (Some(*ns), tail),
+        other => (None, other),
+    };
+    let plural = rest.first().copied().unwrap_or("");
+    let name = rest.get(1).copied();
+    let verb = match (method, name) {
+        ("GET", None) => "list",
+        ("GET", Some(_)) => "get",
+        ("POST", _) => "create",
+        ("PUT", _) => "update",
+        ("PATCH", _) => "patch",
+        ("DELETE", None) => "deletecollection",
+        ("DELETE", Some(_)) => "delete",
+        _ => "access",
+    };
+    let scope = match ns {
+        Some(n) => format!("in the namespace \"{n}\""),
+        None => "at the cluster scope".to_string(),
+    };
+    let subject = match name {
+        Some(n) => format!("{} \"{n}\" is forbidden", crate::util::qualified(plural, group)),
+        None => format!("{} is forbidden", crate::util::qualified(plural, group)),
+    };
+    ApiError::new(
+        403,
+        "Forbidden",
+        format!(
+            "{subject}: User \"system:serviceaccount:kube-system:terraform\" cannot {verb} resource \"{plural}\" in API group \"{group}\" {scope}"
+        ),
+    )
+    .with_details(json!({"name": name.unwrap_or(""), "group": group, "kind": plural}))
 }
 
 /// One answered request.
@@ -172,5 +230,15 @@ mod tests {
         ));
         assert!(take(&mut q, "PATCH", "/x").is_none());
         assert!(q.is_empty());
+    }
+
+    #[test]
+    fn forbidden_names_verb_and_resource() {
+        let e = forbidden("PATCH", "/apis/karpenter.sh/v1/nodepools/default");
+        assert_eq!(e.code, 403);
+        assert_eq!(
+            e.message,
+            "nodepools.karpenter.sh \"default\" is forbidden: User \"system:serviceaccount:kube-system:terraform\" cannot patch resource \"nodepools\" in API group \"karpenter.sh\" at the cluster scope"
+        );
     }
 }

@@ -38,8 +38,13 @@
 //! `install_crds_from_dir(dir)`, `install_crd(yaml)`, `set_establish_delay(d)`,
 //! `inject_fault(spec)`, `clear_faults()`, `set_latency(d)`, `request_log()`,
 //! `clear_request_log()`, `set_controller(cfg)`, `object(..)`, `object_in(..)`,
-//! `patch_object(..)`, `delete_object(..)`, `stop()`. Dropping the handle stops the server and
-//! removes its work directory (unless `Config::work_dir` was given).
+//! `patch_object(..)`, `delete_object(..)`, `work_dir()`, `addr()`, `stop()`. Dropping the
+//! handle stops the server and removes its work directory (unless `Config::work_dir` was given).
+//!
+//! kube 5's client retries 429, 503 and 504 by itself (honouring `Retry-After`); to observe
+//! injected faults directly, build a client from `client_config(ctx)` with `default_retry = false`.
+//! The request log holds every API request answered on the TLS port (401s included, admin
+//! requests excluded), with the fault that answered it, if any.
 //!
 //! # Admin endpoint
 //!
@@ -58,6 +63,7 @@ pub mod schema;
 pub mod server;
 pub mod ssa;
 pub mod store;
+pub mod table;
 pub mod tls;
 pub mod util;
 

@@ -7,7 +7,9 @@ use crate::controller::ControllerConfig;
 use crate::faults::{self, FaultAction, FaultSpec, LoggedRequest};
 use crate::ssa;
 use crate::store::{CRD_GROUP, Event, ResourceType, Selectors, State, Sub, WriteCtx, type_from_crd};
+use crate::table;
 use crate::util::{ApiError, merge_patch, meta_str, parse_json_or_yaml, unix_millis};
+use base64::Engine;
 use bytes::Bytes;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use http_body_util::combinators::UnsyncBoxBody;
@@ -345,7 +347,7 @@ fn served_groups(st: &State) -> BTreeMap<String, Vec<String>> {
             let Some(name) = v.get("name").and_then(Value::as_str) else {
                 continue;
             };
-            if type_from_crd(&c, name).is_some() {
+            if type_from_crd(c, name).is_some() {
                 let e = groups.entry(g.to_string()).or_default();
                 if !e.iter().any(|x| x == name) {
                     e.push(name.to_string());
@@ -408,6 +410,17 @@ async fn route(
             let mut r = Response::new(full("ok"));
             r.headers_mut()
                 .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+            Ok(r)
+        }
+        ["api"] | ["apis"] if get && wants_aggregated(&req) => {
+            let body = aggregated_discovery(&lock(&shared.state), segs[0] == "api");
+            let mut r = json_response(200, &body, &[]);
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(
+                    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+                ),
+            );
             Ok(r)
         }
         ["api"] if get => {
@@ -473,7 +486,7 @@ async fn route(
             }
             for c in st.crds() {
                 if c.pointer("/spec/group").and_then(Value::as_str) == Some(*g)
-                    && let Some(rt) = type_from_crd(&c, v)
+                    && let Some(rt) = type_from_crd(c, v)
                 {
                     resources.extend(resource_entries(&rt));
                 }
@@ -510,7 +523,7 @@ async fn route(
             }
             for c in st.crds() {
                 if c.pointer("/spec/group").and_then(Value::as_str) == Some(*g) {
-                    types.extend(type_from_crd(&c, v));
+                    types.extend(type_from_crd(c, v));
                 }
             }
             if types.is_empty() {
@@ -544,6 +557,68 @@ async fn route(
         }
         _ => Err(ApiError::no_resource()),
     }
+}
+
+/// Whether the client prefers aggregated discovery (`apidiscovery.k8s.io/v2`).
+fn wants_aggregated(req: &Request<Incoming>) -> bool {
+    req.headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|a| a.split(',').next())
+        .is_some_and(|first| {
+            first.contains("as=APIGroupDiscoveryList")
+                && first.contains("g=apidiscovery.k8s.io")
+                && first.contains("v=v2")
+                && !first.contains("v=v2beta1")
+        })
+}
+
+fn resource_discovery(rt: &ResourceType) -> Value {
+    let gvk = json!({"group": rt.group, "version": rt.version, "kind": rt.kind});
+    let mut subs = Vec::new();
+    if rt.status_subresource {
+        subs.push(json!({"subresource": "status", "responseKind": gvk, "verbs": ["get", "patch", "update"]}));
+    }
+    json!({
+        "resource": rt.plural, "responseKind": gvk, "scope": if rt.namespaced { "Namespaced" } else { "Cluster" },
+        "singularResource": rt.singular,
+        "verbs": ["delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"],
+        "shortNames": rt.short_names, "categories": rt.categories, "subresources": subs,
+    })
+}
+
+/// The aggregated discovery document for `/api` (core) or `/apis`.
+fn aggregated_discovery(st: &State, core: bool) -> Value {
+    let items: Vec<Value> = if core {
+        vec![
+            json!({"metadata": {"name": ""}, "versions": [{"version": "v1", "freshness": "Current", "resources": [
+            {"resource": "namespaces", "responseKind": {"group": "", "version": "v1", "kind": "Namespace"}, "scope": "Cluster",
+             "singularResource": "namespace", "verbs": ["get", "list"], "shortNames": ["ns"]}]}]}),
+        ]
+    } else {
+        let mut groups = vec![
+            json!({"metadata": {"name": CRD_GROUP}, "versions": [{"version": "v1", "freshness": "Current",
+            "resources": [resource_discovery(&ResourceType::crd())]}]}),
+        ];
+        for (g, versions) in served_groups(st) {
+            let vs: Vec<Value> = versions
+                .iter()
+                .map(|v| {
+                    let resources: Vec<Value> = st
+                        .crds()
+                        .into_iter()
+                        .filter(|c| c.pointer("/spec/group").and_then(Value::as_str) == Some(g.as_str()))
+                        .filter_map(|c| type_from_crd(c, v))
+                        .map(|rt| resource_discovery(&rt))
+                        .collect();
+                    json!({"version": v, "freshness": "Current", "resources": resources})
+                })
+                .collect();
+            groups.push(json!({"metadata": {"name": g}, "versions": vs}));
+        }
+        groups
+    };
+    json!({"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items})
 }
 
 /// A minimal OpenAPI v3 document for one group/version: the object schemas and, per path, the
@@ -639,6 +714,12 @@ async fn resource(
         strict: q.get("fieldValidation").is_some_and(|f| f == "Strict"),
     };
     let method = req.method().clone();
+    let accept = req
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
     let content_type = req
         .headers()
         .get(header::CONTENT_TYPE)
@@ -659,15 +740,61 @@ async fn resource(
                 return watch(shared, rt, ns, sel, &q);
             }
             let st = lock(&shared.state);
-            let items = st.list(&rt, ns.as_deref(), &sel);
+            let mut items = st.list(&rt, ns.as_deref(), &sel);
+            // Pagination: items are in (namespace, name) order; the continue token names the
+            // last item returned.
+            let key = |o: &Value| {
+                format!(
+                    "{}/{}",
+                    meta_str(o, "namespace").unwrap_or(""),
+                    meta_str(o, "name").unwrap_or("")
+                )
+            };
+            if let Some(token) = q.get("continue").filter(|c| !c.is_empty()) {
+                let after = base64::engine::general_purpose::STANDARD
+                    .decode(token)
+                    .ok()
+                    .and_then(|b| String::from_utf8(b).ok())
+                    .ok_or_else(|| ApiError::bad_request(format!("continue key is not valid: {token}")))?;
+                items.retain(|o| key(o) > after);
+            }
+            let mut list_meta = json!({"resourceVersion": st.rv.to_string()});
+            if let Some(limit) = q
+                .get("limit")
+                .and_then(|l| l.parse::<usize>().ok())
+                .filter(|l| *l > 0)
+                && items.len() > limit
+            {
+                let remaining = items.len() - limit;
+                items.truncate(limit);
+                if let (Some(last), Some(m)) = (items.last(), list_meta.as_object_mut()) {
+                    m.insert(
+                        "continue".into(),
+                        json!(base64::engine::general_purpose::STANDARD.encode(key(last))),
+                    );
+                    m.insert("remainingItemCount".into(), json!(remaining));
+                }
+            }
+            if table::wants_table(&accept) {
+                let mut t = table::table(&rt, &items, st.rv);
+                t["metadata"] = list_meta;
+                return Ok(json_response(200, &t, &[]));
+            }
             Ok(json_response(
                 200,
                 &json!({"apiVersion": rt.api_version(), "kind": rt.list_kind,
-                    "metadata": {"resourceVersion": st.rv.to_string()}, "items": items}),
+                    "metadata": list_meta, "items": items}),
                 &[],
             ))
         }
-        (Method::GET, Some(n)) => Ok(json_response(200, &lock(&shared.state).get(&rt, &nsv, &n)?, &[])),
+        (Method::GET, Some(n)) => {
+            let st = lock(&shared.state);
+            let obj = st.get(&rt, &nsv, &n)?;
+            if table::wants_table(&accept) && sub == Sub::Main {
+                return Ok(json_response(200, &table::table(&rt, &[obj], st.rv), &[]));
+            }
+            Ok(json_response(200, &obj, &[]))
+        }
         (Method::POST, None) => {
             let body = parse_json_or_yaml(&read_body(req).await?)?;
             let w = shared.with_state(|st| st.create(&rt, &nsv, body, &ctx, false))?;
@@ -675,6 +802,19 @@ async fn resource(
         }
         (Method::PUT, Some(n)) => {
             let body = parse_json_or_yaml(&read_body(req).await?)?;
+            // Custom resources do not allow unconditional updates.
+            if meta_str(&body, "resourceVersion").is_none_or(str::is_empty) && !rt.is_crd() {
+                return Err(crate::store::invalid(
+                    &rt.kind,
+                    &rt.group,
+                    &n,
+                    &[crate::schema::FieldError {
+                        reason: "FieldValueInvalid",
+                        field: "metadata.resourceVersion".into(),
+                        message: "Invalid value: 0x0: must be specified for an update".into(),
+                    }],
+                ));
+            }
             let w = shared.with_state(|st| st.update(&rt, &nsv, &n, body, sub, &ctx, true))?;
             Ok(json_response(200, &w.object, &w.warnings))
         }
@@ -717,6 +857,16 @@ async fn resource(
             let w = shared.with_state(|st| {
                 st.delete(&rt, &nsv, &n, prop.as_deref(), uid.as_deref(), rv.as_deref(), dry)
             })?;
+            if w.gone {
+                // Custom-resource storage answers an immediate deletion with a success Status.
+                let details = json!({"name": n, "group": rt.group, "kind": rt.plural,
+                    "uid": meta_str(&w.object, "uid").unwrap_or("")});
+                return Ok(json_response(
+                    200,
+                    &json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}),
+                    &[],
+                ));
+            }
             Ok(json_response(200, &w.object, &[]))
         }
         (Method::DELETE, None) => {

@@ -134,8 +134,8 @@ pub fn get_path<'a>(v: &'a Value, p: &[String]) -> Option<&'a Value> {
     Some(cur)
 }
 
-/// Remove the value at a path, then remove parents that became empty unless `keep` holds them.
-fn remove_path(v: &mut Value, p: &[String], keep: &FieldSet) {
+/// Remove the value at a path, then remove parents that became empty.
+fn remove_path(v: &mut Value, p: &[String]) {
     fn rec(v: &mut Value, p: &[String]) -> bool {
         let Some(o) = v.as_object_mut() else {
             return false;
@@ -155,7 +155,6 @@ fn remove_path(v: &mut Value, p: &[String], keep: &FieldSet) {
             }
         }
     }
-    let _ = keep;
     rec(v, p);
 }
 
@@ -313,7 +312,7 @@ pub fn apply(
         .collect();
     for p in old_fields.difference(&new_fields) {
         if !others.iter().any(|q| q.starts_with(p)) && !new_fields.iter().any(|q| q.starts_with(p)) {
-            remove_path(&mut out, p, &new_fields);
+            remove_path(&mut out, p);
         }
     }
     let mut body = cfg.clone();

@@ -32,6 +32,8 @@ pub struct ResourceType {
     pub status_subresource: bool,
     pub scale_subresource: bool,
     pub schema: Option<Arc<Value>>,
+    /// The version's `additionalPrinterColumns`.
+    pub printer_columns: Vec<Value>,
 }
 
 impl ResourceType {
@@ -49,6 +51,9 @@ impl ResourceType {
             status_subresource: true,
             scale_subresource: false,
             schema: None,
+            printer_columns: vec![
+                json!({"name": "Created At", "type": "string", "format": "date", "jsonPath": ".metadata.creationTimestamp"}),
+            ],
         }
     }
     pub fn api_version(&self) -> String {
@@ -231,7 +236,7 @@ pub struct State {
     rt_cache: std::cell::RefCell<TypeCache>,
 }
 
-fn invalid(kind: &str, group: &str, name: &str, errs: &[FieldError]) -> ApiError {
+pub fn invalid(kind: &str, group: &str, name: &str, errs: &[FieldError]) -> ApiError {
     let list: Vec<String> = errs.iter().map(FieldError::full).collect();
     let joined = if list.len() == 1 {
         list[0].clone()
@@ -324,6 +329,11 @@ pub fn type_from_crd(crd: &Value, version: &str) -> Option<ResourceType> {
         status_subresource: v.pointer("/subresources/status").is_some(),
         scale_subresource: v.pointer("/subresources/scale").is_some(),
         schema: v.pointer("/schema/openAPIV3Schema").cloned().map(Arc::new),
+        printer_columns: v
+            .get("additionalPrinterColumns")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default(),
     })
 }
 
@@ -471,10 +481,10 @@ impl State {
     }
 
     /// All CRD objects.
-    pub fn crds(&self) -> Vec<Value> {
+    pub fn crds(&self) -> Vec<&Value> {
         self.objects
             .get(&(CRD_GROUP.to_string(), CRD_PLURAL.to_string()))
-            .map(|m| m.values().cloned().collect())
+            .map(|m| m.values().collect())
             .unwrap_or_default()
     }
 
@@ -579,6 +589,14 @@ impl State {
                 obj.get("apiVersion").and_then(Value::as_str).unwrap_or(""),
                 rt.api_version(),
                 rt.kind
+            )));
+        }
+        if let Some(av) = obj.get("apiVersion").and_then(Value::as_str)
+            && av != rt.api_version()
+        {
+            return Err(ApiError::bad_request(format!(
+                "the API version in the data ({av}) does not match the expected API version ({})",
+                rt.api_version()
             )));
         }
         if let Some(o) = obj.as_object_mut() {
@@ -945,6 +963,19 @@ impl State {
                 let mut o = old.clone();
                 set_finalizers(&mut o, &f);
                 self.put_marked(&key, o);
+                // The real collector runs later, so the answer is the marked object even if the
+                // (synchronous) collection below removes it at once.
+                let marked = self
+                    .get_raw(&key.0, &key.1, &key.2, &key.3)
+                    .map(|o| self.as_version(rt, o));
+                self.gc();
+                if let Some(object) = marked {
+                    return Ok(Written {
+                        object,
+                        warnings: vec![],
+                        gone: false,
+                    });
+                }
             }
             Some("Orphan") => {
                 self.orphan_dependents(&uid);
@@ -1050,6 +1081,35 @@ impl State {
             .collect()
     }
 
+    /// A light snapshot for the garbage collector: for every object only uid, ownerReferences,
+    /// deletionTimestamp, finalizers (and for CRDs the group and plural they serve).
+    fn all_meta(&self) -> Vec<(Key, Value)> {
+        self.objects
+            .iter()
+            .flat_map(|((g, p), m)| {
+                m.iter().map(move |((ns, n), o)| {
+                    let md = o.get("metadata");
+                    let pick = |f: &str| md.and_then(|m| m.get(f)).cloned().unwrap_or(Value::Null);
+                    let mut light = json!({"metadata": {
+                        "uid": pick("uid"),
+                        "ownerReferences": pick("ownerReferences"),
+                        "finalizers": pick("finalizers"),
+                    }});
+                    if let Some(ts) = md.and_then(|m| m.get("deletionTimestamp"))
+                        && let Some(m) = light.get_mut("metadata").and_then(Value::as_object_mut)
+                    {
+                        m.insert("deletionTimestamp".into(), ts.clone());
+                    }
+                    if g == CRD_GROUP && p == CRD_PLURAL {
+                        light["spec"] = json!({"group": o.pointer("/spec/group").cloned().unwrap_or(Value::Null),
+                            "names": {"plural": o.pointer("/spec/names/plural").cloned().unwrap_or(Value::Null)}});
+                    }
+                    ((g.clone(), p.clone(), ns.clone(), n.clone()), light)
+                })
+            })
+            .collect()
+    }
+
     fn orphan_dependents(&mut self, owner_uid: &str) {
         for (key, o) in self.all_keys() {
             let Some(refs) = o.pointer("/metadata/ownerReferences").and_then(Value::as_array) else {
@@ -1074,7 +1134,15 @@ impl State {
     pub fn gc(&mut self) {
         for _ in 0..64 {
             let mut changed = false;
-            let all = self.all_keys();
+            let all = self.all_meta();
+            let relevant = all.iter().any(|(_, o)| {
+                o.pointer("/metadata/deletionTimestamp").is_some()
+                    || o.pointer("/metadata/ownerReferences")
+                        .is_some_and(|r| !r.is_null())
+            });
+            if !relevant {
+                break;
+            }
             let uids: BTreeSet<String> = all
                 .iter()
                 .filter_map(|(_, o)| meta_str(o, "uid").map(String::from))

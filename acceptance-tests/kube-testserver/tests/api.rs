@@ -70,6 +70,32 @@ async fn discovery_serves_version_groups_and_resources() {
         "{:?}",
         caps.subresources
     );
+    let agg = kube::discovery::Discovery::new(client.clone())
+        .run_aggregated()
+        .await
+        .unwrap();
+    let (ar2, caps2) = agg
+        .get("karpenter.sh")
+        .unwrap()
+        .recommended_kind("NodePool")
+        .unwrap();
+    assert_eq!(ar2.plural, "nodepools");
+    assert_eq!(caps2.scope, kube::discovery::Scope::Cluster);
+    assert!(
+        caps2
+            .subresources
+            .iter()
+            .any(|(r, _)| r.plural.ends_with("status")),
+        "{:?}",
+        caps2.subresources
+    );
+    assert!(
+        agg.get("karpenter.k8s.aws")
+            .unwrap()
+            .recommended_kind("EC2NodeClass")
+            .is_some()
+    );
+    assert!(agg.get("apiextensions.k8s.io").is_some());
     let (_, _, api) = raw(&client, Method::GET, "/api", "application/json", &Value::Null).await;
     assert_eq!(api["versions"], json!(["v1"]));
     let (code, _, _) = raw(
@@ -284,6 +310,34 @@ async fn objects_carry_real_metadata_and_stale_replaces_conflict() {
         stale.message
     );
 
+    // Replace needs a resourceVersion; apiVersion must match the path.
+    let mut unconditional = to_json(&np.get("default").await.unwrap());
+    unconditional["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("resourceVersion");
+    let (code, _, body) = raw(
+        &client,
+        Method::PUT,
+        "/apis/karpenter.sh/v1/nodepools/default",
+        "application/json",
+        &unconditional,
+    )
+    .await;
+    assert_eq!(code, 422, "{body}");
+    assert_eq!(body["details"]["causes"][0]["field"], "metadata.resourceVersion");
+    let mut wrong_version = nodepool_json("other");
+    wrong_version["apiVersion"] = json!("karpenter.sh/v1beta1");
+    let (code, _, body) = raw(
+        &client,
+        Method::POST,
+        "/apis/karpenter.sh/v1/nodepools",
+        "application/json",
+        &wrong_version,
+    )
+    .await;
+    assert_eq!(code, 400, "{body}");
+
     // A label change is not a spec change: generation stays, resourceVersion moves.
     let labelled = to_json(
         &np.patch(
@@ -339,7 +393,16 @@ async fn objects_carry_real_metadata_and_stale_replaces_conflict() {
             .len(),
         0
     );
-    np.delete("default", &DeleteParams::default()).await.unwrap();
+    let answer = np.delete("default", &DeleteParams::default()).await.unwrap();
+    let status = answer
+        .right()
+        .expect("an immediate deletion is answered with a Status");
+    let details = status.details.unwrap();
+    assert_eq!(
+        (details.name.as_str(), details.kind.as_str()),
+        ("default", "nodepools")
+    );
+    assert_eq!(details.uid, created["metadata"]["uid"].as_str().unwrap());
     let gone = status_of(np.get("default").await.unwrap_err());
     assert_eq!((gone.code, gone.reason.as_str()), (404, "NotFound"));
     assert_eq!(gone.message, "nodepools.karpenter.sh \"default\" not found");
@@ -925,6 +988,50 @@ async fn simulated_controller_finalizes_fills_status_and_creates_owned_claims() 
         (code, body)
     };
     assert_eq!(pool_status_ok.0, 200, "{}", pool_status_ok.1);
+    // Statuses follow spec changes: observedGeneration catches up with generation.
+    np.patch(
+        "checked",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"weight": 9}})),
+    )
+    .await
+    .unwrap();
+    eventually(10, "observedGeneration 2", || {
+        let o = s.object("karpenter.sh", "v1", "nodepools", "checked")?;
+        (o["metadata"]["generation"] == 2 && o["status"]["conditions"][0]["observedGeneration"] == 2)
+            .then_some(())
+    })
+    .await;
+    nodeclasses(&client)
+        .patch(
+            "default",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"detailedMonitoring": true}})),
+        )
+        .await
+        .unwrap();
+    eventually(10, "EC2NodeClass observedGeneration 2", || {
+        let o = s.object("karpenter.k8s.aws", "v1", "ec2nodeclasses", "default")?;
+        (o["status"]["conditions"][0]["observedGeneration"] == 2).then_some(())
+    })
+    .await;
+    // Karpenter's own writes: drift-hash annotations and a managedFields entry of its own.
+    let checked = s.object("karpenter.sh", "v1", "nodepools", "checked").unwrap();
+    assert!(
+        checked["metadata"]["annotations"]["karpenter.sh/nodepool-hash"].is_string(),
+        "{checked}"
+    );
+    assert_eq!(
+        checked["metadata"]["annotations"]["karpenter.sh/nodepool-hash-version"],
+        "v3"
+    );
+    let managers: Vec<&str> = checked["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["manager"].as_str().unwrap())
+        .collect();
+    assert!(managers.contains(&"karpenter"), "{managers:?}");
     s.set_controller(ControllerConfig::default());
     np.create(&PostParams::default(), &dynobj(nodepool_json("plain")))
         .await
@@ -990,6 +1097,23 @@ async fn injected_faults_answer_like_the_real_server_and_the_log_counts_requests
     s.inject_fault(FaultSpec::new(FaultKind::DropConnection, 1));
     let dropped = np.list(&ListParams::default()).await.unwrap_err();
     assert!(!matches!(dropped, kube::Error::Api(_)), "{dropped:?}");
+    s.inject_fault(FaultSpec::new(FaultKind::Forbidden, 1));
+    let e = status_of(np.list(&ListParams::default()).await.unwrap_err());
+    assert_eq!((e.code, e.reason.as_str()), (403, "Forbidden"));
+    assert!(
+        e.message
+            .contains("cannot list resource \"nodepools\" in API group \"karpenter.sh\""),
+        "{}",
+        e.message
+    );
+    s.inject_fault(FaultSpec::new(FaultKind::Unauthorized, 1));
+    assert_eq!(
+        status_of(np.list(&ListParams::default()).await.unwrap_err()).code,
+        401
+    );
+    s.inject_fault(FaultSpec::new(FaultKind::GatewayTimeout, 1));
+    let e = status_of(np.list(&ListParams::default()).await.unwrap_err());
+    assert_eq!((e.code, e.reason.as_str()), (504, "Timeout"));
 
     s.set_latency(Duration::from_millis(150));
     np.list(&ListParams::default()).await.unwrap();
@@ -1007,10 +1131,10 @@ async fn injected_faults_answer_like_the_real_server_and_the_log_counts_requests
         .collect();
     assert_eq!(
         statuses,
-        vec![429, 429, 200, 500, 503, 500, 0, 200, 429, 200],
+        vec![429, 429, 200, 500, 503, 500, 0, 403, 401, 504, 200, 429, 200],
         "{log:?}"
     );
-    assert_eq!(log.iter().filter(|r| r.fault.is_some()).count(), 7);
+    assert_eq!(log.iter().filter(|r| r.fault.is_some()).count(), 10);
     assert!(log[log.len() - 3].duration >= Duration::from_millis(150));
     s.clear_request_log();
     assert!(s.request_log().is_empty());
@@ -1139,8 +1263,9 @@ async fn the_binary_writes_a_kubeconfig_and_prints_its_path() {
     assert_eq!(crds.list(&ListParams::default()).await.unwrap().items.len(), 5);
     // SIGTERM stops it cleanly, removing its temporary work directory.
     let pid = child.id().unwrap().to_string();
-    let killed = tokio::process::Command::new("kill")
-        .args(["-TERM", &pid])
+    // The shell's builtin `kill`, so no separate kill binary is needed.
+    let killed = tokio::process::Command::new("sh")
+        .args(["-c", &format!("kill -TERM {pid}")])
         .status()
         .await
         .unwrap();
@@ -1189,4 +1314,110 @@ fn start_background_serves_while_the_caller_blocks() {
         )
         .is_some()
     );
+}
+
+#[tokio::test]
+async fn kube_watchers_work_with_list_watch_and_streaming_lists() {
+    use kube::runtime::watcher;
+    let (_s, client) = start_v1().await;
+    let np = nodepools(&client);
+    np.create(&PostParams::default(), &dynobj(nodepool_json("before")))
+        .await
+        .unwrap();
+    for cfg in [
+        watcher::Config::default(),
+        watcher::Config::default().streaming_lists(),
+    ] {
+        let mut w = watcher::watcher(np.clone(), cfg).boxed();
+        let mut initial = Vec::new();
+        loop {
+            match tokio::time::timeout(GUARD, w.next())
+                .await
+                .unwrap()
+                .unwrap()
+                .unwrap()
+            {
+                watcher::Event::InitApply(o) => initial.push(o.metadata.name.unwrap()),
+                watcher::Event::InitDone => break,
+                _ => {}
+            }
+        }
+        assert!(initial.contains(&"before".to_string()), "{initial:?}");
+        let name = format!("after-{}", initial.len());
+        np.create(&PostParams::default(), &dynobj(nodepool_json(&name)))
+            .await
+            .unwrap();
+        loop {
+            if let watcher::Event::Apply(o) = tokio::time::timeout(GUARD, w.next())
+                .await
+                .unwrap()
+                .unwrap()
+                .unwrap()
+                && o.metadata.name.as_deref() == Some(name.as_str())
+            {
+                break;
+            }
+        }
+    }
+}
+
+#[test]
+fn the_handle_can_be_shared_across_threads() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<TestServer>();
+    assert_send_sync::<Config>();
+}
+
+#[tokio::test]
+async fn delete_collection_removes_matching_objects() {
+    let (s, client) = start_v1().await;
+    let np = nodepools(&client);
+    for (name, team) in [("a", "x"), ("b", "x"), ("c", "y")] {
+        let mut o = nodepool_json(name);
+        o["metadata"]["labels"] = json!({"team": team});
+        np.create(&PostParams::default(), &dynobj(o)).await.unwrap();
+    }
+    np.delete_collection(&DeleteParams::default(), &ListParams::default().labels("team=x"))
+        .await
+        .unwrap();
+    let left: Vec<String> = np
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|o| o.metadata.name.unwrap())
+        .collect();
+    assert_eq!(left, vec!["c".to_string()]);
+    assert!(s.object("karpenter.sh", "v1", "nodepools", "a").is_none());
+}
+
+#[tokio::test]
+async fn lists_page_with_limit_and_continue() {
+    let (_s, client) = start_v1().await;
+    let np = nodepools(&client);
+    for i in 0..5 {
+        np.create(&PostParams::default(), &dynobj(nodepool_json(&format!("p{i}"))))
+            .await
+            .unwrap();
+    }
+    let mut names = Vec::new();
+    let mut token: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let mut lp = ListParams::default().limit(2);
+        if let Some(t) = &token {
+            lp = lp.continue_token(t);
+        }
+        let page = np.list(&lp).await.unwrap();
+        pages += 1;
+        assert!(page.items.len() <= 2);
+        names.extend(page.items.into_iter().map(|o| o.metadata.name.unwrap()));
+        token = page.metadata.continue_.filter(|c| !c.is_empty());
+        if token.is_none() {
+            break;
+        }
+    }
+    assert_eq!(pages, 3);
+    assert_eq!(names, vec!["p0", "p1", "p2", "p3", "p4"]);
 }

@@ -167,6 +167,19 @@ async fn kubectl_gets_applies_patches_waits_and_deletes() {
         "{err}"
     );
 
+    // Printer columns come from the CRD (server-side Table).
+    let table = k.ok(&["get", "nodepools"]).await;
+    let header = table.lines().next().unwrap_or("");
+    assert!(
+        header
+            .split_whitespace()
+            .eq(["NAME", "NODECLASS", "NODES", "READY", "AGE"]),
+        "{table}"
+    );
+    assert!(
+        table.lines().nth(1).unwrap_or("").starts_with("default "),
+        "{table}"
+    );
     let json = k.ok(&["get", "nodepool", "default", "-o", "json"]).await;
     let v: Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["metadata"]["name"], "default");
