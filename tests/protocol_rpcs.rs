@@ -3,7 +3,7 @@
 //! configuration is accepted, refresh keeps the prior state (or defers, when the client allows
 //! it), and state upgrades answer in msgpack.
 
-#[allow(dead_code, unused_imports)]
+#[allow(unused_imports)]
 mod common;
 
 use std::collections::BTreeMap;
