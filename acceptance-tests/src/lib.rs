@@ -91,6 +91,51 @@ pub fn provider_dir() -> PathBuf {
     }
 }
 
+/// Builds the stand-in for the pre-typed providers (kubectl, kubernetes) once, and returns a
+/// directory holding it as `terraform-provider-kubectl` and `terraform-provider-kubernetes`,
+/// for `dev_overrides` of gavinbunney/kubectl, alekc/kubectl and hashicorp/kubernetes.
+pub fn legacy_standin_dir() -> PathBuf {
+    static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let built = BUILT.get_or_init(|| {
+        let root = workspace_root();
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+        let out = Command::new(cargo)
+            .current_dir(&root)
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "acceptance-tests",
+                "--bin",
+                "legacy_provider_standin",
+            ])
+            .output()
+            .map_err(|e| format!("could not run cargo: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "building the stand-in failed:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| root.join("target"));
+        let binary = target.join("debug").join("legacy_provider_standin");
+        let dir = target.join("legacy-provider-standin");
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        for name in ["terraform-provider-kubectl", "terraform-provider-kubernetes"] {
+            let link = dir.join(name);
+            let _ = std::fs::remove_file(&link);
+            std::fs::copy(&binary, &link).map_err(|e| format!("{}: {e}", link.display()))?;
+        }
+        Ok(dir)
+    });
+    match built {
+        Ok(dir) => dir.clone(),
+        Err(e) => panic!("{e}"),
+    }
+}
+
 /// What a terraform command printed, and whether it succeeded.
 #[derive(Debug)]
 pub struct Run {
@@ -148,6 +193,11 @@ impl Workdir {
     /// A working directory with `main.tf` holding `config` (the `required_providers` block is
     /// added unless the config has its own `terraform {}` block).
     pub fn new(config: &str) -> Self {
+        Self::with_overrides(config, &[])
+    }
+
+    /// Like [`Workdir::new`], with further `dev_overrides` (provider address → directory).
+    pub fn with_overrides(config: &str, overrides: &[(&str, &Path)]) -> Self {
         terraform_binary();
         let dir = tempfile::Builder::new()
             .prefix("tfacc-")
@@ -158,8 +208,12 @@ impl Workdir {
         std::fs::write(
             &cli_config,
             format!(
-                "provider_installation {{\n  dev_overrides {{\n    \"{PROVIDER_ADDRESS}\" = \"{}\"\n  }}\n  direct {{}}\n}}\n",
-                plugin_dir.display()
+                "provider_installation {{\n  dev_overrides {{\n    \"{PROVIDER_ADDRESS}\" = \"{}\"\n{}  }}\n  direct {{}}\n}}\n",
+                plugin_dir.display(),
+                overrides
+                    .iter()
+                    .map(|(address, dir)| format!("    \"{address}\" = \"{}\"\n", dir.display()))
+                    .collect::<String>()
             ),
         )
         .unwrap_or_else(|e| panic!("write CLI config: {e}"));

@@ -41,6 +41,18 @@ impl ApplyOutcome {
     }
 }
 
+/// The resource a `moved {}` block moves from.
+#[derive(Debug, Clone, Copy)]
+pub struct MoveSource<'a> {
+    /// e.g. `registry.terraform.io/gavinbunney/kubectl`
+    pub provider_address: &'a str,
+    /// e.g. `kubectl_manifest`
+    pub type_name: &'a str,
+    pub schema_version: i64,
+    /// The source state as stored (JSON, in the source provider's schema).
+    pub state_json: &'a [u8],
+}
+
 /// The outcome of a refresh.
 #[derive(Debug)]
 pub enum ReadOutcome {
@@ -76,6 +88,20 @@ pub trait Resource<C: Send + Sync>: Send + Sync {
     async fn read(&self, ctx: &C, current: &Value) -> Result<ReadOutcome, Diagnostics>;
     async fn update(&self, ctx: &C, prior: &Value, planned: &Value) -> ApplyOutcome;
     async fn delete(&self, ctx: &C, prior: &Value) -> Diagnostics;
+
+    /// Adopts the state of another provider's resource (a `moved {}` block across resource
+    /// types), e.g. a `kubectl_manifest` holding this kind. Terraform reads it right after.
+    fn move_state(&self, source: &MoveSource<'_>) -> Result<Value, Diagnostics> {
+        Err(Diagnostics::from_error(
+            "Move not supported",
+            format!(
+                "{} cannot take over a {} from {}.",
+                self.type_name(),
+                source.type_name,
+                source.provider_address
+            ),
+        ))
+    }
 
     /// Builds the state for `terraform import <addr> <id>`; Terraform reads it right after.
     async fn import(&self, _ctx: &C, id: &str) -> Result<Value, Diagnostics> {

@@ -13,7 +13,7 @@ use super::proto::tfplugin6 as pb;
 use super::schema_proto::{diagnostics as pb_diags, schema as pb_schema};
 use crate::framework::plan::plan;
 use crate::framework::validate::validate_attributes;
-use crate::framework::{Diagnostics, Provider, ReadOutcome, Schema};
+use crate::framework::{Diagnostics, MoveSource, Provider, ReadOutcome, Schema};
 use crate::tfvalue::{AttributePath, Type, Value, json, msgpack};
 
 type Rpc<T> = Result<Response<T>, Status>;
@@ -128,7 +128,7 @@ fn capabilities() -> pb::ServerCapabilities {
     pb::ServerCapabilities {
         plan_destroy: true,
         get_provider_schema_optional: true,
-        move_resource_state: false,
+        move_resource_state: true,
         generate_resource_config: false,
     }
 }
@@ -611,17 +611,35 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
         req: Request<pb::move_resource_state::Request>,
     ) -> Rpc<pb::move_resource_state::Response> {
         let req = req.into_inner();
-        let d = Diagnostics::from_error(
-            "Move not supported",
-            format!(
-                "Moving {} to {} is not supported by this provider version.",
-                req.source_type_name, req.target_type_name
-            ),
-        );
-        Ok(Response::new(pb::move_resource_state::Response {
-            diagnostics: pb_diags(&d),
-            ..Default::default()
-        }))
+        let result = (|| {
+            let resource = self
+                .provider
+                .resource(&req.target_type_name)
+                .ok_or_else(|| unknown_type("resource", &req.target_type_name))?;
+            let json = req
+                .source_state
+                .as_ref()
+                .map(|s| s.json.as_slice())
+                .unwrap_or_default();
+            let source = MoveSource {
+                provider_address: &req.source_provider_address,
+                type_name: &req.source_type_name,
+                schema_version: req.source_schema_version,
+                state_json: json,
+            };
+            let state = resource.move_state(&source)?;
+            encode(&state, &resource.schema().value_type(), "moved state")
+        })();
+        respond!(
+            result.map(|s| pb::move_resource_state::Response {
+                target_state: Some(s),
+                ..Default::default()
+            }),
+            |d| pb::move_resource_state::Response {
+                diagnostics: pb_diags(&d),
+                ..Default::default()
+            }
+        )
     }
 
     async fn generate_resource_config(

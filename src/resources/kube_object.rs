@@ -26,10 +26,11 @@ use kube::api::DynamicObject;
 use serde_json::{Map, Value as Json, json};
 use tokio::time::Instant;
 
+use super::moves;
 use crate::framework::convert::{from_wire, to_wire};
 use crate::framework::schema::{Attribute, Nesting, Schema};
 use crate::framework::values::{get_str, object};
-use crate::framework::{ApplyOutcome, Diagnostics, ReadOutcome, Resource, timeouts};
+use crate::framework::{ApplyOutcome, Diagnostics, MoveSource, ReadOutcome, Resource, timeouts};
 use crate::k8s::{self, Kind, KubeError};
 use crate::provider::KarpenterContext;
 use crate::tfvalue::{AttributePath, Value};
@@ -444,20 +445,64 @@ impl Resource<KarpenterContext> for KubeObjectType {
                     format!("There is no {} named {id:?} in the cluster.", self.kind.kind),
                 )
             })?;
-        // Off-wire settings start at their defaults, so the imported state plans empty.
+        self.adopted_state(&obj)
+    }
+
+    fn move_state(&self, source: &MoveSource<'_>) -> Result<Value, Diagnostics> {
+        let manifest = moves::source_manifest(source.provider_address, source.type_name, source.state_json)
+            .map_err(|e| Diagnostics::from_error("Cannot move this resource", e.to_string()))?;
+        let api_version = manifest
+            .get("apiVersion")
+            .and_then(Json::as_str)
+            .unwrap_or_default();
+        let kind = manifest.get("kind").and_then(Json::as_str).unwrap_or_default();
+        if api_version != self.kind.api_version() || kind != self.kind.kind {
+            return Err(Diagnostics::from_error(
+                "Cannot move this resource",
+                format!(
+                    "The {} holds a {api_version} {kind}, but {} manages {} {}. Move it to the resource type for its kind (karpenter_node_pool, karpenter_ec2_node_class, karpenter_provisioner or karpenter_node_template).",
+                    source.type_name,
+                    self.type_name,
+                    self.kind.api_version(),
+                    self.kind.kind
+                ),
+            ));
+        }
+        let obj: DynamicObject = serde_json::from_value(manifest).map_err(|e| {
+            Diagnostics::from_error(
+                "Cannot move this resource",
+                format!(
+                    "The manifest in the {} is not a Kubernetes object: {e}",
+                    source.type_name
+                ),
+            )
+        })?;
+        if obj.metadata.name.as_deref().is_none_or(str::is_empty) {
+            return Err(Diagnostics::from_error(
+                "Cannot move this resource",
+                format!("The manifest in the {} has no metadata.name.", source.type_name),
+            ));
+        }
+        self.adopted_state(&obj)
+    }
+}
+
+impl KubeObjectType {
+    /// The state of an object Terraform takes over (import, or a move from another provider):
+    /// off-wire settings at their defaults, so the adopted state plans empty, and the labels
+    /// and annotations a user would have written.
+    fn adopted_state(&self, obj: &DynamicObject) -> Result<Value, Diagnostics> {
         let base = Value::Object(
             self.schema
                 .attributes
                 .iter()
                 .map(|a| {
-                    (
-                        a.name.to_string(),
-                        if a.wire_field().is_none() {
-                            a.default.clone().unwrap_or(Value::Null)
-                        } else {
-                            Value::Null
-                        },
-                    )
+                    let v = if a.wire_field().is_none() {
+                        a.default.clone().unwrap_or(Value::Null)
+                    } else {
+                        Value::Null
+                    };
+                    (a.name.to_string(), v)
                 })
                 .chain(
                     self.schema
@@ -467,11 +512,11 @@ impl Resource<KarpenterContext> for KubeObjectType {
                 )
                 .collect(),
         );
-        let mut state = self.state_from_object(&obj, &base)?;
+        let mut state = self.state_from_object(obj, &base)?;
         if let Value::Object(fields) = &mut state
             && fields.contains_key("metadata")
         {
-            fields.insert("metadata".into(), managed_metadata(&obj, &Value::Null));
+            fields.insert("metadata".into(), managed_metadata(obj, &Value::Null));
         }
         Ok(state)
     }

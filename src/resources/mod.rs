@@ -3,6 +3,7 @@
 
 pub mod controller_policy;
 pub mod kube_object;
+pub mod moves;
 pub mod v1;
 
 use crate::k8s::kinds;
