@@ -294,6 +294,17 @@ mod tests {
             let page = &pages[&PathBuf::from(format!("docs/data-sources/{short}.md"))];
             assert!(page.contains(&format!("# {} (Data Source)", d.type_name())));
         }
+        // every "see below" link of every page lands on an anchor of that page
+        for (path, page) in &pages {
+            for link in page.split("](#").skip(1) {
+                let target = link.split(')').next().unwrap_or_default();
+                assert!(
+                    page.contains(&format!("<a id=\"{target}\"></a>")),
+                    "{}: no anchor for #{target}",
+                    path.display()
+                );
+            }
+        }
         let index = &pages[&PathBuf::from("docs/index.md")];
         assert!(index.contains("## Authentication"));
         assert!(index.contains("<a id=\"nestedblock--kubernetes--exec\"></a>"));
