@@ -8,6 +8,7 @@
 
 pub mod convert;
 pub mod diagnostics;
+pub mod markdown;
 pub mod plan;
 pub mod schema;
 pub mod timeouts;

@@ -2,6 +2,7 @@
 //! types, one line each.
 
 pub mod config;
+pub mod docs;
 
 use async_trait::async_trait;
 
