@@ -11,7 +11,6 @@
 use std::collections::VecDeque;
 
 use super::schema::{AttrType, Attribute, Block, Mode, Nesting, Schema};
-use crate::plugin::schema_proto::full_description;
 use crate::tfvalue::{Type, Value};
 
 /// The first line of every generated page's front matter: marks the file as generated, so the
@@ -259,7 +258,7 @@ fn attribute_line(a: &Attribute, prefix: &str, ctx: Context) -> String {
         ),
         None => type_label(a),
     };
-    let mut text = full_description(a);
+    let mut text = a.full_description();
     if let Some(message) = a.deprecated {
         sentence(&mut text, &format!("**Deprecated:** {message}"));
     }

@@ -211,6 +211,19 @@ impl Attribute {
         !matches!(self.mode, Mode::Computed)
     }
 
+    /// The description plus the rules its validators enforce, so the schema Terraform shows
+    /// and the generated docs say exactly what validation checks.
+    pub fn full_description(&self) -> String {
+        let mut text = self.description.clone();
+        for rule in self.validators.iter().map(|v| v.description()) {
+            if !text.is_empty() {
+                text.push(' ');
+            }
+            text.push_str(&rule);
+        }
+        text
+    }
+
     /// The Terraform type this attribute's values have.
     pub fn value_type(&self) -> Type {
         match &self.ty {

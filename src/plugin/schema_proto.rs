@@ -3,7 +3,6 @@
 
 use super::proto::tfplugin6 as pb;
 use crate::framework::schema::{AttrType, Attribute, Block, Mode, Nesting, Schema};
-use crate::framework::validate::Validator;
 use crate::framework::{Diagnostic, Diagnostics, Severity};
 use crate::tfvalue::{AttributePath, PathStep};
 
@@ -24,24 +23,6 @@ pub fn schema(s: &Schema) -> pb::Schema {
     }
 }
 
-/// An attribute's full description: its text plus the rules its validators enforce, so the
-/// schema Terraform shows (and the docs) say exactly what validation checks.
-pub fn full_description(a: &Attribute) -> String {
-    let rules: Vec<String> = a
-        .validators
-        .iter()
-        .map(|v: &std::sync::Arc<dyn Validator>| v.description())
-        .collect();
-    let mut text = a.description.clone();
-    for rule in rules {
-        if !text.is_empty() {
-            text.push(' ');
-        }
-        text.push_str(&rule);
-    }
-    text
-}
-
 fn attribute(a: &Attribute) -> pb::schema::Attribute {
     let (r#type, nested_type) = match &a.ty {
         AttrType::Plain(t) => (t.to_json(), None),
@@ -51,7 +32,7 @@ fn attribute(a: &Attribute) -> pb::schema::Attribute {
         name: a.name.to_string(),
         r#type,
         nested_type,
-        description: full_description(a),
+        description: a.full_description(),
         description_kind: MARKDOWN,
         required: a.mode == Mode::Required,
         optional: matches!(a.mode, Mode::Optional | Mode::OptionalComputed),
