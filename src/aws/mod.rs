@@ -1,0 +1,12 @@
+//! The AWS side: one lazily built SDK configuration (from the provider's `aws {}` block),
+//! per-service clients with their endpoint overrides, error classification into diagnostics,
+//! and thin wrappers over the SQS and EventBridge calls the resources make.
+//!
+//! Nothing here runs during plan: [`crate::provider::KarpenterContext::aws`] builds the
+//! clients on first use.
+
+pub mod config;
+pub mod error;
+
+pub use config::AwsClients;
+pub use error::{AwsError, AwsErrorKind};
