@@ -7,6 +7,10 @@
 
 pub mod config;
 pub mod error;
+pub mod eventbridge;
+pub mod sqs;
 
 pub use config::AwsClients;
 pub use error::{AwsError, AwsErrorKind};
+pub use eventbridge::EventBridge;
+pub use sqs::Sqs;
