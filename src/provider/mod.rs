@@ -66,7 +66,7 @@ pub struct KarpenterProvider {
 impl KarpenterProvider {
     pub fn new() -> Self {
         Self {
-            resources: vec![],
+            resources: vec![Box::new(resources::interruption_queue::InterruptionQueue)],
             data_sources: vec![Box::new(resources::controller_policy::ControllerPolicy)],
         }
     }
