@@ -208,15 +208,10 @@ pub fn policy_document(queue_arn: &str, extra: &[ExtraStatement]) -> String {
     json!({ "Version": "2012-10-17", "Id": "EC2InterruptionPolicy", "Statement": statements }).to_string()
 }
 
-/// True when two JSON documents are equal as JSON (AWS may reformat what it stores).
-pub fn same_json(a: &str, b: &str) -> bool {
-    match (
-        serde_json::from_str::<serde_json::Value>(a),
-        serde_json::from_str::<serde_json::Value>(b),
-    ) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => a == b,
-    }
+/// `doc` in the canonical form this resource writes (compact, keys sorted), so a document AWS
+/// returns reformatted compares equal to the one planned; not JSON → unchanged.
+pub fn canonical_json(doc: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(doc).map_or_else(|_| doc.to_string(), |v| v.to_string())
 }
 
 static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
@@ -793,13 +788,11 @@ async fn refresh(c: &Clients, state: &Value) -> Result<Option<Value>, AwsError> 
         },
     );
     set_attr(&mut out, "kms_master_key_id", opt_string(kms));
+    // AWS may return the document reformatted (moto does: it re-serializes with spaces).
     let policy = attrs
         .get("Policy")
         .filter(|p| !p.is_empty())
-        .map(|p| match get_str(state, "policy_json") {
-            Some(prior) if same_json(prior, p) => prior.to_string(),
-            _ => p.clone(),
-        });
+        .map(|p| canonical_json(p));
     set_attr(&mut out, "policy_json", opt_string(policy));
     let tags = c.sqs.list_tags(&url).await?;
     let tags_value = if tags.is_empty() && state.get("tags").is_none_or(Value::is_null) {
@@ -814,11 +807,7 @@ async fn refresh(c: &Clients, state: &Value) -> Result<Option<Value>, AwsError> 
         let Some(info) = c.events.describe_rule(&r.name).await? else {
             continue; // deleted out of band: the plan recreates it
         };
-        let expected = kind(&key).map(RuleKind::event_pattern);
-        let pattern = info.event_pattern.map(|p| match &expected {
-            Some(e) if same_json(e, &p) => e.clone(),
-            _ => p,
-        });
+        let pattern = info.event_pattern.as_deref().map(canonical_json);
         let targets = c.events.list_targets(&r.name).await?.unwrap_or_default();
         let target_arn = targets.into_iter().find(|t| t.id == TARGET_ID).map(|t| t.arn);
         rules.insert(
@@ -1306,6 +1295,10 @@ mod tests {
         let (p, k) = split_rule_name("Karpenter-demo-SpotInterruption").unwrap();
         assert_eq!((p, k.key), ("Karpenter-demo-", "spot_interruption"));
         assert!(split_rule_name("Something").is_none());
+        assert_eq!(
+            canonical_json("{\"b\": [1, 2], \"a\": \"x\"}"),
+            r#"{"a":"x","b":[1,2]}"#
+        );
     }
 
     #[test]
