@@ -404,3 +404,157 @@ resource "karpenter_interruption_queue" "this" {
     assert!(out.contains("enabled_rules"), "{out}");
     assert!(out.contains("rule_name_prefix"), "{out}");
 }
+
+/// In-place updates: retention, tags, a rule kind switched off, a removed target repaired;
+/// a new queue name replaces.
+#[tokio::test(flavor = "multi_thread")]
+async fn updates_in_place_and_replaces_on_a_new_name() {
+    let moto = Moto::start();
+    let aws = Aws::new(&moto);
+    let work = workdir(
+        &moto.provider_block(),
+        r#"
+resource "karpenter_interruption_queue" "this" {
+  cluster_name = "upd"
+  tags         = { team = "a" }
+}
+"#,
+    );
+    work.apply().ok();
+    assert_eq!(aws.rule_names("Karpenter-upd-").await.len(), 5);
+
+    work.set_config(&format!(
+        "{}\n{}",
+        moto.provider_block(),
+        r#"
+resource "karpenter_interruption_queue" "this" {
+  cluster_name              = "upd"
+  message_retention_seconds = 600
+  enabled_rules             = ["scheduled_change", "rebalance", "instance_state_change", "capacity_reservation_interruption"]
+  tags                      = { team = "b", env = "test" }
+}
+"#
+    ));
+    let plan = work.plan().ok();
+    assert!(
+        plan.stdout.contains("1 to change, 0 to destroy"),
+        "{}",
+        plan.output()
+    );
+    work.apply().ok();
+    let attrs = aws.queue_attributes("upd").await;
+    assert_eq!(attrs["MessageRetentionPeriod"], "600");
+    let names = aws.rule_names("Karpenter-upd-").await;
+    assert_eq!(names.len(), 4, "{names:?}");
+    assert!(!names.iter().any(|n| n.ends_with("SpotInterruption")));
+    let url = aws.sqs.get_queue_url().queue_name("upd").send().await.unwrap();
+    let tags = aws
+        .sqs
+        .list_queue_tags()
+        .queue_url(url.queue_url().unwrap())
+        .send()
+        .await
+        .unwrap();
+    let tags: BTreeMap<String, String> = tags.tags().cloned().unwrap_or_default().into_iter().collect();
+    assert_eq!(
+        tags,
+        BTreeMap::from([
+            ("env".to_string(), "test".to_string()),
+            ("team".to_string(), "b".to_string())
+        ])
+    );
+    let rule_arn = aws
+        .events
+        .describe_rule()
+        .name("Karpenter-upd-Rebalance")
+        .send()
+        .await
+        .unwrap()
+        .arn()
+        .unwrap()
+        .to_string();
+    let rule_tags = aws
+        .events
+        .list_tags_for_resource()
+        .resource_arn(rule_arn)
+        .send()
+        .await
+        .unwrap();
+    let rule_tags: BTreeMap<String, String> = rule_tags
+        .tags()
+        .iter()
+        .map(|t| (t.key().to_string(), t.value().to_string()))
+        .collect();
+    assert_eq!(rule_tags, tags, "rules carry the same tags");
+    assert!(work.plan_is_empty(), "{}", work.plan().output());
+
+    // Only the target removed out of band: detected on that rule and put back.
+    aws.events
+        .remove_targets()
+        .rule("Karpenter-upd-Rebalance")
+        .ids("KarpenterInterruptionQueueTarget")
+        .send()
+        .await
+        .unwrap();
+    let plan = work.plan().ok();
+    assert!(plan.stdout.contains("target_arn"), "{}", plan.output());
+    work.apply().ok();
+    let (_, _, targets) = aws.rule("Karpenter-upd-Rebalance").await;
+    assert_eq!(targets.len(), 1);
+    assert!(work.plan_is_empty(), "{}", work.plan().output());
+
+    // A new name replaces the queue (SQS cannot rename).
+    work.set_config(&format!(
+        "{}\n{}",
+        moto.provider_block(),
+        r#"
+resource "karpenter_interruption_queue" "this" {
+  cluster_name  = "upd"
+  name          = "upd-renamed"
+  enabled_rules = ["rebalance"]
+}
+"#
+    ));
+    let plan = work.plan().ok();
+    assert!(plan.stdout.contains("must be replaced"), "{}", plan.output());
+    work.apply().ok();
+    assert_eq!(aws.queue_names().await, vec!["upd-renamed".to_string()]);
+    assert_eq!(
+        aws.rule_names("Karpenter-upd-").await,
+        vec!["Karpenter-upd-Rebalance".to_string()]
+    );
+    work.destroy().ok();
+    assert!(aws.queue_names().await.is_empty());
+    assert!(aws.rule_names("Karpenter-upd-").await.is_empty());
+}
+
+/// An AWS refusal becomes a diagnostic that names the AWS action, and nothing is recorded
+/// when nothing was created.
+#[test]
+fn access_denied_names_the_action() {
+    let moto = Moto::start();
+    let proxy = FaultProxy::start(moto.port());
+    let work = workdir(
+        &proxy.provider_block(),
+        r#"
+resource "karpenter_interruption_queue" "this" {
+  cluster_name = "denied"
+}
+"#,
+    );
+    proxy.arm(Fault::new("AmazonSQS.CreateQueue", 1, 403, "AccessDenied"));
+    let run = work.apply().failed();
+    assert!(
+        run.stderr.contains("AWS denied sqs:CreateQueue"),
+        "{}",
+        run.output()
+    );
+    // the diagnostic points at the attribute the queue name comes from
+    assert!(
+        run.stderr.contains("cluster_name = \"denied\""),
+        "{}",
+        run.output()
+    );
+    let state = work.terraform(&["state", "list"]);
+    assert!(state.stdout.trim().is_empty(), "{}", state.output());
+}

@@ -356,6 +356,10 @@ struct Desired {
     kinds: Vec<&'static RuleKind>,
     prefix: String,
     tags: BTreeMap<String, String>,
+    /// The prior state had a KMS key (so switching away must clear it).
+    prior_kms: bool,
+    /// The configured attribute the queue name comes from (`name` or `cluster_name`).
+    name_attribute: &'static str,
 }
 
 fn int(v: &Value, name: &str) -> Option<i64> {
@@ -448,6 +452,12 @@ impl Desired {
                 .map(str::to_string)
                 .unwrap_or_else(|| default_rule_prefix(cluster)),
             tags: string_map(planned.get("tags")),
+            prior_kms: false,
+            name_attribute: if get_str(planned, "name").is_some() {
+                "name"
+            } else {
+                "cluster_name"
+            },
         })
     }
 
@@ -631,8 +641,13 @@ async fn converge(
     // 1. the queue
     let url = match &cur.queue_url {
         Some(url) if !creating => {
+            let mut attributes = d.queue_attributes();
+            if d.kms.is_none() && d.prior_kms {
+                // Switching from a KMS key back to SQS-managed keys: an empty key ID removes it.
+                attributes.insert("KmsMasterKeyId".into(), String::new());
+            }
             c.sqs
-                .set_attributes(url, &d.queue_attributes())
+                .set_attributes(url, &attributes)
                 .await
                 .map_err(|e| fail(e, Some(root.attr("message_retention_seconds"))))?;
             c.sqs
@@ -644,7 +659,7 @@ async fn converge(
         _ => {
             let url = create_queue(c, d, deadline)
                 .await
-                .map_err(|e| fail(e, Some(root.attr("queue_name"))))?;
+                .map_err(|e| fail(e, Some(root.attr(d.name_attribute))))?;
             cur.queue_url = Some(url.clone());
             url
         }
@@ -1172,7 +1187,10 @@ impl Resource<KarpenterContext> for InterruptionQueue {
 impl InterruptionQueue {
     async fn apply(&self, ctx: &KarpenterContext, prior: &Value, planned: &Value, op: &str) -> ApplyOutcome {
         let desired = match Desired::from_plan(planned) {
-            Ok(d) => d,
+            Ok(d) => Desired {
+                prior_kms: get_str(prior, "kms_master_key_id").is_some(),
+                ..d
+            },
             Err(diags) => return ApplyOutcome::failed(None, diags),
         };
         let c = match clients(ctx).await {
