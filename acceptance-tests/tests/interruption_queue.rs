@@ -329,6 +329,10 @@ resource "karpenter_interruption_queue" "this" {
     assert_eq!(aws.queue_names().await, vec!["partial".to_string()]);
     assert_eq!(aws.rule_names("Karpenter-partial-").await.len(), 2);
 
+    // Terraform keeps a failed create as tainted, so the next apply replaces it: delete what
+    // is recorded, then create everything.
+    let plan = work.plan().ok();
+    assert!(plan.stdout.contains("tainted"), "{}", plan.output());
     // The next apply finishes the job: one queue, five rules, each with its target.
     work.apply().ok();
     assert_matches_template_partial(&aws).await;
@@ -501,6 +505,37 @@ resource "karpenter_interruption_queue" "this" {
     work.apply().ok();
     let (_, _, targets) = aws.rule("Karpenter-upd-Rebalance").await;
     assert_eq!(targets.len(), 1);
+    assert!(work.plan_is_empty(), "{}", work.plan().output());
+
+    // A tag added to one rule out of band: detected on that rule and removed.
+    let rebalance_arn = format!(
+        "arn:aws:events:us-east-1:{}:rule/Karpenter-upd-Rebalance",
+        moto::ACCOUNT_ID
+    );
+    aws.events
+        .tag_resource()
+        .resource_arn(&rebalance_arn)
+        .tags(
+            aws_sdk_eventbridge::types::Tag::builder()
+                .key("stray")
+                .value("x")
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let plan = work.plan().ok();
+    assert!(plan.stdout.contains("stray"), "{}", plan.output());
+    work.apply().ok();
+    let rule_tags = aws
+        .events
+        .list_tags_for_resource()
+        .resource_arn(&rebalance_arn)
+        .send()
+        .await
+        .unwrap();
+    assert!(!rule_tags.tags().iter().any(|t| t.key() == "stray"));
     assert!(work.plan_is_empty(), "{}", work.plan().output());
 
     // A new name replaces the queue (SQS cannot rename).

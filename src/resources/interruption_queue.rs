@@ -227,6 +227,9 @@ static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
         Attribute::string("target_arn").computed().describe(
             "ARN of the rule's `KarpenterInterruptionQueueTarget` target (the queue); null when missing.",
         ),
+        Attribute::map_of("tags", Type::String)
+            .computed()
+            .describe("The rule's tags (the resource's `tags`)."),
     ];
     Schema::new(
         "The SQS queue Karpenter's interruption handling reads, its queue policy, and the EventBridge rules \
@@ -493,6 +496,7 @@ struct RuleState {
     event_pattern: Option<String>,
     enabled: Option<bool>,
     target_arn: Option<String>,
+    tags: Option<BTreeMap<String, String>>,
 }
 
 impl RuleState {
@@ -503,6 +507,12 @@ impl RuleState {
             ("event_pattern", opt_string(self.event_pattern.clone())),
             ("enabled", self.enabled.map_or(Value::Null, Value::Bool)),
             ("target_arn", opt_string(self.target_arn.clone())),
+            (
+                "tags",
+                self.tags
+                    .as_ref()
+                    .map_or(Value::Null, |t| crate::framework::values::string_map(t.clone())),
+            ),
         ])
     }
 
@@ -513,6 +523,10 @@ impl RuleState {
             event_pattern: get_str(v, "event_pattern").map(str::to_string),
             enabled: v.get("enabled").and_then(Value::as_bool),
             target_arn: get_str(v, "target_arn").map(str::to_string),
+            tags: v
+                .get("tags")
+                .filter(|t| !t.is_null())
+                .map(|t| string_map(Some(t))),
         })
     }
 }
@@ -690,20 +704,14 @@ async fn converge(
     // 3. the rules and their targets
     for k in &d.kinds {
         let name = k.rule_name(&d.prefix);
-        let existed = cur
-            .rules
-            .get(k.key)
-            .is_some_and(|r| r.name == name && r.arn.is_some());
         let arn = c
             .events
             .put_rule(&name, &k.event_pattern(), &k.description(), &d.tags)
             .await
             .map_err(|e| fail(e, Some(root.attr("rule_name_prefix"))))?;
-        let target_arn = cur
-            .rules
-            .get(k.key)
-            .filter(|r| r.name == name)
-            .and_then(|r| r.target_arn.clone());
+        let prior = cur.rules.get(k.key).filter(|r| r.name == name);
+        let target_arn = prior.and_then(|r| r.target_arn.clone());
+        let tags = prior.and_then(|r| r.tags.clone());
         cur.rules.insert(
             k.key.to_string(),
             RuleState {
@@ -712,13 +720,16 @@ async fn converge(
                 event_pattern: Some(k.event_pattern()),
                 enabled: Some(true),
                 target_arn,
+                tags,
             },
         );
-        if existed {
-            c.events
-                .sync_tags(&arn, &d.tags)
-                .await
-                .map_err(|e| fail(e, Some(root.attr("tags"))))?;
+        // PutRule applies tags only when it creates the rule: make them exact either way.
+        c.events
+            .sync_tags(&arn, &d.tags)
+            .await
+            .map_err(|e| fail(e, Some(root.attr("tags"))))?;
+        if let Some(r) = cur.rules.get_mut(k.key) {
+            r.tags = Some(d.tags.clone());
         }
         c.events
             .put_target(&name, TARGET_ID, &queue_arn)
@@ -825,6 +836,7 @@ async fn refresh(c: &Clients, state: &Value) -> Result<Option<Value>, AwsError> 
         let pattern = info.event_pattern.as_deref().map(canonical_json);
         let targets = c.events.list_targets(&r.name).await?.unwrap_or_default();
         let target_arn = targets.into_iter().find(|t| t.id == TARGET_ID).map(|t| t.arn);
+        let tags = c.events.list_tags(&info.arn).await?;
         rules.insert(
             key,
             RuleState {
@@ -833,6 +845,7 @@ async fn refresh(c: &Clients, state: &Value) -> Result<Option<Value>, AwsError> 
                 event_pattern: pattern,
                 enabled: Some(info.enabled),
                 target_arn,
+                tags: Some(tags),
             }
             .to_value(),
         );
@@ -1008,6 +1021,11 @@ impl Resource<KarpenterContext> for InterruptionQueue {
         set_attr(planned, "policy_json", policy);
 
         let enabled_known = planned.get("enabled_rules").is_none_or(Value::is_wholly_known);
+        let rule_tags = match planned.get("tags") {
+            Some(t) if !t.is_wholly_known() => Value::unknown(),
+            Some(t) if !t.is_null() => t.clone(),
+            _ => Value::Map(BTreeMap::new()),
+        };
         let rules = match prefix.as_str() {
             Some(prefix) if enabled_known => {
                 let prior_rules = if same_queue {
@@ -1031,6 +1049,7 @@ impl Resource<KarpenterContext> for InterruptionQueue {
                                 ("event_pattern", Value::string(k.event_pattern())),
                                 ("enabled", Value::Bool(true)),
                                 ("target_arn", queue_arn.clone()),
+                                ("tags", rule_tags.clone()),
                             ]);
                             (k.key.to_string(), v)
                         })
@@ -1159,6 +1178,7 @@ impl Resource<KarpenterContext> for InterruptionQueue {
                         event_pattern: None,
                         enabled: None,
                         target_arn: None,
+                        tags: None,
                     }
                     .to_value(),
                 );
