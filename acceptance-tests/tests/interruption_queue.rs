@@ -214,6 +214,7 @@ async fn example_lifecycle_drift_import_destroy() {
     let tags = aws
         .sqs
         .list_queue_tags()
+        // moto's queue URLs use the request's host; AWS's are https://sqs.<region>.amazonaws.com/...
         .queue_url(moto.endpoint().to_string() + "/123456789012/demo")
         .send()
         .await
@@ -272,6 +273,8 @@ async fn example_lifecycle_drift_import_destroy() {
         .find(|l| l.starts_with("terraform import"))
         .expect("import.sh has a terraform import line");
     let args: Vec<&str> = command.split_whitespace().skip(1).collect();
+    // moto returns the queue policy re-serialized (with spaces), not byte for byte as set;
+    // AWS may reformat too, so the provider compares policies as JSON (canonical form).
     let before_import = resource_values(&work);
     work.terraform(&["state", "rm", "karpenter_interruption_queue.this"])
         .ok();
