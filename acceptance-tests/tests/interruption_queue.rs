@@ -541,6 +541,31 @@ resource "karpenter_interruption_queue" "this" {
     assert!(!rule_tags.tags().iter().any(|t| t.key() == "stray"));
     assert!(work.plan_is_empty(), "{}", work.plan().output());
 
+    // A new rule-name prefix renames the rules in place: new ones first, then the old ones go.
+    work.set_config(&format!(
+        "{}\n{}",
+        moto.provider_block(),
+        r#"
+resource "karpenter_interruption_queue" "this" {
+  cluster_name              = "upd"
+  message_retention_seconds = 600
+  enabled_rules             = ["scheduled_change", "rebalance", "instance_state_change", "capacity_reservation_interruption"]
+  tags                      = { team = "b", env = "test" }
+  rule_name_prefix          = "kq-"
+}
+"#
+    ));
+    let plan = work.plan().ok();
+    assert!(
+        plan.stdout.contains("1 to change, 0 to destroy"),
+        "{}",
+        plan.output()
+    );
+    work.apply().ok();
+    assert!(aws.rule_names("Karpenter-upd-").await.is_empty());
+    assert_eq!(aws.rule_names("kq-").await.len(), 4);
+    assert!(work.plan_is_empty(), "{}", work.plan().output());
+
     // A new name replaces the queue (SQS cannot rename).
     work.set_config(&format!(
         "{}\n{}",

@@ -701,7 +701,30 @@ async fn converge(
         .map_err(|e| fail(e, Some(root.attr("policy_statements"))))?;
     cur.policy_json = Some(policy);
 
-    // 3. the rules and their targets
+    // 3. rules no longer wanted (kind switched off, or renamed by a new prefix) go first: the
+    // state holds one rule per kind, so an old name replaced in it before its rule is deleted
+    // would be orphaned by a failure in between.
+    let stale: Vec<(String, String)> = cur
+        .rules
+        .iter()
+        .filter(|(key, r)| {
+            !d.kinds
+                .iter()
+                .any(|k| k.key == key.as_str() && k.rule_name(&d.prefix) == r.name)
+        })
+        .map(|(k, r)| (k.clone(), r.name.clone()))
+        .collect();
+    for (key, name) in stale {
+        c.events
+            .delete_rule_and_targets(&name)
+            .await
+            .map_err(|e| fail(e, None))?;
+        if cur.rules.get(&key).is_some_and(|r| r.name == name) {
+            cur.rules.remove(&key);
+        }
+    }
+
+    // 4. the rules and their targets
     for k in &d.kinds {
         let name = k.rule_name(&d.prefix);
         let arn = c
@@ -740,26 +763,6 @@ async fn converge(
         }
     }
 
-    // 4. rules no longer wanted (kind switched off, or renamed by a new prefix)
-    let stale: Vec<(String, String)> = cur
-        .rules
-        .iter()
-        .filter(|(key, r)| {
-            !d.kinds
-                .iter()
-                .any(|k| k.key == key.as_str() && k.rule_name(&d.prefix) == r.name)
-        })
-        .map(|(k, r)| (k.clone(), r.name.clone()))
-        .collect();
-    for (key, name) in stale {
-        c.events
-            .delete_rule_and_targets(&name)
-            .await
-            .map_err(|e| fail(e, None))?;
-        if cur.rules.get(&key).is_some_and(|r| r.name == name) {
-            cur.rules.remove(&key);
-        }
-    }
     Ok(())
 }
 
