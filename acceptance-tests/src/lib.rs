@@ -11,6 +11,7 @@
 //! are never silently skipped.
 
 pub mod kube;
+pub mod moto;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -6,10 +6,11 @@ pub mod docs;
 
 use async_trait::async_trait;
 
+use crate::aws::AwsClients;
 use crate::framework::{DataSource, Diagnostics, Provider, Resource, Schema};
 use crate::k8s::{self, KubeError, gate::CrdGate};
 use crate::resources;
-use crate::tfvalue::Value;
+use crate::tfvalue::{PathStep, Value};
 pub use config::ProviderSettings;
 
 /// What every resource call receives: the resolved configuration, and the clients built from
@@ -17,6 +18,7 @@ pub use config::ProviderSettings;
 pub struct KarpenterContext {
     pub settings: ProviderSettings,
     kube: tokio::sync::OnceCell<kube::Client>,
+    aws: tokio::sync::OnceCell<AwsClients>,
     /// The CRD readiness gate, shared by every Kubernetes resource of this provider process.
     pub crd_gate: CrdGate,
 }
@@ -26,26 +28,55 @@ impl KarpenterContext {
         Self {
             settings,
             kube: tokio::sync::OnceCell::new(),
+            aws: tokio::sync::OnceCell::new(),
             crd_gate: CrdGate::new(),
         }
+    }
+
+    /// The settings of one provider block (`kubernetes`, `aws`) that were unknown when the
+    /// provider was configured.
+    fn unknown_in(&self, block: &str) -> Vec<String> {
+        self.settings
+            .unknown
+            .iter()
+            .filter(|p| matches!(p.steps.first(), Some(PathStep::Attribute(a)) if a == block))
+            .map(ToString::to_string)
+            .collect()
     }
 
     /// The Kubernetes client, built on first use. Fails when the `kubernetes {}` settings are
     /// still unknown (they depend on something not created yet) or incomplete.
     pub async fn kube(&self) -> Result<&kube::Client, KubeError> {
-        let unknown: Vec<String> = self
-            .settings
-            .unknown
-            .iter()
-            .map(|p| p.to_string())
-            .filter(|p| p.starts_with("kubernetes"))
-            .collect();
+        let unknown = self.unknown_in("kubernetes");
         if !unknown.is_empty() {
             return Err(KubeError::ConfigUnknown(unknown.join(", ")));
         }
         self.kube
             .get_or_try_init(|| k8s::client::client(&self.settings.kubernetes))
             .await
+    }
+
+    /// The AWS clients, built on first use from the `aws {}` block. Fails with a diagnostic
+    /// naming the attribute when part of the `aws {}` block was still unknown at configure time.
+    pub async fn aws(&self) -> Result<&AwsClients, Diagnostics> {
+        let unknown = self.unknown_in("aws");
+        if !unknown.is_empty() {
+            return Err(Diagnostics::from_error(
+                "AWS provider configuration is not known yet",
+                format!(
+                    "{} {} unknown when the provider was configured, so no AWS call can be made. \
+                     Set {} from values known before this apply (or apply the resources they \
+                     depend on first, e.g. with -target).",
+                    unknown.join(", "),
+                    if unknown.len() == 1 { "was" } else { "were" },
+                    if unknown.len() == 1 { "it" } else { "them" },
+                ),
+            ));
+        }
+        Ok(self
+            .aws
+            .get_or_init(|| AwsClients::load(&self.settings.aws))
+            .await)
     }
 }
 
@@ -61,6 +92,7 @@ impl KarpenterProvider {
             resources: vec![
                 Box::new(resources::node_pool()),
                 Box::new(resources::ec2_node_class()),
+                Box::new(resources::interruption_queue::InterruptionQueue),
             ],
             data_sources: vec![Box::new(resources::controller_policy::ControllerPolicy)],
         }
@@ -96,5 +128,43 @@ impl Provider for KarpenterProvider {
             tracing::info!(unknown = %names.join(", "), "provider configuration not fully known yet; clients will be built when it is");
         }
         Ok(KarpenterContext::new(settings))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tfvalue::AttributePath;
+
+    #[tokio::test]
+    async fn unknown_aws_settings_name_the_attribute() {
+        let settings = ProviderSettings {
+            unknown: vec![
+                AttributePath::root().attr("kubernetes").attr("host"),
+                AttributePath::root().attr("aws").attr("region"),
+            ],
+            ..Default::default()
+        };
+        let ctx = KarpenterContext::new(settings);
+        let err = ctx.aws().await.err().map(|d| d.to_string()).unwrap_or_default();
+        assert!(err.contains("aws.region"), "{err}");
+        assert!(!err.contains("kubernetes.host"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn endpoint_overrides_are_per_service() {
+        let mut settings = ProviderSettings::default();
+        settings.aws.region = Some("eu-west-1".into());
+        settings
+            .aws
+            .endpoints
+            .insert("sqs".into(), "http://127.0.0.1:1".into());
+        let ctx = KarpenterContext::new(settings);
+        let clients = ctx.aws().await.unwrap();
+        assert_eq!(clients.region(), Some("eu-west-1"));
+        assert_eq!(clients.endpoint("sqs"), Some("http://127.0.0.1:1"));
+        assert_eq!(clients.endpoint("iam"), None);
+        // same clients on the second call
+        assert!(std::ptr::eq(clients, ctx.aws().await.unwrap()));
     }
 }

@@ -2,6 +2,7 @@
 //! Kubernetes kinds share ([`kube_object`]).
 
 pub mod controller_policy;
+pub mod interruption_queue;
 pub mod kube_object;
 pub mod moves;
 pub mod v1;

@@ -1,0 +1,16 @@
+//! The AWS side: one lazily built SDK configuration (from the provider's `aws {}` block),
+//! per-service clients with their endpoint overrides, error classification into diagnostics,
+//! and thin wrappers over the SQS and EventBridge calls the resources make.
+//!
+//! Nothing here runs during plan: [`crate::provider::KarpenterContext::aws`] builds the
+//! clients on first use.
+
+pub mod config;
+pub mod error;
+pub mod eventbridge;
+pub mod sqs;
+
+pub use config::AwsClients;
+pub use error::{AwsError, AwsErrorKind};
+pub use eventbridge::EventBridge;
+pub use sqs::Sqs;
