@@ -1,5 +1,6 @@
 //! terraform-provider-karpenter: a Terraform provider (tfplugin6) for Karpenter on EKS.
 
+pub mod aws;
 pub mod framework;
 pub mod plugin;
 pub mod policy;
