@@ -1,3 +1,14 @@
-//! The AWS side (IAM wrappers for the role resources). The shared client layer lands from the `aws` branch.
+//! The AWS side: one lazily built SDK configuration (from the provider's `aws {}` block),
+//! per-service clients with their endpoint overrides, error classification into diagnostics,
+//! the IAM wrappers of the role resources ([`iam`]),
+//! and thin wrappers over the SQS and EventBridge calls the resources make.
+//!
+//! Nothing here runs during plan: [`crate::provider::KarpenterContext::aws`] builds the
+//! clients on first use.
 
+pub mod config;
+pub mod error;
 pub mod iam;
+
+pub use config::AwsClients;
+pub use error::{AwsError, AwsErrorKind};

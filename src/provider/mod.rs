@@ -5,9 +5,10 @@ pub mod config;
 
 use async_trait::async_trait;
 
+use crate::aws::AwsClients;
 use crate::framework::{DataSource, Diagnostics, Provider, Resource, Schema};
 use crate::resources;
-use crate::tfvalue::Value;
+use crate::tfvalue::{PathStep, Value};
 pub use config::ProviderSettings;
 
 /// What every resource call receives: the resolved configuration. Clients are built from it
@@ -15,6 +16,45 @@ pub use config::ProviderSettings;
 #[derive(Debug)]
 pub struct KarpenterContext {
     pub settings: ProviderSettings,
+    aws: tokio::sync::OnceCell<AwsClients>,
+}
+
+impl KarpenterContext {
+    pub fn new(settings: ProviderSettings) -> Self {
+        Self {
+            settings,
+            aws: tokio::sync::OnceCell::new(),
+        }
+    }
+
+    /// The AWS clients, built on first use from the `aws {}` block. Fails with a diagnostic
+    /// naming the attribute when part of the `aws {}` block was still unknown at configure time.
+    pub async fn aws(&self) -> Result<&AwsClients, Diagnostics> {
+        let unknown: Vec<String> = self
+            .settings
+            .unknown
+            .iter()
+            .filter(|p| matches!(p.steps.first(), Some(PathStep::Attribute(a)) if a == "aws"))
+            .map(ToString::to_string)
+            .collect();
+        if !unknown.is_empty() {
+            return Err(Diagnostics::from_error(
+                "AWS provider configuration is not known yet",
+                format!(
+                    "{} {} unknown when the provider was configured, so no AWS call can be made. \
+                     Set {} from values known before this apply (or apply the resources they \
+                     depend on first, e.g. with -target).",
+                    unknown.join(", "),
+                    if unknown.len() == 1 { "was" } else { "were" },
+                    if unknown.len() == 1 { "it" } else { "them" },
+                ),
+            ));
+        }
+        Ok(self
+            .aws
+            .get_or_init(|| AwsClients::load(&self.settings.aws))
+            .await)
+    }
 }
 
 /// The provider, with its registry.
@@ -60,6 +100,44 @@ impl Provider for KarpenterProvider {
             let names: Vec<String> = settings.unknown.iter().map(|p| p.to_string()).collect();
             tracing::info!(unknown = %names.join(", "), "provider configuration not fully known yet; clients will be built when it is");
         }
-        Ok(KarpenterContext { settings })
+        Ok(KarpenterContext::new(settings))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tfvalue::AttributePath;
+
+    #[tokio::test]
+    async fn unknown_aws_settings_name_the_attribute() {
+        let settings = ProviderSettings {
+            unknown: vec![
+                AttributePath::root().attr("kubernetes").attr("host"),
+                AttributePath::root().attr("aws").attr("region"),
+            ],
+            ..Default::default()
+        };
+        let ctx = KarpenterContext::new(settings);
+        let err = ctx.aws().await.err().map(|d| d.to_string()).unwrap_or_default();
+        assert!(err.contains("aws.region"), "{err}");
+        assert!(!err.contains("kubernetes.host"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn endpoint_overrides_are_per_service() {
+        let mut settings = ProviderSettings::default();
+        settings.aws.region = Some("eu-west-1".into());
+        settings
+            .aws
+            .endpoints
+            .insert("sqs".into(), "http://127.0.0.1:1".into());
+        let ctx = KarpenterContext::new(settings);
+        let clients = ctx.aws().await.unwrap();
+        assert_eq!(clients.region(), Some("eu-west-1"));
+        assert_eq!(clients.endpoint("sqs"), Some("http://127.0.0.1:1"));
+        assert_eq!(clients.endpoint("iam"), None);
+        // same clients on the second call
+        assert!(std::ptr::eq(clients, ctx.aws().await.unwrap()));
     }
 }
