@@ -66,7 +66,10 @@ pub struct KarpenterProvider {
 impl KarpenterProvider {
     pub fn new() -> Self {
         Self {
-            resources: vec![],
+            resources: vec![
+                Box::new(resources::node_role::NodeRole),
+                Box::new(resources::controller_role::ControllerRole),
+            ],
             data_sources: vec![Box::new(resources::controller_policy::ControllerPolicy)],
         }
     }
