@@ -10,6 +10,8 @@
 //! If `terraform` is not on PATH, every test fails with one line saying so: acceptance tests
 //! are never silently skipped.
 
+pub mod moto;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;

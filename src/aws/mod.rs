@@ -8,7 +8,11 @@
 
 pub mod config;
 pub mod error;
+pub mod eventbridge;
 pub mod iam;
+pub mod sqs;
 
 pub use config::AwsClients;
 pub use error::{AwsError, AwsErrorKind};
+pub use eventbridge::EventBridge;
+pub use sqs::Sqs;

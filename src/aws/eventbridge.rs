@@ -1,0 +1,281 @@
+//! Thin wrappers over the EventBridge calls the interruption queue makes (rules on the
+//! default event bus, their targets and tags). "Not found" is classified with the SDK's typed
+//! check; removing targets or deleting a rule that is already gone succeeds.
+
+use std::collections::BTreeMap;
+
+use aws_sdk_eventbridge::Client;
+use aws_sdk_eventbridge::types::{RuleState, Tag, Target};
+
+use super::error::{AwsError, AwsErrorKind};
+
+/// EventBridge calls for one client.
+#[derive(Debug, Clone)]
+pub struct EventBridge {
+    client: Client,
+}
+
+/// A rule as DescribeRule returns it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuleInfo {
+    pub name: String,
+    pub arn: String,
+    pub event_pattern: Option<String>,
+    pub enabled: bool,
+    pub description: Option<String>,
+}
+
+/// One target of a rule.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TargetInfo {
+    pub id: String,
+    pub arn: String,
+}
+
+macro_rules! classify {
+    ($action:expr) => {
+        |e| {
+            let gone = e
+                .as_service_error()
+                .is_some_and(|s| s.is_resource_not_found_exception());
+            let err = AwsError::from_sdk($action, &e);
+            if gone {
+                err.with_kind(AwsErrorKind::NotFound)
+            } else {
+                err
+            }
+        }
+    };
+}
+
+impl EventBridge {
+    pub fn new(client: Client) -> Self {
+        Self { client }
+    }
+
+    /// Creates or updates an enabled rule with this pattern; returns its ARN. Tags are applied
+    /// only when the rule is created (EventBridge ignores them on update; see `sync_tags`).
+    pub async fn put_rule(
+        &self,
+        name: &str,
+        event_pattern: &str,
+        description: &str,
+        tags: &BTreeMap<String, String>,
+    ) -> Result<String, AwsError> {
+        let tags: Vec<Tag> = tags
+            .iter()
+            .filter_map(|(k, v)| Tag::builder().key(k).value(v).build().ok())
+            .collect();
+        let out = self
+            .client
+            .put_rule()
+            .name(name)
+            .event_pattern(event_pattern)
+            .description(description)
+            .state(RuleState::Enabled)
+            .set_tags((!tags.is_empty()).then_some(tags))
+            .send()
+            .await
+            .map_err(classify!("events:PutRule"))?;
+        out.rule_arn.ok_or_else(|| {
+            AwsError::new(
+                "events:PutRule",
+                AwsErrorKind::Other,
+                "no RuleArn in the response",
+            )
+        })
+    }
+
+    /// The rule `name`, or None when it does not exist.
+    pub async fn describe_rule(&self, name: &str) -> Result<Option<RuleInfo>, AwsError> {
+        match self
+            .client
+            .describe_rule()
+            .name(name)
+            .send()
+            .await
+            .map_err(classify!("events:DescribeRule"))
+        {
+            Ok(out) => Ok(Some(RuleInfo {
+                name: out.name.unwrap_or_else(|| name.to_string()),
+                arn: out.arn.unwrap_or_default(),
+                event_pattern: out.event_pattern,
+                enabled: out.state.is_none_or(|s| s == RuleState::Enabled),
+                description: out.description,
+            })),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Adds or updates the target `id` of `rule`.
+    pub async fn put_target(&self, rule: &str, id: &str, arn: &str) -> Result<(), AwsError> {
+        let target = Target::builder()
+            .id(id)
+            .arn(arn)
+            .build()
+            .map_err(|e| AwsError::new("events:PutTargets", AwsErrorKind::Validation, e.to_string()))?;
+        let out = self
+            .client
+            .put_targets()
+            .rule(rule)
+            .targets(target)
+            .send()
+            .await
+            .map_err(classify!("events:PutTargets"))?;
+        if let Some(failed) = out.failed_entries.unwrap_or_default().first() {
+            let code = failed.error_code.clone().unwrap_or_default();
+            let kind = super::error::kind_of_code(&code);
+            let mut err = AwsError::new(
+                "events:PutTargets",
+                kind,
+                failed
+                    .error_message
+                    .clone()
+                    .unwrap_or_else(|| "target was not added".into()),
+            );
+            err.code = Some(code);
+            return Err(err);
+        }
+        Ok(())
+    }
+
+    /// The targets of `rule` (None when the rule does not exist).
+    pub async fn list_targets(&self, rule: &str) -> Result<Option<Vec<TargetInfo>>, AwsError> {
+        match self
+            .client
+            .list_targets_by_rule()
+            .rule(rule)
+            .send()
+            .await
+            .map_err(classify!("events:ListTargetsByRule"))
+        {
+            Ok(out) => Ok(Some(
+                out.targets
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|t| TargetInfo { id: t.id, arn: t.arn })
+                    .collect(),
+            )),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Removes targets; a missing rule counts as done.
+    pub async fn remove_targets(&self, rule: &str, ids: &[String]) -> Result<(), AwsError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        match self
+            .client
+            .remove_targets()
+            .rule(rule)
+            .set_ids(Some(ids.to_vec()))
+            .send()
+            .await
+            .map_err(classify!("events:RemoveTargets"))
+        {
+            Ok(_) => Ok(()),
+            Err(e) if e.is_not_found() => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Deletes a rule (its targets must be removed first); a missing rule counts as deleted.
+    pub async fn delete_rule(&self, name: &str) -> Result<(), AwsError> {
+        match self
+            .client
+            .delete_rule()
+            .name(name)
+            .send()
+            .await
+            .map_err(classify!("events:DeleteRule"))
+        {
+            Ok(_) => Ok(()),
+            Err(e) if e.is_not_found() => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Removes every target of the rule, then the rule.
+    pub async fn delete_rule_and_targets(&self, name: &str) -> Result<(), AwsError> {
+        let Some(targets) = self.list_targets(name).await? else {
+            return Ok(());
+        };
+        let ids: Vec<String> = targets.into_iter().map(|t| t.id).collect();
+        self.remove_targets(name, &ids).await?;
+        self.delete_rule(name).await
+    }
+
+    pub async fn list_tags(&self, arn: &str) -> Result<BTreeMap<String, String>, AwsError> {
+        let out = self
+            .client
+            .list_tags_for_resource()
+            .resource_arn(arn)
+            .send()
+            .await
+            .map_err(classify!("events:ListTagsForResource"))?;
+        Ok(out
+            .tags
+            .unwrap_or_default()
+            .into_iter()
+            .map(|t| (t.key, t.value))
+            .collect())
+    }
+
+    /// Makes the resource's tags exactly `tags`.
+    pub async fn sync_tags(&self, arn: &str, tags: &BTreeMap<String, String>) -> Result<(), AwsError> {
+        let current = self.list_tags(arn).await?;
+        let stale: Vec<String> = current
+            .keys()
+            .filter(|k| !tags.contains_key(*k))
+            .cloned()
+            .collect();
+        if !stale.is_empty() {
+            self.client
+                .untag_resource()
+                .resource_arn(arn)
+                .set_tag_keys(Some(stale))
+                .send()
+                .await
+                .map_err(classify!("events:UntagResource"))?;
+        }
+        if !tags.is_empty() && current != *tags {
+            let list: Vec<Tag> = tags
+                .iter()
+                .filter_map(|(k, v)| Tag::builder().key(k).value(v).build().ok())
+                .collect();
+            self.client
+                .tag_resource()
+                .resource_arn(arn)
+                .set_tags(Some(list))
+                .send()
+                .await
+                .map_err(classify!("events:TagResource"))?;
+        }
+        Ok(())
+    }
+
+    /// Names of the rules on the default bus that target `arn`.
+    pub async fn rule_names_by_target(&self, arn: &str) -> Result<Vec<String>, AwsError> {
+        let mut names = Vec::new();
+        let mut token = None;
+        loop {
+            let out = self
+                .client
+                .list_rule_names_by_target()
+                .target_arn(arn)
+                .set_next_token(token)
+                .send()
+                .await
+                .map_err(classify!("events:ListRuleNamesByTarget"))?;
+            names.extend(out.rule_names.unwrap_or_default());
+            token = out.next_token;
+            if token.is_none() {
+                break;
+            }
+        }
+        Ok(names)
+    }
+}
