@@ -1,0 +1,166 @@
+//! `karpenter_node_role` against moto through the real terraform: the trust and the attached
+//! policies in IAM are exactly the expected ones; drift (a detached policy, an edited trust
+//! policy, a removed instance profile) is detected and repaired; import plans empty; destroy
+//! leaves nothing. Also applies the resource's examples.
+
+mod iam_common;
+
+use std::collections::BTreeSet;
+
+use acceptance_tests::moto::Moto;
+use acceptance_tests::{Workdir, repo_file};
+use iam_common::{assert_nothing_left, attached, attrs, client, trust};
+use serde_json::json;
+
+const CONFIG: &str = r#"
+resource "karpenter_node_role" "this" {
+  name                    = "KarpenterNodeRole-demo"
+  path                    = "/karpenter/"
+  create_instance_profile = true
+  ecr_policy              = "AmazonEC2ContainerRegistryReadOnly"
+  additional_policy_arns  = ["arn:aws:iam::aws:policy/CloudWatchAgentServerPolicy"]
+  tags = {
+    "karpenter.sh/discovery" = "demo"
+  }
+}
+"#;
+
+fn expected_policies() -> BTreeSet<String> {
+    [
+        "AmazonEKSWorkerNodePolicy",
+        "AmazonEKS_CNI_Policy",
+        "AmazonEC2ContainerRegistryReadOnly",
+        "AmazonSSMManagedInstanceCore",
+        "CloudWatchAgentServerPolicy",
+    ]
+    .iter()
+    .map(|p| format!("arn:aws:iam::aws:policy/{p}"))
+    .collect()
+}
+
+fn workdir(moto: &Moto, config: &str) -> Workdir {
+    let mut work = Workdir::new(&format!("{}\n{config}", moto.provider_block()));
+    moto.configure(&mut work);
+    work
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn node_role_lifecycle_drift_import_destroy() {
+    let moto = Moto::start();
+    let iam = client(&moto);
+    let work = workdir(&moto, CONFIG);
+    work.apply().ok();
+    let role = "KarpenterNodeRole-demo";
+
+    let ec2_trust = json!({
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}],
+    });
+    assert_eq!(trust(&iam, role).await, ec2_trust);
+    assert_eq!(attached(&iam, role).await, expected_policies());
+    let profile = iam
+        .get_instance_profile()
+        .instance_profile_name(role)
+        .send()
+        .await
+        .expect("instance profile");
+    let profile = profile.instance_profile().expect("profile");
+    assert_eq!(profile.path(), "/karpenter/");
+    assert_eq!(
+        profile.roles().iter().map(|r| r.role_name()).collect::<Vec<_>>(),
+        vec![role]
+    );
+    let state = attrs(&work.state(), "karpenter_node_role.this");
+    assert_eq!(
+        state["arn"],
+        "arn:aws:iam::123456789012:role/karpenter/KarpenterNodeRole-demo"
+    );
+    assert_eq!(state["partition"], "aws");
+    assert_eq!(state["instance_profile_name"], role);
+    assert!(work.plan_is_empty(), "plan after apply is not empty");
+
+    // Drift: a node policy detached, the trust policy edited, the profile emptied.
+    iam.detach_role_policy()
+        .role_name(role)
+        .policy_arn("arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore")
+        .send()
+        .await
+        .expect("detach");
+    let edited = json!({
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Allow", "Principal": {"Service": ["ec2.amazonaws.com", "lambda.amazonaws.com"]}, "Action": "sts:AssumeRole"}],
+    });
+    iam.update_assume_role_policy()
+        .role_name(role)
+        .policy_document(edited.to_string())
+        .send()
+        .await
+        .expect("edit trust");
+    iam.remove_role_from_instance_profile()
+        .instance_profile_name(role)
+        .role_name(role)
+        .send()
+        .await
+        .expect("remove from profile");
+    let plan = work.plan().ok();
+    assert!(
+        plan.stdout.contains("AmazonSSMManagedInstanceCore"),
+        "{}",
+        plan.stdout
+    );
+    assert!(plan.stdout.contains("assume_role_policy"), "{}", plan.stdout);
+    assert!(plan.stdout.contains("create_instance_profile"), "{}", plan.stdout);
+    work.apply().ok();
+    assert_eq!(trust(&iam, role).await, ec2_trust);
+    assert_eq!(attached(&iam, role).await, expected_policies());
+    assert!(work.plan_is_empty(), "plan after repair is not empty");
+
+    // A trust policy with the same meaning but other formatting is not drift.
+    iam.update_assume_role_policy()
+        .role_name(role)
+        .policy_document(serde_json::to_string_pretty(&ec2_trust).expect("json"))
+        .send()
+        .await
+        .expect("reformat trust");
+    assert!(work.plan_is_empty(), "reformatted trust policy shows as drift");
+
+    // Import into a fresh working directory: the plan is empty.
+    let imported = workdir(&moto, CONFIG);
+    imported
+        .terraform(&["import", "-no-color", "karpenter_node_role.this", role])
+        .ok();
+    assert!(imported.plan_is_empty(), "plan after import is not empty");
+    imported
+        .terraform(&["state", "rm", "karpenter_node_role.this"])
+        .ok();
+
+    work.destroy().ok();
+    assert_nothing_left(&iam).await;
+}
+
+/// Runs an example's `resource.tf` and `import.sh`: apply, plan empty, re-import, destroy.
+pub fn run_example(moto: &Moto, dir: &str, address: &str) {
+    let config = repo_file(&format!("examples/resources/{dir}/resource.tf"));
+    let work = workdir(moto, &config);
+    work.apply().ok();
+    assert!(work.plan_is_empty(), "{dir}: plan after apply is not empty");
+    let import = repo_file(&format!("examples/resources/{dir}/import.sh"));
+    let line = import
+        .lines()
+        .find(|l| l.starts_with("terraform import"))
+        .unwrap_or_else(|| panic!("{dir}/import.sh has no terraform import line"));
+    let args: Vec<&str> = line.split_whitespace().skip(1).collect();
+    work.terraform(&["state", "rm", address]).ok();
+    let mut with_flags = vec![args[0], "-no-color"];
+    with_flags.extend(&args[1..]);
+    work.terraform(&with_flags).ok();
+    assert!(work.plan_is_empty(), "{dir}: plan after import is not empty");
+    work.destroy().ok();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn node_role_example_applies_imports_and_destroys() {
+    let moto = Moto::start();
+    run_example(&moto, "karpenter_node_role", "karpenter_node_role.this");
+    assert_nothing_left(&client(&moto)).await;
+}
