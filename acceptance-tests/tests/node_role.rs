@@ -7,9 +7,9 @@ mod iam_common;
 
 use std::collections::BTreeSet;
 
+use acceptance_tests::Workdir;
 use acceptance_tests::moto::Moto;
-use acceptance_tests::{Workdir, repo_file};
-use iam_common::{assert_nothing_left, attached, attrs, client, trust};
+use iam_common::{assert_nothing_left, attached, attrs, client, run_example, trust};
 use serde_json::json;
 
 const CONFIG: &str = r#"
@@ -136,26 +136,6 @@ async fn node_role_lifecycle_drift_import_destroy() {
 
     work.destroy().ok();
     assert_nothing_left(&iam).await;
-}
-
-/// Runs an example's `resource.tf` and `import.sh`: apply, plan empty, re-import, destroy.
-pub fn run_example(moto: &Moto, dir: &str, address: &str) {
-    let config = repo_file(&format!("examples/resources/{dir}/resource.tf"));
-    let work = workdir(moto, &config);
-    work.apply().ok();
-    assert!(work.plan_is_empty(), "{dir}: plan after apply is not empty");
-    let import = repo_file(&format!("examples/resources/{dir}/import.sh"));
-    let line = import
-        .lines()
-        .find(|l| l.starts_with("terraform import"))
-        .unwrap_or_else(|| panic!("{dir}/import.sh has no terraform import line"));
-    let args: Vec<&str> = line.split_whitespace().skip(1).collect();
-    work.terraform(&["state", "rm", address]).ok();
-    let mut with_flags = vec![args[0], "-no-color"];
-    with_flags.extend(&args[1..]);
-    work.terraform(&with_flags).ok();
-    assert!(work.plan_is_empty(), "{dir}: plan after import is not empty");
-    work.destroy().ok();
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -6,6 +6,7 @@
 use std::collections::BTreeSet;
 
 use acceptance_tests::moto::Moto;
+use acceptance_tests::{Workdir, repo_file};
 use aws_sdk_iam::Client;
 use serde_json::Value as Json;
 
@@ -128,4 +129,25 @@ pub fn attrs(state: &Json, address: &str) -> Json {
         .and_then(|rs| rs.iter().find(|r| r["address"] == address))
         .map(|r| r["values"].clone())
         .unwrap_or_else(|| panic!("{address} not in state: {state}"))
+}
+
+/// Runs an example's `resource.tf` and `import.sh`: apply, plan empty, re-import, destroy.
+pub fn run_example(moto: &Moto, dir: &str, address: &str) {
+    let config = repo_file(&format!("examples/resources/{dir}/resource.tf"));
+    let mut work = Workdir::new(&format!("{}\n{config}", moto.provider_block()));
+    moto.configure(&mut work);
+    work.apply().ok();
+    assert!(work.plan_is_empty(), "{dir}: plan after apply is not empty");
+    let import = repo_file(&format!("examples/resources/{dir}/import.sh"));
+    let line = import
+        .lines()
+        .find(|l| l.starts_with("terraform import"))
+        .unwrap_or_else(|| panic!("{dir}/import.sh has no terraform import line"));
+    let args: Vec<&str> = line.split_whitespace().skip(1).collect();
+    work.terraform(&["state", "rm", address]).ok();
+    let mut with_flags = vec![args[0], "-no-color"];
+    with_flags.extend(&args[1..]);
+    work.terraform(&with_flags).ok();
+    assert!(work.plan_is_empty(), "{dir}: plan after import is not empty");
+    work.destroy().ok();
 }
