@@ -8,7 +8,7 @@ mod iam_common;
 use std::collections::BTreeSet;
 
 use acceptance_tests::Workdir;
-use acceptance_tests::moto::Moto;
+use acceptance_tests::moto::{Fault, FaultProxy, Moto};
 use iam_common::{assert_nothing_left, attached, attrs, client, run_example, trust};
 use serde_json::json;
 
@@ -143,4 +143,45 @@ async fn node_role_example_applies_imports_and_destroys() {
     let moto = Moto::start();
     run_example(&moto, "karpenter_node_role", "karpenter_node_role.this");
     assert_nothing_left(&client(&moto)).await;
+}
+
+/// IAM eventual consistency (a just-created role not yet visible to AttachRolePolicy) is
+/// waited out within one apply; a hard failure midway records the role that exists, and the
+/// next apply finishes the job.
+#[tokio::test(flavor = "multi_thread")]
+async fn eventual_consistency_is_retried_and_a_partial_create_converges() {
+    let moto = Moto::start();
+    let iam = client(&moto);
+    let proxy = FaultProxy::start(moto.port());
+    let config = r#"
+resource "karpenter_node_role" "this" {
+  name = "KarpenterNodeRole-demo"
+}
+"#;
+    let mut work = Workdir::new(&format!("{}\n{config}", proxy.provider_block()));
+    moto.configure(&mut work);
+    let role = "KarpenterNodeRole-demo";
+    let mut wanted = expected_policies();
+    wanted.remove("arn:aws:iam::aws:policy/CloudWatchAgentServerPolicy");
+    wanted.remove("arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly");
+    wanted.insert("arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryPullOnly".into());
+
+    proxy.arm(Fault::new("Action=AttachRolePolicy", 2, 404, "NoSuchEntity"));
+    work.apply().ok();
+    assert_eq!(proxy.pending(), 0, "the faults were not hit");
+    assert_eq!(attached(&iam, role).await, wanted);
+    work.destroy().ok();
+    assert_nothing_left(&iam).await;
+
+    // A failure that does not heal: the apply fails after the role exists.
+    proxy.arm(Fault::new("Action=AttachRolePolicy", 1, 400, "InvalidInput"));
+    let failed = work.apply().failed();
+    assert!(failed.output().contains("InvalidInput"), "{}", failed.output());
+    let state = attrs(&work.state(), "karpenter_node_role.this");
+    assert_eq!(state["name"], role, "the created role is recorded");
+    work.apply().ok();
+    assert_eq!(attached(&iam, role).await, wanted);
+    assert!(work.plan_is_empty(), "plan after convergence is not empty");
+    work.destroy().ok();
+    assert_nothing_left(&iam).await;
 }
