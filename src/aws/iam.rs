@@ -85,6 +85,20 @@ pub fn decode_document(operation: &'static str, raw: &str) -> Result<Json, IamEr
 pub async fn retry_consistency<T, F, Fut>(
     budget: Duration,
     first_delay: Duration,
+    call: F,
+) -> Result<T, IamError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, IamError>>,
+{
+    retry_while(budget, first_delay, IamError::is_eventual_consistency, call).await
+}
+
+/// [`retry_consistency`] with the caller's own test of which errors are worth waiting out.
+pub async fn retry_while<T, F, Fut>(
+    budget: Duration,
+    first_delay: Duration,
+    retryable: impl Fn(&IamError) -> bool,
     mut call: F,
 ) -> Result<T, IamError>
 where
@@ -95,7 +109,7 @@ where
     let mut delay = first_delay;
     loop {
         match call().await {
-            Err(e) if e.is_eventual_consistency() && start.elapsed() + delay <= budget => {
+            Err(e) if retryable(&e) && start.elapsed() + delay <= budget => {
                 tracing::debug!(operation = e.operation, error = %e, ?delay, "IAM not consistent yet; retrying");
                 tokio::time::sleep(delay).await;
                 delay = (delay * 2).min(Duration::from_secs(5));
@@ -382,8 +396,13 @@ impl Iam {
     }
 
     /// Attaches a managed policy, waiting out a just-created role (or policy) not yet visible.
+    /// An AWS managed policy that does not exist is never "just created": that fails at once.
     pub async fn attach_policy(&self, role: &str, policy_arn: &str) -> Result<(), IamError> {
-        retry_consistency(CONSISTENCY_BUDGET, FIRST_DELAY, || async {
+        let aws_managed = policy_arn.split(':').nth(4) == Some("aws");
+        let retryable = |e: &IamError| {
+            e.is_eventual_consistency() && !(aws_managed && e.message.contains("not attachable"))
+        };
+        retry_while(CONSISTENCY_BUDGET, FIRST_DELAY, retryable, || async {
             self.client
                 .attach_role_policy()
                 .role_name(role)
