@@ -102,7 +102,20 @@ async fn node_role_lifecycle_drift_import_destroy() {
         .send()
         .await
         .expect("remove from profile");
+    iam.tag_role()
+        .role_name(role)
+        .tags(
+            aws_sdk_iam::types::Tag::builder()
+                .key("added")
+                .value("outside")
+                .build()
+                .expect("tag"),
+        )
+        .send()
+        .await
+        .expect("tag role");
     let plan = work.plan().ok();
+    assert!(plan.stdout.contains("\"added\""), "{}", plan.stdout);
     assert!(
         plan.stdout.contains("AmazonSSMManagedInstanceCore"),
         "{}",
@@ -113,6 +126,9 @@ async fn node_role_lifecycle_drift_import_destroy() {
     work.apply().ok();
     assert_eq!(trust(&iam, role).await, ec2_trust);
     assert_eq!(attached(&iam, role).await, expected_policies());
+    let tags = iam.list_role_tags().role_name(role).send().await.expect("tags");
+    let tags: Vec<(&str, &str)> = tags.tags().iter().map(|t| (t.key(), t.value())).collect();
+    assert_eq!(tags, vec![("karpenter.sh/discovery", "demo")]);
     assert!(work.plan_is_empty(), "plan after repair is not empty");
 
     // A trust policy with the same meaning but other formatting is not drift.
