@@ -621,6 +621,13 @@ impl Resource<KarpenterContext> for ControllerRole {
         let Some(name) = get_str(current, "name") else {
             return Ok(ReadOutcome::Gone);
         };
+        if iam_role::aws_config_unknown(ctx) {
+            tracing::warn!(
+                role = name,
+                "aws {{}} configuration not known yet; keeping the prior state"
+            );
+            return Ok(ReadOutcome::Found(current.clone()));
+        }
         let iam = iam(ctx).await?;
         Ok(match read_role(&iam, name).await? {
             Some(actual) => ReadOutcome::Found(state(current, &actual)),

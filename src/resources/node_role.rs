@@ -313,6 +313,13 @@ impl Resource<KarpenterContext> for NodeRole {
         let Some(name) = get_str(current, "name") else {
             return Ok(ReadOutcome::Gone);
         };
+        if iam_role::aws_config_unknown(ctx) {
+            tracing::warn!(
+                role = name,
+                "aws {{}} configuration not known yet; keeping the prior state"
+            );
+            return Ok(ReadOutcome::Found(current.clone()));
+        }
         let (iam, _) = iam(ctx).await?;
         Ok(match read_role(&iam, name).await? {
             Some(actual) => ReadOutcome::Found(state(current, &actual)),
@@ -441,6 +448,23 @@ mod tests {
                 tags: BTreeMap::new(),
             }),
         }
+    }
+
+    #[tokio::test]
+    async fn refresh_with_unknown_aws_config_keeps_the_prior_state() {
+        let mut settings = crate::provider::ProviderSettings::default();
+        settings
+            .unknown
+            .push(AttributePath::root().attr("aws").attr("region"));
+        let ctx = KarpenterContext::new(settings);
+        let current = config(vec![("name", Value::string("nodes"))]);
+        match NodeRole.read(&ctx, &current).await {
+            Ok(ReadOutcome::Found(v)) => assert_eq!(v, current),
+            other => panic!("{other:?}"),
+        }
+        // Create cannot proceed: it says why, and records nothing.
+        let out = NodeRole.create(&ctx, &current).await;
+        assert!(out.state.is_none() && out.diagnostics.has_errors());
     }
 
     #[test]
