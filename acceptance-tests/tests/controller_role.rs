@@ -359,3 +359,46 @@ output "policy" {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Plan-time validation through terraform: each bad value is reported on its attribute (for
+/// top-level attributes Terraform shows the line; inside `irsa = {...}` it can only show the
+/// resource, so the message names the attribute), and nothing is sent to AWS.
+#[test]
+fn invalid_configurations_fail_validation_on_their_attribute() {
+    let cases: &[(&str, &str)] = &[
+        (
+            r#"irsa = { oidc_provider_arn = "arn:aws:iam::123456789012:role/not-oidc" }"#,
+            "irsa.oidc_provider_arn",
+        ),
+        (
+            r#"irsa = {
+    oidc_provider_arn = "arn:aws:iam::123456789012:oidc-provider/oidc.eks.us-east-1.amazonaws.com/id/X"
+    namespace         = "Kube_System"
+  }"#,
+            "irsa.namespace",
+        ),
+        ("pod_identity = false", "irsa"),
+        (
+            "pod_identity = true\n  name = \"a-role-name-that-is-far-too-long-for-iam-because-it-has-65-charsX\"",
+            "name",
+        ),
+    ];
+    for (attrs, attribute) in cases {
+        let work = Workdir::new(&format!(
+            r#"
+resource "karpenter_controller_role" "this" {{
+  cluster_name  = "demo"
+  region        = "us-east-1"
+  node_role_arn = "arn:aws:iam::123456789012:role/KarpenterNodeRole-demo"
+  {attrs}
+}}
+"#
+        ));
+        let run = work.validate().failed();
+        assert!(
+            run.output().contains(attribute),
+            "{attribute}: the error does not name the attribute:\n{}",
+            run.output()
+        );
+    }
+}

@@ -42,7 +42,7 @@ pub const MANAGED_POLICY_LIMIT: usize = 6144;
 pub const INLINE_POLICY_LIMIT: usize = 10240;
 const POD_IDENTITY_PRINCIPAL: &str = "pods.eks.amazonaws.com";
 
-fn k8s_name(what: &'static str) -> impl Validator {
+fn k8s_name(attribute: &'static str, what: &'static str) -> impl Validator {
     v::check(
         format!(
             "Must be a Kubernetes {what}: 1–63 lowercase letters, digits and `-`, starting and ending with a letter or digit."
@@ -55,7 +55,7 @@ fn k8s_name(what: &'static str) -> impl Validator {
                     .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
                 && b.first().is_some_and(u8::is_ascii_alphanumeric)
                 && b.last().is_some_and(u8::is_ascii_alphanumeric);
-            (!ok).then(|| format!("{s:?} is not a valid Kubernetes {what} (RFC 1123 label)."))
+            (!ok).then(|| format!("{attribute}: {s:?} is not a valid Kubernetes {what} (RFC 1123 label)."))
         },
     )
 }
@@ -127,19 +127,27 @@ static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
                     .required()
                     .describe("ARN of the cluster's IAM OIDC provider.")
                     .validate(v::check("Must be an IAM OIDC provider ARN.", |value| {
-                        parse_oidc_provider(value.as_str()?).err()
+                        // Terraform cannot point into an object expression, so the text names the attribute.
+                        parse_oidc_provider(value.as_str()?).err().map(|e| format!("irsa.oidc_provider_arn: {e}"))
                     })),
                 Attribute::string("namespace")
                     .default_value(Value::string("kube-system"))
                     .describe("Namespace of the controller's service account (upstream installs into `kube-system`; older guides used `karpenter`).")
-                    .validate(k8s_name("namespace")),
+                    .validate(k8s_name("irsa.namespace", "namespace")),
                 Attribute::string("service_account")
                     .default_value(Value::string("karpenter"))
                     .describe("Name of the controller's service account.")
-                    .validate(v::length(1, 253))
-                    .validate(v::matches(
-                        r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$",
-                        "a Kubernetes object name (lowercase letters, digits, `-` and `.`)",
+                    .validate(v::check(
+                        "Must be a Kubernetes object name: 1–253 lowercase letters, digits, `-` and `.`, starting and ending with a letter or digit.",
+                        |value| {
+                            let s = value.as_str()?;
+                            let b = s.as_bytes();
+                            let ok = (1..=253).contains(&b.len())
+                                && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-' || *c == b'.')
+                                && b.first().is_some_and(u8::is_ascii_alphanumeric)
+                                && b.last().is_some_and(u8::is_ascii_alphanumeric);
+                            (!ok).then(|| format!("irsa.service_account: {s:?} is not a valid Kubernetes service account name."))
+                        },
                     )),
             ],
         )
