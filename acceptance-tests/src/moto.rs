@@ -279,6 +279,8 @@ pub struct Fault {
     /// The AWS error code, e.g. `ThrottlingException`.
     pub code: String,
     pub message: String,
+    /// Matching requests let through before the fault starts firing.
+    pub skip: usize,
 }
 
 impl Fault {
@@ -290,7 +292,14 @@ impl Fault {
             status,
             code: code.to_string(),
             message: format!("injected by the acceptance tests' fault proxy ({code})"),
+            skip: 0,
         }
+    }
+
+    /// Lets the first `skip` matching requests through, then fails the next `count`.
+    pub fn after(mut self, skip: usize) -> Fault {
+        self.skip = skip;
+        self
     }
 }
 
@@ -461,6 +470,13 @@ fn serve(conn: TcpStream, upstream_port: u16, state: &Mutex<ProxyState>) -> std:
                 .faults
                 .iter()
                 .position(|f| op.contains(&f.matches) && f.count > 0);
+            let hit = match hit {
+                Some(i) if s.faults[i].skip > 0 => {
+                    s.faults[i].skip -= 1;
+                    None
+                }
+                other => other,
+            };
             let fault = hit.map(|i| {
                 let f = &mut s.faults[i];
                 f.count -= 1;

@@ -67,6 +67,7 @@ impl KarpenterProvider {
     pub fn new() -> Self {
         Self {
             resources: vec![
+                Box::new(resources::interruption_queue::InterruptionQueue),
                 Box::new(resources::node_role::NodeRole),
                 Box::new(resources::controller_role::ControllerRole),
             ],

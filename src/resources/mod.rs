@@ -3,4 +3,5 @@
 pub mod controller_policy;
 pub mod controller_role;
 pub mod iam_role;
+pub mod interruption_queue;
 pub mod node_role;

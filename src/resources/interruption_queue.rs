@@ -1,0 +1,1382 @@
+//! Resource `karpenter_interruption_queue`: the SQS queue Karpenter reads interruption events
+//! from, its queue policy, and the EventBridge rules (one per event kind, each with the queue as
+//! its target), managed as one object, after Karpenter's CloudFormation reference.
+//!
+//! Contract: every part is recorded in state as soon as it exists, so a failure midway returns
+//! what exists plus the error, and the next apply finishes (Terraform marks a failed create as
+//! tainted and replaces it; deletion removes exactly what is recorded plus our derived names).
+//! Read checks every part (queue attributes, policy, each rule's pattern and state, each
+//! target); modify_plan plans the desired value of each, so drift shows as exactly that part.
+
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+
+use crate::aws::error::{AwsError, AwsErrorKind};
+use crate::aws::sqs::QUEUE_DELETED_RECENTLY;
+use crate::aws::{EventBridge, Sqs};
+use crate::framework::validate as v;
+use crate::framework::values::{get_str, object, opt_string};
+use crate::framework::{ApplyOutcome, Attribute, Diagnostics, ReadOutcome, Resource, Schema, timeouts};
+use crate::provider::KarpenterContext;
+use crate::tfvalue::{AttributePath, Number, Type, Value};
+
+/// The resource type.
+pub struct InterruptionQueue;
+
+/// The target Id upstream's template gives the queue on every rule.
+pub const TARGET_ID: &str = "KarpenterInterruptionQueueTarget";
+/// Default message retention (seconds), as upstream.
+pub const DEFAULT_RETENTION: i64 = 300;
+/// AWS's default data key reuse period when a KMS key is used.
+pub const DEFAULT_KMS_REUSE: i64 = 300;
+/// EventBridge rule names are at most 64 characters.
+pub const RULE_NAME_MAX: usize = 64;
+/// SQS queue names are at most 80 characters.
+pub const QUEUE_NAME_MAX: usize = 80;
+
+/// One kind of event Karpenter handles, and its rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RuleKind {
+    /// The key in `enabled_rules` and `rules`.
+    pub key: &'static str,
+    /// Appended to `rule_name_prefix` to form the rule name.
+    pub suffix: &'static str,
+    pub source: &'static str,
+    pub detail_type: &'static str,
+}
+
+/// The five rules of the upstream template, in its order.
+pub const RULE_KINDS: &[RuleKind] = &[
+    RuleKind {
+        key: "scheduled_change",
+        suffix: "ScheduledChange",
+        source: "aws.health",
+        detail_type: "AWS Health Event",
+    },
+    RuleKind {
+        key: "spot_interruption",
+        suffix: "SpotInterruption",
+        source: "aws.ec2",
+        detail_type: "EC2 Spot Instance Interruption Warning",
+    },
+    RuleKind {
+        key: "rebalance",
+        suffix: "Rebalance",
+        source: "aws.ec2",
+        detail_type: "EC2 Instance Rebalance Recommendation",
+    },
+    RuleKind {
+        key: "instance_state_change",
+        suffix: "InstanceStateChange",
+        source: "aws.ec2",
+        detail_type: "EC2 Instance State-change Notification",
+    },
+    RuleKind {
+        key: "capacity_reservation_interruption",
+        suffix: "CapacityReservationInterruption",
+        source: "aws.ec2",
+        detail_type: "EC2 Capacity Reservation Instance Interruption Warning",
+    },
+];
+
+const KIND_KEYS: &[&str] = &[
+    "scheduled_change",
+    "spot_interruption",
+    "rebalance",
+    "instance_state_change",
+    "capacity_reservation_interruption",
+];
+
+/// The longest rule-name suffix; a prefix may use the rest of the 64 characters.
+pub fn max_prefix_len() -> usize {
+    RULE_NAME_MAX - RULE_KINDS.iter().map(|k| k.suffix.len()).max().unwrap_or(0)
+}
+
+pub fn kind(key: &str) -> Option<&'static RuleKind> {
+    RULE_KINDS.iter().find(|k| k.key == key)
+}
+
+impl RuleKind {
+    /// The rule's event pattern, as compact JSON with sorted keys.
+    pub fn event_pattern(&self) -> String {
+        serde_json::json!({ "source": [self.source], "detail-type": [self.detail_type] }).to_string()
+    }
+
+    pub fn rule_name(&self, prefix: &str) -> String {
+        format!("{prefix}{}", self.suffix)
+    }
+
+    fn description(&self) -> String {
+        format!(
+            "Karpenter interruption handling: {} events to the interruption queue",
+            self.detail_type
+        )
+    }
+}
+
+/// FNV-1a, for a short stable suffix when a name has to be shortened.
+fn short_hash(s: &str) -> String {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in s.bytes() {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    format!("{:04x}", h & 0xffff)
+}
+
+/// The default rule-name prefix for a cluster: `Karpenter-<cluster>-`, shortened (with a hash
+/// of the full name, so two long names stay apart) to fit the 64-character rule-name limit.
+pub fn default_rule_prefix(cluster: &str) -> String {
+    let full = format!("Karpenter-{cluster}-");
+    let max = max_prefix_len();
+    if full.len() <= max {
+        return full;
+    }
+    // "Karpenter-" + head + "-" + 4 hex + "-"
+    let head_len = max - "Karpenter-".len() - 6;
+    let head: String = cluster.chars().take(head_len).collect();
+    format!("Karpenter-{head}-{}-", short_hash(cluster))
+}
+
+/// One extra policy statement from `policy_statements`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ExtraStatement {
+    pub sid: Option<String>,
+    pub effect: String,
+    pub actions: Vec<String>,
+    /// (type, identifiers); type `*` means everyone.
+    pub principals: Vec<(String, Vec<String>)>,
+    /// (test, variable, values)
+    pub conditions: Vec<(String, String, Vec<String>)>,
+}
+
+/// The queue policy: upstream's two statements (events/sqs may send; deny non-TLS) plus extras.
+pub fn policy_document(queue_arn: &str, extra: &[ExtraStatement]) -> String {
+    use serde_json::{Map, Value as J, json};
+    let mut statements = vec![
+        json!({
+            "Sid": "AllowEventBridgeAndSqs",
+            "Effect": "Allow",
+            "Principal": { "Service": ["events.amazonaws.com", "sqs.amazonaws.com"] },
+            "Action": "sqs:SendMessage",
+            "Resource": queue_arn,
+        }),
+        json!({
+            "Sid": "DenyHTTP",
+            "Effect": "Deny",
+            "Principal": "*",
+            "Action": "sqs:*",
+            "Resource": queue_arn,
+            "Condition": { "Bool": { "aws:SecureTransport": "false" } },
+        }),
+    ];
+    for s in extra {
+        let mut o = Map::new();
+        if let Some(sid) = &s.sid {
+            o.insert("Sid".into(), J::String(sid.clone()));
+        }
+        o.insert("Effect".into(), J::String(s.effect.clone()));
+        if s.principals.iter().any(|(t, _)| t == "*") || s.principals.is_empty() {
+            o.insert("Principal".into(), J::String("*".into()));
+        } else {
+            let mut p = Map::new();
+            for (t, ids) in &s.principals {
+                let entry = p.entry(t.clone()).or_insert_with(|| J::Array(vec![]));
+                if let J::Array(a) = entry {
+                    a.extend(ids.iter().cloned().map(J::String));
+                }
+            }
+            o.insert("Principal".into(), J::Object(p));
+        }
+        o.insert("Action".into(), json!(s.actions));
+        o.insert("Resource".into(), J::String(queue_arn.to_string()));
+        if !s.conditions.is_empty() {
+            let mut c = Map::new();
+            for (test, variable, values) in &s.conditions {
+                let t = c.entry(test.clone()).or_insert_with(|| J::Object(Map::new()));
+                if let J::Object(t) = t {
+                    t.insert(variable.clone(), json!(values));
+                }
+            }
+            o.insert("Condition".into(), J::Object(c));
+        }
+        statements.push(J::Object(o));
+    }
+    json!({ "Version": "2012-10-17", "Id": "EC2InterruptionPolicy", "Statement": statements }).to_string()
+}
+
+/// `doc` in the canonical form this resource writes (compact, keys sorted), so a document AWS
+/// returns reformatted compares equal to the one planned; not JSON → unchanged.
+pub fn canonical_json(doc: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(doc).map_or_else(|_| doc.to_string(), |v| v.to_string())
+}
+
+static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
+    let rule_object = vec![
+        Attribute::string("name").computed().describe("Rule name."),
+        Attribute::string("arn").computed().describe("Rule ARN."),
+        Attribute::string("event_pattern")
+            .computed()
+            .describe("The rule's event pattern (JSON)."),
+        Attribute::bool("enabled")
+            .computed()
+            .describe("Whether the rule is enabled."),
+        Attribute::string("target_arn").computed().describe(
+            "ARN of the rule's `KarpenterInterruptionQueueTarget` target (the queue); null when missing.",
+        ),
+        Attribute::map_of("tags", Type::String)
+            .computed()
+            .describe("The rule's tags (the resource's `tags`)."),
+    ];
+    Schema::new(
+        "The SQS queue Karpenter's interruption handling reads, its queue policy, and the EventBridge rules \
+         that send it AWS Health, Spot interruption, rebalance, instance state-change and capacity \
+         reservation interruption events, after Karpenter's getting-started CloudFormation template. \
+         Feed `queue_name` to the Helm value `settings.interruptionQueue` and `queue_arn` to the \
+         `karpenter_controller_policy` data source.",
+        vec![
+            Attribute::string("cluster_name")
+                .required()
+                .describe("Name of the EKS cluster. The queue is named after it unless `name` is set.")
+                .validate(v::length(1, 100))
+                .validate(v::matches(
+                    r"^[0-9A-Za-z][A-Za-z0-9_-]*$",
+                    "an EKS cluster name: letters, digits, hyphens and underscores, starting with a letter or digit",
+                )),
+            Attribute::string("name")
+                .optional()
+                .describe("Queue name; defaults to `cluster_name`. Changing it replaces the queue.")
+                .validate(v::length(1, QUEUE_NAME_MAX))
+                .validate(v::matches(
+                    r"^[A-Za-z0-9_-]+$",
+                    "an SQS queue name: letters, digits, hyphens and underscores (FIFO queues are not used)",
+                )),
+            Attribute::string("queue_name").computed().stable().describe("The queue's name."),
+            Attribute::string("queue_url").computed().stable().describe("The queue's URL."),
+            Attribute::string("queue_arn").computed().stable().describe("The queue's ARN."),
+            Attribute::number("message_retention_seconds")
+                .default_value(Value::number(Number::from_i64(DEFAULT_RETENTION)))
+                .describe("How long the queue keeps a message, in seconds.")
+                .validate(v::int_range(60, 1_209_600)),
+            Attribute::bool("sqs_managed_sse_enabled")
+                .optional_computed()
+                .describe("Server-side encryption with SQS-owned keys. Defaults to true unless `kms_master_key_id` is set."),
+            Attribute::string("kms_master_key_id")
+                .optional()
+                .describe("KMS key (ID, alias or ARN) for server-side encryption instead of SQS-managed keys.")
+                .validate(v::non_empty()),
+            Attribute::number("kms_data_key_reuse_period_seconds")
+                .optional_computed()
+                .describe("How long SQS reuses a KMS data key, in seconds (AWS default 300). Only with `kms_master_key_id`.")
+                .validate(v::int_range(60, 86_400)),
+            Attribute::list_of_objects(
+                "policy_statements",
+                vec![
+                    Attribute::string("sid").optional().describe("Statement ID.").validate(v::matches(r"^[A-Za-z0-9]+$", "letters and digits")),
+                    Attribute::string("effect")
+                        .default_value(Value::string("Allow"))
+                        .describe("`Allow` or `Deny`.")
+                        .validate(v::one_of(&["Allow", "Deny"])),
+                    Attribute::list_of("actions", Type::String)
+                        .required()
+                        .describe("SQS actions, e.g. `sqs:SendMessage`.")
+                        .validate(v::count(1, 100))
+                        .validate(v::each(v::matches(r"^sqs:[A-Za-z*]+$", "an SQS action such as `sqs:SendMessage` or `sqs:*`"))),
+                    Attribute::list_of_objects(
+                        "principals",
+                        vec![
+                            Attribute::string("type")
+                                .required()
+                                .describe("`AWS`, `Service`, `Federated` or `*`.")
+                                .validate(v::one_of(&["AWS", "Service", "Federated", "*"])),
+                            Attribute::list_of("identifiers", Type::String)
+                                .required()
+                                .describe("Principals of that type, e.g. `sns.amazonaws.com`."),
+                        ],
+                    )
+                    .optional()
+                    .describe("Who the statement applies to; none means everyone (`*`)."),
+                    Attribute::list_of_objects(
+                        "conditions",
+                        vec![
+                            Attribute::string("test").required().describe("Condition operator, e.g. `ArnEquals`."),
+                            Attribute::string("variable").required().describe("Condition key, e.g. `aws:SourceArn`."),
+                            Attribute::list_of("values", Type::String).required().describe("Values to match."),
+                        ],
+                    )
+                    .optional()
+                    .describe("Conditions."),
+                ],
+            )
+            .optional()
+            .describe("Statements added to the queue policy after the two upstream ones; their resource is the queue."),
+            Attribute::string("policy_json").computed().describe("The queue policy as applied (JSON)."),
+            Attribute::set_of("enabled_rules", Type::String)
+                .default_value(Value::Set(KIND_KEYS.iter().map(|k| Value::string(*k)).collect()))
+                .describe(format!(
+                    "The event kinds to create rules for; all by default. Leave out e.g. `spot_interruption` on an \
+                     on-demand-only cluster. Values: {}.",
+                    KIND_KEYS.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+                ))
+                .validate(v::each(v::one_of(KIND_KEYS))),
+            Attribute::string("rule_name_prefix")
+                .optional_computed()
+                .describe(format!(
+                    "Prefix of the rule names (the kind's name is appended, e.g. `SpotInterruption`). Defaults to \
+                     `Karpenter-<cluster_name>-`, shortened with a hash to fit EventBridge's 64-character limit. At \
+                     most {} characters.",
+                    max_prefix_len()
+                ))
+                .validate(v::length(1, max_prefix_len()))
+                .validate(v::matches(r"^[.\-_A-Za-z0-9]+$", "letters, digits, `.`, `-` and `_`")),
+            Attribute::map_of_objects("rules", rule_object)
+                .computed()
+                .describe("The rules, by kind (`spot_interruption`, ...): name, ARN, pattern, state and target."),
+            Attribute::map_of("tags", Type::String)
+                .optional()
+                .describe("Tags for the queue and every rule.")
+                .validate(v::count(0, 50)),
+        ],
+    )
+    .with_blocks(vec![timeouts::block(&[("create", "5m"), ("update", "5m"), ("delete", "5m")])])
+});
+
+// ----------------------------------------------------------------------------------------
+// Reading the plan
+
+/// What the plan asks for.
+#[derive(Debug, Clone)]
+struct Desired {
+    queue_name: String,
+    retention: i64,
+    sse: bool,
+    kms: Option<String>,
+    kms_reuse: Option<i64>,
+    statements: Vec<ExtraStatement>,
+    kinds: Vec<&'static RuleKind>,
+    prefix: String,
+    tags: BTreeMap<String, String>,
+    /// The prior state had a KMS key (so switching away must clear it).
+    prior_kms: bool,
+    /// The configured attribute the queue name comes from (`name` or `cluster_name`).
+    name_attribute: &'static str,
+}
+
+fn int(v: &Value, name: &str) -> Option<i64> {
+    v.get(name).and_then(Value::as_number).and_then(Number::as_i64)
+}
+
+fn strings(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_elements)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|e| e.as_str().map(str::to_string))
+        .collect()
+}
+
+fn string_map(v: Option<&Value>) -> BTreeMap<String, String> {
+    v.and_then(Value::as_entries)
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
+        .collect()
+}
+
+fn statements(v: &Value) -> Vec<ExtraStatement> {
+    v.get("policy_statements")
+        .and_then(Value::as_elements)
+        .unwrap_or_default()
+        .iter()
+        .map(|s| ExtraStatement {
+            sid: get_str(s, "sid").map(str::to_string),
+            effect: get_str(s, "effect").unwrap_or("Allow").to_string(),
+            actions: strings(s.get("actions")),
+            principals: s
+                .get("principals")
+                .and_then(Value::as_elements)
+                .unwrap_or_default()
+                .iter()
+                .map(|p| {
+                    (
+                        get_str(p, "type").unwrap_or("*").to_string(),
+                        strings(p.get("identifiers")),
+                    )
+                })
+                .collect(),
+            conditions: s
+                .get("conditions")
+                .and_then(Value::as_elements)
+                .unwrap_or_default()
+                .iter()
+                .map(|c| {
+                    (
+                        get_str(c, "test").unwrap_or_default().to_string(),
+                        get_str(c, "variable").unwrap_or_default().to_string(),
+                        strings(c.get("values")),
+                    )
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+fn enabled_kinds(v: &Value) -> Vec<&'static RuleKind> {
+    let keys = strings(v.get("enabled_rules"));
+    RULE_KINDS
+        .iter()
+        .filter(|k| keys.iter().any(|e| e == k.key))
+        .collect()
+}
+
+impl Desired {
+    fn from_plan(planned: &Value) -> Result<Self, Diagnostics> {
+        let missing = |what: &str| {
+            Diagnostics::from_error(
+                "Planned value missing",
+                format!("`{what}` is not known at apply time; this is a provider bug, please report it."),
+            )
+        };
+        let cluster = get_str(planned, "cluster_name").ok_or_else(|| missing("cluster_name"))?;
+        Ok(Desired {
+            queue_name: get_str(planned, "queue_name").unwrap_or(cluster).to_string(),
+            retention: int(planned, "message_retention_seconds").unwrap_or(DEFAULT_RETENTION),
+            sse: planned
+                .get("sqs_managed_sse_enabled")
+                .and_then(Value::as_bool)
+                .unwrap_or(get_str(planned, "kms_master_key_id").is_none()),
+            kms: get_str(planned, "kms_master_key_id").map(str::to_string),
+            kms_reuse: int(planned, "kms_data_key_reuse_period_seconds"),
+            statements: statements(planned),
+            kinds: enabled_kinds(planned),
+            prefix: get_str(planned, "rule_name_prefix")
+                .map(str::to_string)
+                .unwrap_or_else(|| default_rule_prefix(cluster)),
+            tags: string_map(planned.get("tags")),
+            prior_kms: false,
+            name_attribute: if get_str(planned, "name").is_some() {
+                "name"
+            } else {
+                "cluster_name"
+            },
+        })
+    }
+
+    /// The queue attributes to set (encryption and retention; the policy separately).
+    fn queue_attributes(&self) -> BTreeMap<String, String> {
+        let mut a = BTreeMap::new();
+        a.insert("MessageRetentionPeriod".into(), self.retention.to_string());
+        match &self.kms {
+            Some(key) => {
+                a.insert("KmsMasterKeyId".into(), key.clone());
+                a.insert(
+                    "KmsDataKeyReusePeriodSeconds".into(),
+                    self.kms_reuse.unwrap_or(DEFAULT_KMS_REUSE).to_string(),
+                );
+                a.insert("SqsManagedSseEnabled".into(), "false".into());
+            }
+            None => {
+                a.insert("SqsManagedSseEnabled".into(), self.sse.to_string());
+            }
+        }
+        a
+    }
+}
+
+// ----------------------------------------------------------------------------------------
+// What exists
+
+/// One rule as it exists.
+#[derive(Debug, Clone, PartialEq)]
+struct RuleState {
+    name: String,
+    arn: Option<String>,
+    event_pattern: Option<String>,
+    enabled: Option<bool>,
+    target_arn: Option<String>,
+    tags: Option<BTreeMap<String, String>>,
+}
+
+impl RuleState {
+    fn to_value(&self) -> Value {
+        object([
+            ("name", Value::string(self.name.clone())),
+            ("arn", opt_string(self.arn.clone())),
+            ("event_pattern", opt_string(self.event_pattern.clone())),
+            ("enabled", self.enabled.map_or(Value::Null, Value::Bool)),
+            ("target_arn", opt_string(self.target_arn.clone())),
+            (
+                "tags",
+                self.tags
+                    .as_ref()
+                    .map_or(Value::Null, |t| crate::framework::values::string_map(t.clone())),
+            ),
+        ])
+    }
+
+    fn from_value(v: &Value) -> Option<Self> {
+        Some(RuleState {
+            name: get_str(v, "name")?.to_string(),
+            arn: get_str(v, "arn").map(str::to_string),
+            event_pattern: get_str(v, "event_pattern").map(str::to_string),
+            enabled: v.get("enabled").and_then(Value::as_bool),
+            target_arn: get_str(v, "target_arn").map(str::to_string),
+            tags: v
+                .get("tags")
+                .filter(|t| !t.is_null())
+                .map(|t| string_map(Some(t))),
+        })
+    }
+}
+
+/// The parts recorded so far.
+#[derive(Debug, Clone, Default)]
+struct Current {
+    queue_url: Option<String>,
+    queue_arn: Option<String>,
+    policy_json: Option<String>,
+    rules: BTreeMap<String, RuleState>,
+}
+
+impl Current {
+    fn from_state(state: &Value) -> Self {
+        Current {
+            queue_url: get_str(state, "queue_url").map(str::to_string),
+            queue_arn: get_str(state, "queue_arn").map(str::to_string),
+            policy_json: get_str(state, "policy_json").map(str::to_string),
+            rules: state
+                .get("rules")
+                .and_then(Value::as_entries)
+                .into_iter()
+                .flatten()
+                .filter_map(|(k, v)| RuleState::from_value(v).map(|r| (k.clone(), r)))
+                .collect(),
+        }
+    }
+
+    /// `base` (the plan or prior state) with the recorded parts; no unknowns left.
+    fn to_state(&self, base: &Value, queue_name: &str) -> Value {
+        let mut out = without_unknowns(base);
+        if let Value::Object(m) = &mut out {
+            m.insert("queue_name".into(), Value::string(queue_name));
+            m.insert("queue_url".into(), opt_string(self.queue_url.clone()));
+            m.insert("queue_arn".into(), opt_string(self.queue_arn.clone()));
+            m.insert("policy_json".into(), opt_string(self.policy_json.clone()));
+            m.insert(
+                "rules".into(),
+                Value::Map(
+                    self.rules
+                        .iter()
+                        .map(|(k, r)| (k.clone(), r.to_value()))
+                        .collect(),
+                ),
+            );
+        }
+        out
+    }
+}
+
+/// `v` with every unknown replaced by null (state never holds unknowns).
+fn without_unknowns(v: &Value) -> Value {
+    match v {
+        Value::Unknown(_) => Value::Null,
+        Value::List(e) => Value::List(e.iter().map(without_unknowns).collect()),
+        Value::Set(e) => Value::Set(e.iter().map(without_unknowns).collect()),
+        Value::Tuple(e) => Value::Tuple(e.iter().map(without_unknowns).collect()),
+        Value::Map(m) => Value::Map(m.iter().map(|(k, v)| (k.clone(), without_unknowns(v))).collect()),
+        Value::Object(m) => Value::Object(m.iter().map(|(k, v)| (k.clone(), without_unknowns(v))).collect()),
+        other => other.clone(),
+    }
+}
+
+fn set_attr(v: &mut Value, name: &str, value: Value) {
+    if let Value::Object(m) = v {
+        m.insert(name.to_string(), value);
+    }
+}
+
+// ----------------------------------------------------------------------------------------
+// AWS operations
+
+struct Clients {
+    sqs: Sqs,
+    events: EventBridge,
+}
+
+async fn clients(ctx: &KarpenterContext) -> Result<Clients, Diagnostics> {
+    let aws = ctx.aws().await?;
+    Ok(Clients {
+        sqs: Sqs::new(aws.sqs()),
+        events: EventBridge::new(aws.events()),
+    })
+}
+
+/// How long to wait between CreateQueue attempts while SQS refuses a recently deleted name.
+const RECREATE_RETRY: Duration = Duration::from_secs(2);
+
+async fn create_queue(c: &Clients, d: &Desired, deadline: Instant) -> Result<String, AwsError> {
+    loop {
+        match c
+            .sqs
+            .create_queue(&d.queue_name, &d.queue_attributes(), &d.tags)
+            .await
+        {
+            // AWS refuses a name for 60 s after its queue was deleted (e.g. during a replace).
+            Err(e)
+                if e.code.as_deref() == Some(QUEUE_DELETED_RECENTLY)
+                    && Instant::now() + RECREATE_RETRY < deadline =>
+            {
+                tracing::info!(queue = %d.queue_name, "queue name deleted recently; retrying CreateQueue");
+                tokio::time::sleep(RECREATE_RETRY).await;
+            }
+            other => return other,
+        }
+    }
+}
+
+fn fail(e: AwsError, path: Option<AttributePath>) -> Diagnostics {
+    match path {
+        Some(p) => e.at(p).to_diagnostics(),
+        None => e.to_diagnostics(),
+    }
+}
+
+/// Builds or repairs every part towards `d`, recording each in `cur` as it is done.
+async fn converge(
+    c: &Clients,
+    d: &Desired,
+    cur: &mut Current,
+    creating: bool,
+    deadline: Instant,
+) -> Result<(), Diagnostics> {
+    let root = AttributePath::root();
+    // 1. the queue
+    let url = match &cur.queue_url {
+        Some(url) if !creating => {
+            let mut attributes = d.queue_attributes();
+            if d.kms.is_none() && d.prior_kms {
+                // Switching from a KMS key back to SQS-managed keys: an empty key ID removes it.
+                attributes.insert("KmsMasterKeyId".into(), String::new());
+            }
+            c.sqs
+                .set_attributes(url, &attributes)
+                .await
+                .map_err(|e| fail(e, Some(root.attr("message_retention_seconds"))))?;
+            c.sqs
+                .sync_tags(url, &d.tags)
+                .await
+                .map_err(|e| fail(e, Some(root.attr("tags"))))?;
+            url.clone()
+        }
+        _ => {
+            let url = create_queue(c, d, deadline)
+                .await
+                .map_err(|e| fail(e, Some(root.attr(d.name_attribute))))?;
+            cur.queue_url = Some(url.clone());
+            url
+        }
+    };
+    if cur.queue_arn.is_none() {
+        let attrs = c.sqs.get_attributes(&url).await.map_err(|e| fail(e, None))?;
+        cur.queue_arn = attrs.get("QueueArn").cloned();
+    }
+    let Some(queue_arn) = cur.queue_arn.clone() else {
+        return Err(AwsError::new(
+            "sqs:GetQueueAttributes",
+            AwsErrorKind::Other,
+            "no QueueArn attribute",
+        )
+        .to_diagnostics());
+    };
+
+    // 2. the policy
+    let policy = policy_document(&queue_arn, &d.statements);
+    let mut attrs = BTreeMap::new();
+    attrs.insert("Policy".to_string(), policy.clone());
+    c.sqs
+        .set_attributes(&url, &attrs)
+        .await
+        .map_err(|e| fail(e, Some(root.attr("policy_statements"))))?;
+    cur.policy_json = Some(policy);
+
+    // 3. rules no longer wanted (kind switched off, or renamed by a new prefix) go first: the
+    // state holds one rule per kind, so an old name replaced in it before its rule is deleted
+    // would be orphaned by a failure in between.
+    let stale: Vec<(String, String)> = cur
+        .rules
+        .iter()
+        .filter(|(key, r)| {
+            !d.kinds
+                .iter()
+                .any(|k| k.key == key.as_str() && k.rule_name(&d.prefix) == r.name)
+        })
+        .map(|(k, r)| (k.clone(), r.name.clone()))
+        .collect();
+    for (key, name) in stale {
+        c.events
+            .delete_rule_and_targets(&name)
+            .await
+            .map_err(|e| fail(e, None))?;
+        if cur.rules.get(&key).is_some_and(|r| r.name == name) {
+            cur.rules.remove(&key);
+        }
+    }
+
+    // 4. the rules and their targets
+    for k in &d.kinds {
+        let name = k.rule_name(&d.prefix);
+        let arn = c
+            .events
+            .put_rule(&name, &k.event_pattern(), &k.description(), &d.tags)
+            .await
+            .map_err(|e| fail(e, Some(root.attr("rule_name_prefix"))))?;
+        let prior = cur.rules.get(k.key).filter(|r| r.name == name);
+        let target_arn = prior.and_then(|r| r.target_arn.clone());
+        let tags = prior.and_then(|r| r.tags.clone());
+        cur.rules.insert(
+            k.key.to_string(),
+            RuleState {
+                name: name.clone(),
+                arn: Some(arn.clone()),
+                event_pattern: Some(k.event_pattern()),
+                enabled: Some(true),
+                target_arn,
+                tags,
+            },
+        );
+        // PutRule applies tags only when it creates the rule: make them exact either way.
+        c.events
+            .sync_tags(&arn, &d.tags)
+            .await
+            .map_err(|e| fail(e, Some(root.attr("tags"))))?;
+        if let Some(r) = cur.rules.get_mut(k.key) {
+            r.tags = Some(d.tags.clone());
+        }
+        c.events
+            .put_target(&name, TARGET_ID, &queue_arn)
+            .await
+            .map_err(|e| fail(e, Some(root.attr("rules").key(k.key))))?;
+        if let Some(r) = cur.rules.get_mut(k.key) {
+            r.target_arn = Some(queue_arn.clone());
+        }
+    }
+
+    Ok(())
+}
+
+/// Re-reads the queue and every recorded rule into `state`. None when the queue is gone.
+async fn refresh(c: &Clients, state: &Value) -> Result<Option<Value>, AwsError> {
+    let queue_name = get_str(state, "queue_name")
+        .or_else(|| get_str(state, "name"))
+        .or_else(|| get_str(state, "cluster_name"))
+        .unwrap_or_default()
+        .to_string();
+    let url = match get_str(state, "queue_url") {
+        Some(u) => u.to_string(),
+        None => match c.sqs.get_queue_url(&queue_name).await {
+            Ok(u) => u,
+            Err(e) if e.is_not_found() => return Ok(None),
+            Err(e) => return Err(e),
+        },
+    };
+    let attrs = match c.sqs.get_attributes(&url).await {
+        Ok(a) => a,
+        Err(e) if e.is_not_found() => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let mut out = state.clone();
+    let num = |k: &str| {
+        attrs
+            .get(k)
+            .and_then(|s| s.parse::<i64>().ok())
+            .map_or(Value::Null, |n| Value::number(Number::from_i64(n)))
+    };
+    let kms = attrs.get("KmsMasterKeyId").filter(|k| !k.is_empty()).cloned();
+    set_attr(&mut out, "queue_name", Value::string(queue_name));
+    set_attr(&mut out, "queue_url", Value::string(url.clone()));
+    set_attr(&mut out, "queue_arn", opt_string(attrs.get("QueueArn").cloned()));
+    set_attr(
+        &mut out,
+        "message_retention_seconds",
+        num("MessageRetentionPeriod"),
+    );
+    set_attr(
+        &mut out,
+        "sqs_managed_sse_enabled",
+        Value::Bool(attrs.get("SqsManagedSseEnabled").is_some_and(|s| s == "true")),
+    );
+    set_attr(
+        &mut out,
+        "kms_data_key_reuse_period_seconds",
+        if kms.is_some() {
+            num("KmsDataKeyReusePeriodSeconds")
+        } else {
+            Value::Null
+        },
+    );
+    set_attr(&mut out, "kms_master_key_id", opt_string(kms));
+    // AWS may return the document reformatted (moto does: it re-serializes with spaces).
+    let policy = attrs
+        .get("Policy")
+        .filter(|p| !p.is_empty())
+        .map(|p| canonical_json(p));
+    set_attr(&mut out, "policy_json", opt_string(policy));
+    let tags = c.sqs.list_tags(&url).await?;
+    let tags_value = if tags.is_empty() && state.get("tags").is_none_or(Value::is_null) {
+        Value::Null
+    } else {
+        crate::framework::values::string_map(tags)
+    };
+    set_attr(&mut out, "tags", tags_value);
+
+    let mut rules = BTreeMap::new();
+    for (key, r) in Current::from_state(state).rules {
+        let Some(info) = c.events.describe_rule(&r.name).await? else {
+            continue; // deleted out of band: the plan recreates it
+        };
+        let pattern = info.event_pattern.as_deref().map(canonical_json);
+        let targets = c.events.list_targets(&r.name).await?.unwrap_or_default();
+        let target_arn = targets.into_iter().find(|t| t.id == TARGET_ID).map(|t| t.arn);
+        let tags = c.events.list_tags(&info.arn).await?;
+        rules.insert(
+            key,
+            RuleState {
+                name: r.name,
+                arn: Some(info.arn),
+                event_pattern: pattern,
+                enabled: Some(info.enabled),
+                target_arn,
+                tags: Some(tags),
+            }
+            .to_value(),
+        );
+    }
+    set_attr(&mut out, "rules", Value::Map(rules));
+    Ok(Some(out))
+}
+
+/// The queue name an import id names: a queue name, or a queue URL (its last path segment).
+pub fn queue_name_from_import_id(id: &str) -> Option<String> {
+    let id = id.trim();
+    let name = if id.starts_with("https://") || id.starts_with("http://") {
+        id.trim_end_matches('/').rsplit('/').next()?
+    } else {
+        id
+    };
+    let ok = !name.is_empty()
+        && name.len() <= QUEUE_NAME_MAX
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    ok.then(|| name.to_string())
+}
+
+/// Splits a rule name into (prefix, kind) when it ends with a known kind's suffix.
+pub fn split_rule_name(name: &str) -> Option<(&str, &'static RuleKind)> {
+    RULE_KINDS
+        .iter()
+        .filter_map(|k| name.strip_suffix(k.suffix).map(|p| (p, k)))
+        .find(|(p, _)| !p.is_empty())
+}
+
+// ----------------------------------------------------------------------------------------
+
+#[async_trait]
+impl Resource<KarpenterContext> for InterruptionQueue {
+    fn type_name(&self) -> &'static str {
+        "karpenter_interruption_queue"
+    }
+
+    fn schema(&self) -> &Schema {
+        &SCHEMA
+    }
+
+    fn validate(&self, config: &Value, diags: &mut Diagnostics) {
+        let root = AttributePath::root();
+        if config.get("name").is_some_and(Value::is_null)
+            && let Some(cluster) = get_str(config, "cluster_name")
+            && cluster.len() > QUEUE_NAME_MAX
+        {
+            diags.error_at(
+                &root.attr("cluster_name"),
+                "Cluster name too long for a queue name",
+                format!(
+                    "The queue is named after the cluster, but SQS queue names have at most {QUEUE_NAME_MAX} characters and this one has {}. Set `name`.",
+                    cluster.len()
+                ),
+            );
+        }
+        let kms = config.get("kms_master_key_id").filter(|v| !v.is_null());
+        if kms.is_none()
+            && config
+                .get("kms_data_key_reuse_period_seconds")
+                .is_some_and(|v| !v.is_null())
+        {
+            diags.error_at(
+                &root.attr("kms_data_key_reuse_period_seconds"),
+                "Data key reuse without a KMS key",
+                "`kms_data_key_reuse_period_seconds` applies only to KMS encryption: set `kms_master_key_id` too, or remove it.",
+            );
+        }
+        if kms.is_some() && config.get("sqs_managed_sse_enabled").and_then(Value::as_bool) == Some(true) {
+            diags.error_at(
+                &root.attr("sqs_managed_sse_enabled"),
+                "Two kinds of encryption",
+                "A queue is encrypted either with SQS-managed keys or with a KMS key: remove `sqs_managed_sse_enabled = true` or `kms_master_key_id`.",
+            );
+        }
+        if let Some(statements) = config.get("policy_statements").and_then(Value::as_elements) {
+            for (i, s) in statements.iter().enumerate() {
+                for (j, p) in s
+                    .get("principals")
+                    .and_then(Value::as_elements)
+                    .unwrap_or_default()
+                    .iter()
+                    .enumerate()
+                {
+                    if get_str(p, "type").is_some_and(|t| t != "*")
+                        && p.get("identifiers")
+                            .and_then(Value::as_elements)
+                            .is_some_and(<[Value]>::is_empty)
+                    {
+                        diags.error_at(
+                            &root
+                                .attr("policy_statements")
+                                .index(i)
+                                .attr("principals")
+                                .index(j)
+                                .attr("identifiers"),
+                            "No principal identifiers",
+                            "Name at least one principal of this type, or use type `*`.",
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    fn modify_plan(&self, config: &Value, prior: &Value, planned: &mut Value, _diags: &mut Diagnostics) {
+        if planned.is_null() {
+            return;
+        }
+        let cluster = planned.get("cluster_name").cloned().unwrap_or(Value::Null);
+        let queue_name = match config.get("name") {
+            Some(n) if !n.is_null() => n.clone(),
+            _ => cluster.clone(),
+        };
+        set_attr(planned, "queue_name", queue_name.clone());
+        let prefix = match config.get("rule_name_prefix") {
+            Some(p) if !p.is_null() => p.clone(),
+            _ => cluster
+                .as_str()
+                .map_or_else(Value::unknown, |c| Value::string(default_rule_prefix(c))),
+        };
+        set_attr(planned, "rule_name_prefix", prefix.clone());
+        let kms = config.get("kms_master_key_id").cloned().unwrap_or(Value::Null);
+        if config.get("sqs_managed_sse_enabled").is_none_or(Value::is_null) {
+            let sse = if kms.is_unknown() {
+                Value::unknown()
+            } else {
+                Value::Bool(kms.is_null())
+            };
+            set_attr(planned, "sqs_managed_sse_enabled", sse);
+        }
+        if config
+            .get("kms_data_key_reuse_period_seconds")
+            .is_none_or(Value::is_null)
+        {
+            let reuse = if kms.is_unknown() {
+                Value::unknown()
+            } else if kms.is_null() {
+                Value::Null
+            } else {
+                Value::number(Number::from_i64(DEFAULT_KMS_REUSE))
+            };
+            set_attr(planned, "kms_data_key_reuse_period_seconds", reuse);
+        }
+
+        // Identity: kept while the queue name stays; unknown for a new queue.
+        let same_queue = !prior.is_null() && prior.get("queue_name") == Some(&queue_name);
+        let keep = |name: &str| {
+            if same_queue {
+                prior
+                    .get(name)
+                    .filter(|v| !v.is_null())
+                    .cloned()
+                    .unwrap_or_else(Value::unknown)
+            } else {
+                Value::unknown()
+            }
+        };
+        let queue_arn = keep("queue_arn");
+        set_attr(planned, "queue_url", keep("queue_url"));
+        set_attr(planned, "queue_arn", queue_arn.clone());
+
+        let statements_known = planned
+            .get("policy_statements")
+            .is_none_or(Value::is_wholly_known);
+        let policy = match queue_arn.as_str() {
+            Some(arn) if statements_known => Value::string(policy_document(arn, &statements(planned))),
+            _ => Value::unknown(),
+        };
+        set_attr(planned, "policy_json", policy);
+
+        let enabled_known = planned.get("enabled_rules").is_none_or(Value::is_wholly_known);
+        let rule_tags = match planned.get("tags") {
+            Some(t) if !t.is_wholly_known() => Value::unknown(),
+            Some(t) if !t.is_null() => t.clone(),
+            _ => Value::Map(BTreeMap::new()),
+        };
+        let rules = match prefix.as_str() {
+            Some(prefix) if enabled_known => {
+                let prior_rules = if same_queue {
+                    Current::from_state(prior).rules
+                } else {
+                    BTreeMap::new()
+                };
+                Value::Map(
+                    enabled_kinds(planned)
+                        .into_iter()
+                        .map(|k| {
+                            let name = k.rule_name(prefix);
+                            let arn = prior_rules
+                                .get(k.key)
+                                .filter(|r| r.name == name)
+                                .and_then(|r| r.arn.clone())
+                                .map_or_else(Value::unknown, Value::string);
+                            let v = object([
+                                ("name", Value::string(name)),
+                                ("arn", arn),
+                                ("event_pattern", Value::string(k.event_pattern())),
+                                ("enabled", Value::Bool(true)),
+                                ("target_arn", queue_arn.clone()),
+                                ("tags", rule_tags.clone()),
+                            ]);
+                            (k.key.to_string(), v)
+                        })
+                        .collect(),
+                )
+            }
+            _ => Value::unknown(),
+        };
+        set_attr(planned, "rules", rules);
+    }
+
+    /// A new queue name (from `name` or `cluster_name`) replaces the whole resource.
+    fn extra_replacements(&self, prior: &Value, planned: &Value) -> Vec<AttributePath> {
+        match (prior.get("queue_name"), planned.get("queue_name")) {
+            (Some(p), Some(n)) if !p.is_null() && p != n => vec![AttributePath::root().attr("queue_name")],
+            _ => vec![],
+        }
+    }
+
+    async fn create(&self, ctx: &KarpenterContext, planned: &Value) -> ApplyOutcome {
+        self.apply(ctx, &Value::Null, planned, "create").await
+    }
+
+    async fn read(&self, ctx: &KarpenterContext, current: &Value) -> Result<ReadOutcome, Diagnostics> {
+        // With the aws {} block still unknown (plan of a stack being built), keep what we have.
+        if ctx
+            .settings
+            .unknown
+            .iter()
+            .any(|p| p.to_string().starts_with("aws"))
+        {
+            return Ok(ReadOutcome::Found(current.clone()));
+        }
+        let c = clients(ctx).await?;
+        match refresh(&c, current).await {
+            Ok(Some(v)) => Ok(ReadOutcome::Found(v)),
+            Ok(None) => Ok(ReadOutcome::Gone),
+            Err(e) => Err(e.to_diagnostics()),
+        }
+    }
+
+    async fn update(&self, ctx: &KarpenterContext, prior: &Value, planned: &Value) -> ApplyOutcome {
+        self.apply(ctx, prior, planned, "update").await
+    }
+
+    async fn delete(&self, ctx: &KarpenterContext, prior: &Value) -> Diagnostics {
+        let c = match clients(ctx).await {
+            Ok(c) => c,
+            Err(d) => return d,
+        };
+        let cur = Current::from_state(prior);
+        // Recorded rules, plus every name this resource could have made (nothing of ours left).
+        let mut names: Vec<String> = cur.rules.values().map(|r| r.name.clone()).collect();
+        if let Some(prefix) = get_str(prior, "rule_name_prefix") {
+            for k in RULE_KINDS {
+                let n = k.rule_name(prefix);
+                if !names.contains(&n) {
+                    names.push(n);
+                }
+            }
+        }
+        for name in names {
+            if let Err(e) = c.events.delete_rule_and_targets(&name).await {
+                return e.to_diagnostics();
+            }
+        }
+        let url = match cur.queue_url {
+            Some(u) => u,
+            None => {
+                let name = get_str(prior, "queue_name")
+                    .or_else(|| get_str(prior, "cluster_name"))
+                    .unwrap_or_default();
+                match c.sqs.get_queue_url(name).await {
+                    Ok(u) => u,
+                    Err(e) if e.is_not_found() => return Diagnostics::new(),
+                    Err(e) => return e.to_diagnostics(),
+                }
+            }
+        };
+        match c.sqs.delete_queue(&url).await {
+            Ok(()) => Diagnostics::new(),
+            Err(e) => e.to_diagnostics(),
+        }
+    }
+
+    async fn import(&self, ctx: &KarpenterContext, id: &str) -> Result<Value, Diagnostics> {
+        let Some(name) = queue_name_from_import_id(id) else {
+            return Err(Diagnostics::from_error(
+                "Invalid import ID",
+                format!(
+                    "{id:?} is neither an SQS queue name nor a queue URL. Use e.g. `terraform import karpenter_interruption_queue.this my-cluster`."
+                ),
+            ));
+        };
+        let c = clients(ctx).await?;
+        let url = c.sqs.get_queue_url(&name).await.map_err(|e| {
+            if e.is_not_found() {
+                Diagnostics::from_error(
+                    "Queue not found",
+                    format!("No SQS queue named {name:?} in this account and region."),
+                )
+            } else {
+                e.to_diagnostics()
+            }
+        })?;
+        let attrs = c.sqs.get_attributes(&url).await.map_err(|e| e.to_diagnostics())?;
+        let arn = attrs.get("QueueArn").cloned().unwrap_or_default();
+        // The rules are found by their target; their common prefix is the rule_name_prefix.
+        let mut rules = BTreeMap::new();
+        let mut prefix = None;
+        for rule in c
+            .events
+            .rule_names_by_target(&arn)
+            .await
+            .map_err(|e| e.to_diagnostics())?
+        {
+            if let Some((p, k)) = split_rule_name(&rule)
+                && prefix.as_deref().is_none_or(|q| q == p)
+            {
+                prefix = Some(p.to_string());
+                rules.insert(
+                    k.key.to_string(),
+                    RuleState {
+                        name: rule.clone(),
+                        arn: None,
+                        event_pattern: None,
+                        enabled: None,
+                        target_arn: None,
+                        tags: None,
+                    }
+                    .to_value(),
+                );
+            }
+        }
+        // The cluster name is not stored in AWS: the upstream convention names the queue after
+        // the cluster, so that is what an import assumes.
+        let prefix = prefix.unwrap_or_else(|| default_rule_prefix(&name));
+        let enabled: Vec<Value> = RULE_KINDS
+            .iter()
+            .filter(|k| rules.contains_key(k.key))
+            .map(|k| Value::string(k.key))
+            .collect();
+        let mut state = crate::framework::schema::null_object(&SCHEMA.value_type());
+        set_attr(&mut state, "cluster_name", Value::string(name.clone()));
+        set_attr(&mut state, "queue_name", Value::string(name));
+        set_attr(&mut state, "queue_url", Value::string(url));
+        set_attr(&mut state, "queue_arn", Value::string(arn));
+        set_attr(&mut state, "rule_name_prefix", Value::string(prefix));
+        set_attr(&mut state, "enabled_rules", Value::Set(enabled));
+        set_attr(&mut state, "rules", Value::Map(rules));
+        Ok(state)
+    }
+}
+
+impl InterruptionQueue {
+    async fn apply(&self, ctx: &KarpenterContext, prior: &Value, planned: &Value, op: &str) -> ApplyOutcome {
+        let desired = match Desired::from_plan(planned) {
+            Ok(d) => Desired {
+                prior_kms: get_str(prior, "kms_master_key_id").is_some(),
+                ..d
+            },
+            Err(diags) => return ApplyOutcome::failed(None, diags),
+        };
+        let c = match clients(ctx).await {
+            Ok(c) => c,
+            Err(diags) => return ApplyOutcome::failed(None, diags),
+        };
+        let timeout = timeouts::get(planned, op, Duration::from_secs(300));
+        let deadline = Instant::now() + timeout;
+        let mut cur = Current::from_state(prior);
+        let creating = prior.is_null();
+        let result =
+            tokio::time::timeout(timeout, converge(&c, &desired, &mut cur, creating, deadline)).await;
+        let diags = match result {
+            Ok(Ok(())) => Diagnostics::new(),
+            Ok(Err(d)) => d,
+            Err(_) => Diagnostics::from_error(
+                format!("Timed out during {op}"),
+                format!(
+                    "The interruption queue was not finished within {timeout:?}; what exists is recorded, apply again to finish."
+                ),
+            ),
+        };
+        if creating && cur.queue_url.is_none() {
+            // Nothing was created.
+            return ApplyOutcome::failed(None, diags);
+        }
+        let state = cur.to_state(planned, &desired.queue_name);
+        if diags.has_errors() {
+            ApplyOutcome::failed(Some(state), diags)
+        } else {
+            ApplyOutcome::ok(state)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_patterns_match_upstream() {
+        let spot = kind("spot_interruption").unwrap();
+        let p: serde_json::Value = serde_json::from_str(&spot.event_pattern()).unwrap();
+        assert_eq!(
+            p,
+            serde_json::json!({"source": ["aws.ec2"], "detail-type": ["EC2 Spot Instance Interruption Warning"]})
+        );
+        let health = kind("scheduled_change").unwrap();
+        let p: serde_json::Value = serde_json::from_str(&health.event_pattern()).unwrap();
+        assert_eq!(p["source"][0], "aws.health");
+        assert_eq!(p["detail-type"][0], "AWS Health Event");
+        assert_eq!(RULE_KINDS.len(), 5);
+        assert_eq!(
+            KIND_KEYS,
+            RULE_KINDS.iter().map(|k| k.key).collect::<Vec<_>>().as_slice()
+        );
+    }
+
+    #[test]
+    fn policy_has_upstream_statements_and_extras() {
+        let arn = "arn:aws:sqs:us-east-1:123456789012:demo";
+        let extra = ExtraStatement {
+            sid: Some("AllowSns".into()),
+            effect: "Allow".into(),
+            actions: vec!["sqs:SendMessage".into()],
+            principals: vec![("Service".into(), vec!["sns.amazonaws.com".into()])],
+            conditions: vec![(
+                "ArnEquals".into(),
+                "aws:SourceArn".into(),
+                vec!["arn:aws:sns:us-east-1:123456789012:t".into()],
+            )],
+        };
+        let doc: serde_json::Value = serde_json::from_str(&policy_document(arn, &[extra])).unwrap();
+        assert_eq!(doc["Id"], "EC2InterruptionPolicy");
+        let s = doc["Statement"].as_array().unwrap();
+        assert_eq!(s.len(), 3);
+        assert_eq!(
+            s[0]["Principal"]["Service"],
+            serde_json::json!(["events.amazonaws.com", "sqs.amazonaws.com"])
+        );
+        assert_eq!(s[0]["Action"], "sqs:SendMessage");
+        assert_eq!(s[0]["Resource"], arn);
+        assert_eq!(s[1]["Sid"], "DenyHTTP");
+        assert_eq!(s[1]["Effect"], "Deny");
+        assert_eq!(s[1]["Principal"], "*");
+        assert_eq!(s[1]["Condition"]["Bool"]["aws:SecureTransport"], "false");
+        assert_eq!(s[2]["Principal"]["Service"][0], "sns.amazonaws.com");
+        assert_eq!(
+            s[2]["Condition"]["ArnEquals"]["aws:SourceArn"][0],
+            "arn:aws:sns:us-east-1:123456789012:t"
+        );
+        assert_eq!(s[2]["Resource"], arn);
+    }
+
+    #[test]
+    fn rule_names_fit_the_limit() {
+        assert_eq!(default_rule_prefix("demo"), "Karpenter-demo-");
+        let long = "a".repeat(100);
+        let other = format!("{}b", "a".repeat(99));
+        let p = default_rule_prefix(&long);
+        assert!(p.len() <= max_prefix_len(), "{p}");
+        assert_ne!(p, default_rule_prefix(&other), "long names stay apart");
+        for k in RULE_KINDS {
+            assert!(k.rule_name(&p).len() <= RULE_NAME_MAX);
+        }
+        // the exact boundary: a 22-character cluster name still fits unshortened
+        let c22 = "c".repeat(22);
+        assert_eq!(default_rule_prefix(&c22), format!("Karpenter-{c22}-"));
+        assert!(default_rule_prefix(&"c".repeat(23)).len() <= max_prefix_len());
+    }
+
+    #[test]
+    fn import_ids_and_rule_names() {
+        assert_eq!(queue_name_from_import_id("demo").as_deref(), Some("demo"));
+        assert_eq!(
+            queue_name_from_import_id("https://sqs.us-east-1.amazonaws.com/123456789012/demo").as_deref(),
+            Some("demo")
+        );
+        assert_eq!(queue_name_from_import_id("bad name"), None);
+        let (p, k) = split_rule_name("Karpenter-demo-SpotInterruption").unwrap();
+        assert_eq!((p, k.key), ("Karpenter-demo-", "spot_interruption"));
+        assert!(split_rule_name("Something").is_none());
+        assert_eq!(
+            canonical_json("{\"b\": [1, 2], \"a\": \"x\"}"),
+            r#"{"a":"x","b":[1,2]}"#
+        );
+    }
+
+    #[test]
+    fn plan_derives_names_and_rules() {
+        let config = object([("cluster_name", Value::string("demo"))]);
+        let mut planned =
+            crate::framework::plan::plan(&SCHEMA.attributes, &SCHEMA.blocks, &config, &Value::Null).planned;
+        InterruptionQueue.modify_plan(&config, &Value::Null, &mut planned, &mut Diagnostics::new());
+        assert_eq!(get_str(&planned, "queue_name"), Some("demo"));
+        assert_eq!(get_str(&planned, "rule_name_prefix"), Some("Karpenter-demo-"));
+        assert_eq!(planned.get("sqs_managed_sse_enabled"), Some(&Value::Bool(true)));
+        assert!(planned.get("queue_arn").is_some_and(Value::is_unknown));
+        let rules = planned.get("rules").and_then(Value::as_entries).unwrap();
+        assert_eq!(rules.len(), 5);
+        assert_eq!(
+            get_str(&rules["rebalance"], "name"),
+            Some("Karpenter-demo-Rebalance")
+        );
+    }
+
+    #[test]
+    fn validation_catches_cross_attribute_errors() {
+        let config = object([
+            ("cluster_name", Value::string("x".repeat(90))),
+            ("name", Value::Null),
+            ("kms_master_key_id", Value::Null),
+            (
+                "kms_data_key_reuse_period_seconds",
+                Value::number(Number::from_i64(300)),
+            ),
+        ]);
+        let mut d = Diagnostics::new();
+        InterruptionQueue.validate(&config, &mut d);
+        let paths: Vec<String> = d
+            .iter()
+            .filter_map(|d| d.path.as_ref().map(ToString::to_string))
+            .collect();
+        assert_eq!(paths, vec!["cluster_name", "kms_data_key_reuse_period_seconds"]);
+    }
+}
