@@ -492,7 +492,11 @@ impl Resource<KarpenterContext> for ControllerRole {
         iam_role::validate_names(config, diags);
         let root = AttributePath::root();
         let irsa_null = config.get("irsa").is_none_or(Value::is_null);
-        if irsa_null && config.get("pod_identity").and_then(Value::as_bool) != Some(true) {
+        // An unknown pod_identity may turn out true: only a known false (or unset) is an error.
+        let pod_may_be_true = config
+            .get("pod_identity")
+            .is_some_and(|p| p.is_unknown() || p.as_bool() == Some(true));
+        if irsa_null && !pod_may_be_true {
             diags.error_at(
                 &root.attr("irsa"),
                 "No way to assume the role",
@@ -907,6 +911,7 @@ mod tests {
         assert!(diagnose(&config(vec![("irsa", irsa(None))])).is_empty());
         let none = diagnose(&config(vec![]));
         assert!(paths(&none).contains(&"irsa".to_string()));
+        assert!(diagnose(&config(vec![("pod_identity", Value::unknown())])).is_empty());
         let cases: Vec<(Value, &str)> = vec![
             (
                 config(vec![(
