@@ -150,6 +150,29 @@ async fn node_role_lifecycle_drift_import_destroy() {
         .terraform(&["state", "rm", "karpenter_node_role.this"])
         .ok();
 
+    // Changed tags reach the role and its instance profile.
+    work.set_config(&format!(
+        "{}\n{}",
+        moto.provider_block(),
+        CONFIG.replace("\"karpenter.sh/discovery\" = \"demo\"", "team = \"platform\"")
+    ));
+    work.apply().ok();
+    let tags = iam.list_role_tags().role_name(role).send().await.expect("tags");
+    let tags: Vec<(&str, &str)> = tags.tags().iter().map(|t| (t.key(), t.value())).collect();
+    assert_eq!(tags, vec![("team", "platform")]);
+    let profile = iam
+        .get_instance_profile()
+        .instance_profile_name(role)
+        .send()
+        .await
+        .expect("instance profile");
+    let profile_tags: Vec<(&str, &str)> = profile
+        .instance_profile()
+        .map(|p| p.tags().iter().map(|t| (t.key(), t.value())).collect())
+        .unwrap_or_default();
+    assert_eq!(profile_tags, vec![("team", "platform")]);
+    assert!(work.plan_is_empty(), "plan after a tag change is not empty");
+
     work.destroy().ok();
     assert_nothing_left(&iam).await;
 }

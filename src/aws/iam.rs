@@ -717,6 +717,44 @@ impl Iam {
         )
     }
 
+    /// Makes the instance profile's tags exactly `wanted`, given what it has now.
+    pub async fn sync_profile_tags(
+        &self,
+        name: &str,
+        current: &BTreeMap<String, String>,
+        wanted: &BTreeMap<String, String>,
+    ) -> Result<(), IamError> {
+        let removed: Vec<String> = current
+            .keys()
+            .filter(|k| !wanted.contains_key(*k))
+            .cloned()
+            .collect();
+        if !removed.is_empty() {
+            self.client
+                .untag_instance_profile()
+                .instance_profile_name(name)
+                .set_tag_keys(Some(removed))
+                .send()
+                .await
+                .map_err(|e| IamError::from_sdk("UntagInstanceProfile", e))?;
+        }
+        let changed: BTreeMap<String, String> = wanted
+            .iter()
+            .filter(|(k, v)| current.get(*k) != Some(*v))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        if !changed.is_empty() {
+            self.client
+                .tag_instance_profile()
+                .instance_profile_name(name)
+                .set_tags(tags("TagInstanceProfile", &changed)?)
+                .send()
+                .await
+                .map_err(|e| IamError::from_sdk("TagInstanceProfile", e))?;
+        }
+        Ok(())
+    }
+
     pub async fn delete_instance_profile(&self, name: &str) -> Result<(), IamError> {
         gone_is_ok(
             self.client

@@ -234,9 +234,14 @@ pub async fn converge(iam: &Iam, want: &Desired, have: Option<&Actual>) -> Resul
     if let Some(profile) = &want.instance_profile {
         let existing = have.and_then(|a| a.profile.as_ref());
         let holds_role = existing.is_some_and(|p| p.roles.contains(&want.name));
-        if existing.is_none() {
-            iam.create_instance_profile(profile, &want.path, &want.tags)
-                .await?;
+        match existing {
+            None => {
+                iam.create_instance_profile(profile, &want.path, &want.tags)
+                    .await?;
+            }
+            // The profile's tags follow the role's (applied whenever the role is updated).
+            Some(p) if p.tags != want.tags => iam.sync_profile_tags(profile, &p.tags, &want.tags).await?,
+            Some(_) => {}
         }
         if !holds_role {
             if let Some(other) = existing.and_then(|p| p.roles.first()) {
