@@ -1,5 +1,6 @@
 //! The AWS side: one lazily built SDK configuration (from the provider's `aws {}` block),
 //! per-service clients with their endpoint overrides, error classification into diagnostics,
+//! the IAM wrappers of the role resources ([`iam`]),
 //! and thin wrappers over the SQS and EventBridge calls the resources make.
 //!
 //! Nothing here runs during plan: [`crate::provider::KarpenterContext::aws`] builds the
@@ -8,6 +9,7 @@
 pub mod config;
 pub mod error;
 pub mod eventbridge;
+pub mod iam;
 pub mod sqs;
 
 pub use config::AwsClients;

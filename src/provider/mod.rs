@@ -93,6 +93,8 @@ impl KarpenterProvider {
                 Box::new(resources::node_pool()),
                 Box::new(resources::ec2_node_class()),
                 Box::new(resources::interruption_queue::InterruptionQueue),
+                Box::new(resources::node_role::NodeRole),
+                Box::new(resources::controller_role::ControllerRole),
             ],
             data_sources: vec![Box::new(resources::controller_policy::ControllerPolicy)],
         }

@@ -2,9 +2,12 @@
 //! Kubernetes kinds share ([`kube_object`]).
 
 pub mod controller_policy;
+pub mod controller_role;
+pub mod iam_role;
 pub mod interruption_queue;
 pub mod kube_object;
 pub mod moves;
+pub mod node_role;
 pub mod v1;
 
 use crate::k8s::kinds;

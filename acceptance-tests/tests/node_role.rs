@@ -1,0 +1,226 @@
+//! `karpenter_node_role` against moto through the real terraform: the trust and the attached
+//! policies in IAM are exactly the expected ones; drift (a detached policy, an edited trust
+//! policy, a removed instance profile) is detected and repaired; import plans empty; destroy
+//! leaves nothing. Also applies the resource's examples.
+
+mod iam_common;
+
+use std::collections::BTreeSet;
+
+use acceptance_tests::Workdir;
+use acceptance_tests::moto::{Fault, FaultProxy, Moto};
+use iam_common::{assert_nothing_left, attached, attrs, client, run_example, trust};
+use serde_json::json;
+
+const CONFIG: &str = r#"
+resource "karpenter_node_role" "this" {
+  name                    = "KarpenterNodeRole-demo"
+  path                    = "/karpenter/"
+  create_instance_profile = true
+  ecr_policy              = "AmazonEC2ContainerRegistryReadOnly"
+  additional_policy_arns  = ["arn:aws:iam::aws:policy/CloudWatchAgentServerPolicy"]
+  tags = {
+    "karpenter.sh/discovery" = "demo"
+  }
+}
+"#;
+
+fn expected_policies() -> BTreeSet<String> {
+    [
+        "AmazonEKSWorkerNodePolicy",
+        "AmazonEKS_CNI_Policy",
+        "AmazonEC2ContainerRegistryReadOnly",
+        "AmazonSSMManagedInstanceCore",
+        "CloudWatchAgentServerPolicy",
+    ]
+    .iter()
+    .map(|p| format!("arn:aws:iam::aws:policy/{p}"))
+    .collect()
+}
+
+fn workdir(moto: &Moto, config: &str) -> Workdir {
+    let mut work = Workdir::new(&format!("{}\n{config}", moto.provider_block()));
+    moto.configure(&mut work);
+    work
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn node_role_lifecycle_drift_import_destroy() {
+    let moto = Moto::start();
+    let iam = client(&moto);
+    let work = workdir(&moto, CONFIG);
+    work.apply().ok();
+    let role = "KarpenterNodeRole-demo";
+
+    let ec2_trust = json!({
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}],
+    });
+    assert_eq!(trust(&iam, role).await, ec2_trust);
+    assert_eq!(attached(&iam, role).await, expected_policies());
+    let profile = iam
+        .get_instance_profile()
+        .instance_profile_name(role)
+        .send()
+        .await
+        .expect("instance profile");
+    let profile = profile.instance_profile().expect("profile");
+    assert_eq!(profile.path(), "/karpenter/");
+    assert_eq!(
+        profile.roles().iter().map(|r| r.role_name()).collect::<Vec<_>>(),
+        vec![role]
+    );
+    let state = attrs(&work.state(), "karpenter_node_role.this");
+    assert_eq!(
+        state["arn"],
+        "arn:aws:iam::123456789012:role/karpenter/KarpenterNodeRole-demo"
+    );
+    assert_eq!(state["partition"], "aws");
+    assert_eq!(state["instance_profile_name"], role);
+    assert!(work.plan_is_empty(), "plan after apply is not empty");
+
+    // Drift: a node policy detached, the trust policy edited, the profile emptied.
+    iam.detach_role_policy()
+        .role_name(role)
+        .policy_arn("arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore")
+        .send()
+        .await
+        .expect("detach");
+    let edited = json!({
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Allow", "Principal": {"Service": ["ec2.amazonaws.com", "lambda.amazonaws.com"]}, "Action": "sts:AssumeRole"}],
+    });
+    iam.update_assume_role_policy()
+        .role_name(role)
+        .policy_document(edited.to_string())
+        .send()
+        .await
+        .expect("edit trust");
+    iam.remove_role_from_instance_profile()
+        .instance_profile_name(role)
+        .role_name(role)
+        .send()
+        .await
+        .expect("remove from profile");
+    iam.tag_role()
+        .role_name(role)
+        .tags(
+            aws_sdk_iam::types::Tag::builder()
+                .key("added")
+                .value("outside")
+                .build()
+                .expect("tag"),
+        )
+        .send()
+        .await
+        .expect("tag role");
+    let plan = work.plan().ok();
+    assert!(plan.stdout.contains("\"added\""), "{}", plan.stdout);
+    assert!(
+        plan.stdout.contains("AmazonSSMManagedInstanceCore"),
+        "{}",
+        plan.stdout
+    );
+    assert!(plan.stdout.contains("assume_role_policy"), "{}", plan.stdout);
+    assert!(plan.stdout.contains("create_instance_profile"), "{}", plan.stdout);
+    work.apply().ok();
+    assert_eq!(trust(&iam, role).await, ec2_trust);
+    assert_eq!(attached(&iam, role).await, expected_policies());
+    let tags = iam.list_role_tags().role_name(role).send().await.expect("tags");
+    let tags: Vec<(&str, &str)> = tags.tags().iter().map(|t| (t.key(), t.value())).collect();
+    assert_eq!(tags, vec![("karpenter.sh/discovery", "demo")]);
+    assert!(work.plan_is_empty(), "plan after repair is not empty");
+
+    // A trust policy with the same meaning but other formatting is not drift.
+    iam.update_assume_role_policy()
+        .role_name(role)
+        .policy_document(serde_json::to_string_pretty(&ec2_trust).expect("json"))
+        .send()
+        .await
+        .expect("reformat trust");
+    assert!(work.plan_is_empty(), "reformatted trust policy shows as drift");
+
+    // Import into a fresh working directory: the plan is empty.
+    let imported = workdir(&moto, CONFIG);
+    imported
+        .terraform(&["import", "-no-color", "karpenter_node_role.this", role])
+        .ok();
+    assert!(imported.plan_is_empty(), "plan after import is not empty");
+    imported
+        .terraform(&["state", "rm", "karpenter_node_role.this"])
+        .ok();
+
+    // Changed tags reach the role and its instance profile.
+    work.set_config(&format!(
+        "{}\n{}",
+        moto.provider_block(),
+        CONFIG.replace("\"karpenter.sh/discovery\" = \"demo\"", "team = \"platform\"")
+    ));
+    work.apply().ok();
+    let tags = iam.list_role_tags().role_name(role).send().await.expect("tags");
+    let tags: Vec<(&str, &str)> = tags.tags().iter().map(|t| (t.key(), t.value())).collect();
+    assert_eq!(tags, vec![("team", "platform")]);
+    let profile = iam
+        .get_instance_profile()
+        .instance_profile_name(role)
+        .send()
+        .await
+        .expect("instance profile");
+    let profile_tags: Vec<(&str, &str)> = profile
+        .instance_profile()
+        .map(|p| p.tags().iter().map(|t| (t.key(), t.value())).collect())
+        .unwrap_or_default();
+    assert_eq!(profile_tags, vec![("team", "platform")]);
+    assert!(work.plan_is_empty(), "plan after a tag change is not empty");
+
+    work.destroy().ok();
+    assert_nothing_left(&iam).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn node_role_example_applies_imports_and_destroys() {
+    let moto = Moto::start();
+    run_example(&moto, "karpenter_node_role", "karpenter_node_role.this");
+    assert_nothing_left(&client(&moto)).await;
+}
+
+/// IAM eventual consistency (a just-created role not yet visible to AttachRolePolicy) is
+/// waited out within one apply; a hard failure midway records the role that exists, and the
+/// next apply finishes the job.
+#[tokio::test(flavor = "multi_thread")]
+async fn eventual_consistency_is_retried_and_a_partial_create_converges() {
+    let moto = Moto::start();
+    let iam = client(&moto);
+    let proxy = FaultProxy::start(moto.port());
+    let config = r#"
+resource "karpenter_node_role" "this" {
+  name = "KarpenterNodeRole-demo"
+}
+"#;
+    let mut work = Workdir::new(&format!("{}\n{config}", proxy.provider_block()));
+    moto.configure(&mut work);
+    let role = "KarpenterNodeRole-demo";
+    let mut wanted = expected_policies();
+    wanted.remove("arn:aws:iam::aws:policy/CloudWatchAgentServerPolicy");
+    wanted.remove("arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly");
+    wanted.insert("arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryPullOnly".into());
+
+    proxy.arm(Fault::new("Action=AttachRolePolicy", 2, 404, "NoSuchEntity"));
+    work.apply().ok();
+    assert_eq!(proxy.pending(), 0, "the faults were not hit");
+    assert_eq!(attached(&iam, role).await, wanted);
+    work.destroy().ok();
+    assert_nothing_left(&iam).await;
+
+    // A failure that does not heal: the apply fails after the role exists.
+    proxy.arm(Fault::new("Action=AttachRolePolicy", 1, 400, "InvalidInput"));
+    let failed = work.apply().failed();
+    assert!(failed.output().contains("InvalidInput"), "{}", failed.output());
+    let state = attrs(&work.state(), "karpenter_node_role.this");
+    assert_eq!(state["name"], role, "the created role is recorded");
+    work.apply().ok();
+    assert_eq!(attached(&iam, role).await, wanted);
+    assert!(work.plan_is_empty(), "plan after convergence is not empty");
+    work.destroy().ok();
+    assert_nothing_left(&iam).await;
+}

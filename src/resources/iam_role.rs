@@ -1,0 +1,548 @@
+//! What `karpenter_node_role` and `karpenter_controller_role` share: the desired shape of a
+//! role and its parts, reading what exists, converging one onto the other step by step (so a
+//! failure midway leaves a state that records what exists), the delete order, and the
+//! schema pieces and validators both use.
+//!
+//! Documents are compared as parsed JSON and written to state in one canonical form (keys
+//! sorted, compact), so formatting differences never show as drift.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use serde_json::Value as Json;
+
+use crate::aws::iam::{Iam, IamError, NewRole, ProfileInfo, RoleInfo};
+use crate::framework::validate::{self as v, Validator};
+use crate::framework::values::get_str;
+use crate::framework::{Attribute, Diagnostics};
+use crate::policy::arn::{self, Arn};
+use crate::tfvalue::{AttributePath, Type, Value};
+
+/// Longest `name_prefix`: a generated suffix takes 26 of a role name's 64 characters.
+pub const MAX_PREFIX: usize = 38;
+
+/// The canonical text of a document: sorted keys, no whitespace.
+pub fn canonical(doc: &Json) -> String {
+    // serde_json's map is ordered by key (no `preserve_order`), so this is canonical.
+    doc.to_string()
+}
+
+/// Parses a document and returns its canonical text (None when it is not JSON).
+pub fn canonical_text(text: &str) -> Option<String> {
+    serde_json::from_str::<Json>(text).ok().map(|d| canonical(&d))
+}
+
+/// The DNS suffix of a partition, used in service principals (`ec2.amazonaws.com.cn`).
+pub fn dns_suffix(partition: &str) -> &'static str {
+    if partition == "aws-cn" {
+        "amazonaws.com.cn"
+    } else {
+        "amazonaws.com"
+    }
+}
+
+/// A role name made from a prefix: the prefix and 26 digits (time and a process counter).
+pub fn unique_name(prefix: &str) -> String {
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed) % 100_000_000;
+    format!("{prefix}{:018}{n:08}", nanos % 1_000_000_000_000_000_000)
+}
+
+/// A customer managed policy the resource owns (controller role, managed attachment).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OwnedPolicy {
+    pub arn: String,
+    pub name: String,
+    pub document: String,
+}
+
+/// Everything the role should be.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Desired {
+    pub name: String,
+    pub path: String,
+    pub description: Option<String>,
+    pub trust: Json,
+    pub permissions_boundary: Option<String>,
+    pub tags: BTreeMap<String, String>,
+    /// Policies attached but not owned (AWS managed ones, `additional_policy_arns`).
+    pub attached: BTreeSet<String>,
+    /// Name and document of the inline policy, if any.
+    pub inline: Option<(String, String)>,
+    /// Owned managed policies: created, kept up to date, attached.
+    pub owned: Vec<OwnedPolicy>,
+    /// Owned managed policies that may exist from an earlier configuration and must go.
+    pub stale_owned: Vec<String>,
+    /// Inline policy names the resource owns but no longer wants.
+    pub stale_inline: Vec<String>,
+    /// An instance profile of this name, holding the role.
+    pub instance_profile: Option<String>,
+    /// A profile the resource created earlier that is no longer wanted.
+    pub stale_profile: Option<String>,
+}
+
+/// What exists.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Actual {
+    pub role: RoleInfo,
+    pub tags: BTreeMap<String, String>,
+    pub attached: BTreeSet<String>,
+    pub inline_names: Vec<String>,
+    /// Documents of the inline policies asked for, by name.
+    pub inline: BTreeMap<String, Json>,
+    /// Documents of the owned managed policies asked for, by ARN (absent: does not exist).
+    pub owned: BTreeMap<String, Json>,
+    /// The instance profile asked for, when it exists.
+    pub profile: Option<ProfileInfo>,
+}
+
+/// What to read besides the role itself.
+#[derive(Debug, Clone, Default)]
+pub struct ReadScope<'a> {
+    pub inline: &'a [String],
+    pub owned_arns: &'a [String],
+    pub profile: Option<&'a str>,
+}
+
+pub async fn read(iam: &Iam, name: &str, scope: &ReadScope<'_>) -> Result<Option<Actual>, IamError> {
+    let Some(role) = iam.get_role(name).await? else {
+        return Ok(None);
+    };
+    let tags = iam.role_tags(name).await?;
+    let attached = iam.attached_policies(name).await?;
+    let inline_names = iam.inline_policy_names(name).await?;
+    let mut inline = BTreeMap::new();
+    for policy in scope.inline {
+        if inline_names.contains(policy)
+            && let Some(doc) = iam.get_inline_policy(name, policy).await?
+        {
+            inline.insert(policy.clone(), doc);
+        }
+    }
+    let mut owned = BTreeMap::new();
+    for arn in scope.owned_arns {
+        if let Some(doc) = iam.managed_policy_document(arn).await? {
+            owned.insert(arn.clone(), doc);
+        }
+    }
+    let profile = match scope.profile {
+        Some(p) => iam.get_instance_profile(p).await?,
+        None => None,
+    };
+    Ok(Some(Actual {
+        role,
+        tags,
+        attached,
+        inline_names,
+        inline,
+        owned,
+        profile,
+    }))
+}
+
+fn same_doc(text: &str, actual: Option<&Json>) -> bool {
+    match (serde_json::from_str::<Json>(text), actual) {
+        (Ok(want), Some(have)) => want == *have,
+        _ => false,
+    }
+}
+
+/// Makes the role what `want` says, one part at a time, given what exists (`None`: nothing).
+pub async fn converge(iam: &Iam, want: &Desired, have: Option<&Actual>) -> Result<(), IamError> {
+    let empty_tags = BTreeMap::new();
+    let created;
+    let (role, tags) = match have {
+        Some(a) => (&a.role, &a.tags),
+        None => {
+            created = iam
+                .create_role(&NewRole {
+                    name: &want.name,
+                    path: &want.path,
+                    trust_policy: &want.trust,
+                    permissions_boundary: want.permissions_boundary.as_deref(),
+                    description: want.description.as_deref(),
+                    tags: &want.tags,
+                })
+                .await?;
+            (&created, &want.tags)
+        }
+    };
+    let tags = if have.is_some() { tags } else { &empty_tags };
+    if have.is_some() {
+        if role.trust_policy != want.trust {
+            iam.update_trust_policy(&want.name, &want.trust).await?;
+        }
+        if role.permissions_boundary != want.permissions_boundary {
+            iam.set_permissions_boundary(&want.name, want.permissions_boundary.as_deref())
+                .await?;
+        }
+        iam.sync_role_tags(&want.name, tags, &want.tags).await?;
+    }
+    let attached = have.map(|a| a.attached.clone()).unwrap_or_default();
+
+    // Owned managed policies: create or update, then attach.
+    for policy in &want.owned {
+        match have.and_then(|a| a.owned.get(&policy.arn)) {
+            None => {
+                // Not readable: create it (an existing one of that name means another owner).
+                iam.create_policy(&policy.name, &want.path, &policy.document, &want.tags)
+                    .await?;
+            }
+            Some(doc) if !same_doc(&policy.document, Some(doc)) => {
+                iam.update_managed_policy(&policy.arn, &policy.document).await?;
+            }
+            Some(_) => {}
+        }
+    }
+    let wanted_attached: BTreeSet<&String> = want
+        .attached
+        .iter()
+        .chain(want.owned.iter().map(|p| &p.arn))
+        .collect();
+    for arn in &wanted_attached {
+        if !attached.contains(*arn) {
+            iam.attach_policy(&want.name, arn).await?;
+        }
+    }
+    for arn in &attached {
+        if !wanted_attached.contains(arn) {
+            iam.detach_policy(&want.name, arn).await?;
+        }
+    }
+    for arn in &want.stale_owned {
+        iam.detach_policy(&want.name, arn).await?;
+        iam.delete_managed_policy(arn).await?;
+    }
+
+    // Inline policy.
+    if let Some((policy, document)) = &want.inline
+        && !same_doc(document, have.and_then(|a| a.inline.get(policy)))
+    {
+        iam.put_inline_policy(&want.name, policy, document).await?;
+    }
+    for policy in &want.stale_inline {
+        if have.is_some_and(|a| a.inline_names.contains(policy)) {
+            iam.delete_inline_policy(&want.name, policy).await?;
+        }
+    }
+
+    // Instance profile.
+    if let Some(profile) = &want.instance_profile {
+        let existing = have.and_then(|a| a.profile.as_ref());
+        let holds_role = existing.is_some_and(|p| p.roles.contains(&want.name));
+        match existing {
+            None => {
+                iam.create_instance_profile(profile, &want.path, &want.tags)
+                    .await?;
+            }
+            // The profile's tags follow the role's (applied whenever the role is updated).
+            Some(p) if p.tags != want.tags => iam.sync_profile_tags(profile, &p.tags, &want.tags).await?,
+            Some(_) => {}
+        }
+        if !holds_role {
+            if let Some(other) = existing.and_then(|p| p.roles.first()) {
+                // A profile holds one role; replace whatever took our place.
+                iam.remove_role_from_profile(profile, other).await?;
+            }
+            iam.add_role_to_profile(profile, &want.name).await?;
+        }
+    }
+    if let Some(profile) = &want.stale_profile {
+        iam.remove_role_from_profile(profile, &want.name).await?;
+        iam.delete_instance_profile(profile).await?;
+    }
+    Ok(())
+}
+
+/// Deletes the role and every part of it, in the order IAM requires: managed policies
+/// detached, inline policies deleted, the role removed from its instance profiles (and the
+/// owned profile deleted), the role deleted, then the owned managed policies. Gone is success.
+pub async fn delete(
+    iam: &Iam,
+    name: &str,
+    owned: &[String],
+    owned_profile: Option<&str>,
+) -> Result<(), IamError> {
+    if iam.get_role(name).await?.is_some() {
+        for arn in iam.attached_policies(name).await? {
+            iam.detach_policy(name, &arn).await?;
+        }
+        for policy in iam.inline_policy_names(name).await? {
+            iam.delete_inline_policy(name, &policy).await?;
+        }
+        for profile in iam.profiles_for_role(name).await? {
+            iam.remove_role_from_profile(&profile, name).await?;
+        }
+    }
+    if let Some(profile) = owned_profile {
+        if let Some(p) = iam.get_instance_profile(profile).await? {
+            for role in &p.roles {
+                if role == name {
+                    iam.remove_role_from_profile(profile, role).await?;
+                }
+            }
+        }
+        iam.delete_instance_profile(profile).await?;
+    }
+    iam.delete_role(name).await?;
+    for arn in owned {
+        iam.delete_managed_policy(arn).await?;
+    }
+    Ok(())
+}
+
+/// True when part of the provider's `aws {}` block was unknown at configure time. A refresh
+/// then keeps the prior state (the plan may create what the configuration depends on)
+/// instead of failing the whole plan.
+pub fn aws_config_unknown(ctx: &crate::provider::KarpenterContext) -> bool {
+    ctx.settings
+        .unknown
+        .iter()
+        .any(|p| matches!(p.steps.first(), Some(crate::tfvalue::PathStep::Attribute(a)) if a == "aws"))
+}
+
+/// An IAM error as a diagnostic a user can act on.
+pub fn diagnostics(what: &str, e: &IamError) -> Diagnostics {
+    Diagnostics::from_error(format!("Could not {what}"), e.to_string())
+}
+
+// ---- values ---------------------------------------------------------------------------------
+
+/// A string map attribute as a BTreeMap (null → empty).
+pub fn string_map_of(value: &Value, name: &str) -> BTreeMap<String, String> {
+    value
+        .get(name)
+        .and_then(Value::as_entries)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A string set or list attribute as a BTreeSet (null → empty).
+pub fn string_set_of(value: &Value, name: &str) -> BTreeSet<String> {
+    value
+        .get(name)
+        .and_then(Value::as_elements)
+        .map(|e| e.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
+        .unwrap_or_default()
+}
+
+/// A map for state: null when empty and the prior value was null (so `tags` unset stays unset).
+pub fn map_value(map: &BTreeMap<String, String>, prior: Option<&Value>) -> Value {
+    if map.is_empty() && prior.is_none_or(Value::is_null) {
+        return Value::Null;
+    }
+    crate::framework::values::string_map(map.iter())
+}
+
+/// A string set for state: null when empty and the prior value was null.
+pub fn set_value(set: &BTreeSet<String>, prior: Option<&Value>) -> Value {
+    if set.is_empty() && prior.is_none_or(Value::is_null) {
+        return Value::Null;
+    }
+    Value::Set(set.iter().map(|s| Value::string(s.clone())).collect())
+}
+
+/// The ARN's partition and account (from a role ARN such as the one CreateRole returns).
+pub fn partition_and_account(role_arn: &str) -> Option<(String, String)> {
+    Arn::parse(role_arn).ok().map(|a| (a.partition, a.account))
+}
+
+/// True when a plan or prior value has every listed attribute known.
+pub fn known(value: &Value, names: &[&str]) -> bool {
+    names.iter().all(|n| value.get(n).is_none_or(|v| !v.is_unknown()))
+}
+
+// ---- schema pieces --------------------------------------------------------------------------
+
+pub fn role_name_validator() -> impl Validator {
+    v::check(
+        "Must be 1–64 characters of letters, digits and `+=,.@_-`.",
+        |value| {
+            let s = value.as_str()?;
+            (!arn::is_role_name(s)).then(|| {
+                format!("{s:?} is not a valid IAM role name: 1–64 characters of letters, digits and +=,.@_-.")
+            })
+        },
+    )
+}
+
+pub fn name_prefix_validator() -> impl Validator {
+    v::check(
+        format!(
+            "Must be 1–{MAX_PREFIX} characters of letters, digits and `+=,.@_-` (26 more are generated)."
+        ),
+        |value| {
+            let s = value.as_str()?;
+            let ok = (1..=MAX_PREFIX).contains(&s.len()) && arn::is_role_name(s);
+            (!ok).then(|| {
+                format!(
+                    "{s:?} is not a valid role name prefix: 1–{MAX_PREFIX} characters of letters, digits and +=,.@_- (a 26-character suffix is added, and role names are at most 64)."
+                )
+            })
+        },
+    )
+}
+
+pub fn path_validator() -> impl Validator {
+    v::check(
+        "Must be `/` or start and end with `/` (at most 512 characters).",
+        |value| {
+            let s = value.as_str()?;
+            let ok = s.len() <= 512
+                && s.starts_with('/')
+                && s.ends_with('/')
+                && s.bytes().all(|b| (0x21..=0x7e).contains(&b));
+            (!ok).then(|| format!("{s:?} is not an IAM path: it must be \"/\" or look like \"/karpenter/\"."))
+        },
+    )
+}
+
+pub fn policy_arn_validator() -> impl Validator {
+    v::check(
+        "Must be an IAM policy ARN (`arn:aws:iam::aws:policy/NAME`).",
+        |value| {
+            let s = value.as_str()?;
+            match Arn::parse(s) {
+                Ok(a)
+                    if a.service == "iam"
+                        && a.region.is_empty()
+                        && (a.account == "aws" || arn::is_account_id(&a.account))
+                        && a.resource.starts_with("policy/") =>
+                {
+                    None
+                }
+                Ok(_) => Some(format!(
+                    "{s:?} is not an IAM policy ARN such as \"arn:aws:iam::aws:policy/NAME\"."
+                )),
+                Err(e) => Some(e.to_string()),
+            }
+        },
+    )
+}
+
+/// Attributes both roles have: naming, path, boundary, tags, extra policies, outputs.
+pub fn common_attributes(default_prefix: &'static str) -> Vec<Attribute> {
+    vec![
+        Attribute::string("name")
+            .optional_computed()
+            .stable()
+            .replace_on_change()
+            .describe(format!(
+                "Name of the role. Conflicts with `name_prefix`; when neither is set, a name starting with `{default_prefix}` is generated. Changing it replaces the role."
+            ))
+            .validate(role_name_validator()),
+        Attribute::string("name_prefix")
+            .optional()
+            .replace_on_change()
+            .describe("Creates a unique name beginning with this prefix. Conflicts with `name`.")
+            .validate(name_prefix_validator()),
+        Attribute::string("path")
+            .default_value(Value::string("/"))
+            .replace_on_change()
+            .describe("IAM path of the role (and of what it owns). Changing it replaces the role.")
+            .validate(path_validator()),
+        Attribute::string("permissions_boundary")
+            .optional()
+            .describe("ARN of a managed policy that bounds the role's permissions.")
+            .validate(policy_arn_validator()),
+        Attribute::map_of("tags", Type::String)
+            .optional()
+            .describe("Tags of the role (and of what it owns: instance profile, managed policies).")
+            .validate(v::each_key(v::length(1, 128))),
+        Attribute::set_of("additional_policy_arns", Type::String)
+            .optional()
+            .describe("Further managed policies to attach. Policies attached outside Terraform are shown as drift here and detached.")
+            .validate(v::each(policy_arn_validator())),
+        Attribute::string("id").computed().stable().describe("The role name."),
+        Attribute::string("arn").computed().stable().describe("ARN of the role."),
+        Attribute::string("assume_role_policy")
+            .computed()
+            .describe("The trust policy in force, as canonical JSON (keys sorted). Compared as parsed JSON."),
+    ]
+}
+
+/// The role name to create: `name`, or a unique name from `name_prefix` (or the default prefix).
+pub fn resolve_name(planned: &Value, default_prefix: &str) -> String {
+    match get_str(planned, "name") {
+        Some(n) => n.to_string(),
+        None => unique_name(get_str(planned, "name_prefix").unwrap_or(default_prefix)),
+    }
+}
+
+/// `name` and `name_prefix` together is an error.
+pub fn validate_names(config: &Value, diags: &mut Diagnostics) {
+    let set = |n: &str| config.get(n).is_some_and(|v| !v.is_null());
+    if set("name") && set("name_prefix") {
+        diags.error_at(
+            &AttributePath::root().attr("name_prefix"),
+            "Conflicting attributes",
+            "Set either name or name_prefix, not both.",
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_text_ignores_key_order_and_whitespace() {
+        let a = canonical_text("{\"b\": 1,\n  \"a\": [\"x\"]}").expect("json");
+        let b = canonical_text(r#"{"a":["x"],"b":1}"#).expect("json");
+        assert_eq!(a, b);
+        assert_eq!(a, r#"{"a":["x"],"b":1}"#);
+        assert!(canonical_text("nope").is_none());
+    }
+
+    #[test]
+    fn unique_names_fit_a_role_name_and_differ() {
+        let a = unique_name(&"p".repeat(MAX_PREFIX));
+        let b = unique_name(&"p".repeat(MAX_PREFIX));
+        assert_eq!(a.len(), 64);
+        assert!(arn::is_role_name(&a));
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn empty_collections_stay_null_when_unset() {
+        assert_eq!(map_value(&BTreeMap::new(), None), Value::Null);
+        assert_eq!(
+            map_value(&BTreeMap::new(), Some(&Value::Map(BTreeMap::new()))),
+            Value::Map(BTreeMap::new())
+        );
+        let set: BTreeSet<String> = ["a".to_string()].into();
+        assert_eq!(set_value(&set, None), Value::Set(vec![Value::string("a")]));
+    }
+
+    #[test]
+    fn validators_reject_bad_names_paths_and_arns() {
+        let check = |validator: &dyn Validator, s: &str| {
+            let mut d = Diagnostics::new();
+            validator.validate(&Value::string(s), &AttributePath::root().attr("x"), &mut d);
+            d.has_errors()
+        };
+        assert!(!check(&role_name_validator(), "KarpenterNodeRole-demo"));
+        assert!(check(&role_name_validator(), &"a".repeat(65)));
+        assert!(check(&role_name_validator(), "bad name"));
+        assert!(check(&name_prefix_validator(), &"a".repeat(39)));
+        assert!(!check(&path_validator(), "/karpenter/"));
+        assert!(check(&path_validator(), "karpenter"));
+        assert!(!check(
+            &policy_arn_validator(),
+            "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"
+        ));
+        assert!(!check(
+            &policy_arn_validator(),
+            "arn:aws-cn:iam::123456789012:policy/x/y"
+        ));
+        assert!(check(&policy_arn_validator(), "arn:aws:iam::123456789012:role/x"));
+    }
+}
