@@ -60,6 +60,8 @@ impl KarpenterProvider {
             resources: vec![
                 Box::new(resources::node_pool()),
                 Box::new(resources::ec2_node_class()),
+                Box::new(resources::provisioner()),
+                Box::new(resources::node_template()),
             ],
             data_sources: vec![Box::new(resources::controller_policy::ControllerPolicy)],
         }
