@@ -89,9 +89,7 @@ pub fn restricted_label_problem(key: &str) -> Option<String> {
     if WELL_KNOWN_LABELS.contains(&key) {
         return None;
     }
-    let Some((domain, _)) = key.split_once('/') else {
-        return None;
-    };
+    let (domain, _) = key.split_once('/')?;
     if DOMAIN_EXCEPTIONS.iter().any(|d| domain.ends_with(d)) {
         return None;
     }

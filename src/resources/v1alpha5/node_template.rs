@@ -466,7 +466,9 @@ mod tests {
     }
 
     /// (base config, what is changed, value, where the error must be).
-    fn invalid_cases() -> Vec<(fn() -> Json, &'static str, Json, &'static str)> {
+    type Case = (fn() -> Json, &'static str, Json, &'static str);
+
+    fn invalid_cases() -> Vec<Case> {
         let lt: fn() -> Json = with_launch_template;
         let d: fn() -> Json = discovery;
         vec![
