@@ -92,6 +92,8 @@ impl KarpenterProvider {
             resources: vec![
                 Box::new(resources::node_pool()),
                 Box::new(resources::ec2_node_class()),
+                Box::new(resources::provisioner()),
+                Box::new(resources::node_template()),
                 Box::new(resources::interruption_queue::InterruptionQueue),
                 Box::new(resources::node_role::NodeRole),
                 Box::new(resources::controller_role::ControllerRole),

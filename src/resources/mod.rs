@@ -9,6 +9,7 @@ pub mod kube_object;
 pub mod moves;
 pub mod node_role;
 pub mod v1;
+pub mod v1alpha5;
 
 use crate::k8s::kinds;
 use kube_object::KubeObjectType;
@@ -34,6 +35,32 @@ pub fn ec2_node_class() -> KubeObjectType {
             "karpenter_ec2_node_class",
             kinds::EC2_NODE_CLASS,
             &v1::EC2_NODE_CLASS,
+        )
+    }
+}
+
+/// `karpenter_provisioner` ↔ `karpenter.sh/v1alpha5` Provisioner (Karpenter ≤ 0.32). No
+/// dependents: in that era Karpenter's Machines and nodes carried the provisioner's name as a
+/// label, not an owner reference, so there is nothing owned to list on a delete timeout.
+pub fn provisioner() -> KubeObjectType {
+    KubeObjectType {
+        validate: v1alpha5::validate_provisioner,
+        ..KubeObjectType::new(
+            "karpenter_provisioner",
+            kinds::PROVISIONER,
+            &v1alpha5::PROVISIONER,
+        )
+    }
+}
+
+/// `karpenter_node_template` ↔ `karpenter.k8s.aws/v1alpha1` AWSNodeTemplate (Karpenter ≤ 0.32).
+pub fn node_template() -> KubeObjectType {
+    KubeObjectType {
+        validate: v1alpha5::validate_node_template,
+        ..KubeObjectType::new(
+            "karpenter_node_template",
+            kinds::AWS_NODE_TEMPLATE,
+            &v1alpha5::NODE_TEMPLATE,
         )
     }
 }

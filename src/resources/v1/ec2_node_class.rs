@@ -33,7 +33,7 @@ const ALIAS_FAMILIES: &[(&str, &str)] = &[
     ("windows2022", "Windows2022"),
     ("windows2025", "Windows2025"),
 ];
-const VOLUME_TYPES: &[&str] = &["standard", "io1", "io2", "gp2", "sc1", "st1", "gp3"];
+pub(crate) const VOLUME_TYPES: &[&str] = &["standard", "io1", "io2", "gp2", "sc1", "st1", "gp3"];
 const RESERVED_KEYS: &[&str] = &["cpu", "memory", "ephemeral-storage", "pid"];
 const EVICTION_SIGNALS: &[&str] = &[
     "memory.available",
@@ -452,6 +452,14 @@ fn restricted_tags() -> impl Validator {
 }
 
 fn kubelet() -> Attribute {
+    Attribute::object("kubelet", kubelet_attributes())
+        .describe("Kubelet settings for the nodes (Karpenter passes them to the node's bootstrap).")
+        .validate(kubelet_rule())
+}
+
+/// The kubelet settings shared with the legacy Provisioner's `kubelet_configuration` (same
+/// fields, same rules in Karpenter's v0.32 webhook and the v1 CRD).
+pub(crate) fn kubelet_attributes() -> Vec<Attribute> {
     let reserved = |name: &'static str, text: &'static str| {
         Attribute::map_of(name, Type::String)
             .describe(text)
@@ -472,9 +480,7 @@ fn kubelet() -> Attribute {
                 "a percentage such as `10%` or a quantity such as `500Mi`",
             )))
     };
-    Attribute::object(
-        "kubelet",
-        vec![
+    vec![
             Attribute::list_of("cluster_dns", Type::String)
                 .wire_name("clusterDNS")
                 .describe("DNS server IP addresses the kubelet gives pods, instead of the cluster default."),
@@ -523,10 +529,12 @@ fn kubelet() -> Attribute {
             Attribute::bool("cpu_cfs_quota")
                 .wire_name("cpuCFSQuota")
                 .describe("Whether CPU CFS quota is enforced for containers that set CPU limits."),
-        ],
-    )
-    .describe("Kubelet settings for the nodes (Karpenter passes them to the node's bootstrap).")
-    .validate(v::rule(
+        ]
+}
+
+/// Kubelet cross-field rules: image GC high > low; soft eviction thresholds and grace periods pair up.
+pub(crate) fn kubelet_rule() -> impl Validator {
+    v::rule(
         "`image_gc_high_threshold_percent` must be greater than `image_gc_low_threshold_percent`; every `eviction_soft` signal needs an `eviction_soft_grace_period` entry and the reverse.",
         |value, path, diags| {
             if let (Some(high), Some(low)) = (
@@ -552,18 +560,22 @@ fn kubelet() -> Attribute {
                 invalid(
                     diags,
                     &path.attr("eviction_soft").key(key.clone()),
-                    format!("The soft eviction threshold {key:?} needs a grace period: add {key:?} to eviction_soft_grace_period."),
+                    format!(
+                        "The soft eviction threshold {key:?} needs a grace period: add {key:?} to eviction_soft_grace_period."
+                    ),
                 );
             }
             for key in grace.keys().filter(|k| !soft.contains_key(*k)) {
                 invalid(
                     diags,
                     &path.attr("eviction_soft_grace_period").key(key.clone()),
-                    format!("The grace period {key:?} has no soft eviction threshold: add {key:?} to eviction_soft or remove it here."),
+                    format!(
+                        "The grace period {key:?} has no soft eviction threshold: add {key:?} to eviction_soft or remove it here."
+                    ),
                 );
             }
         },
-    ))
+    )
 }
 
 /// Map keys must be in a fixed set.

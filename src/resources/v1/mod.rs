@@ -273,7 +273,7 @@ pub(crate) mod testing {
 /// same shape; required fields agree; server defaults are declared with the CRD's values; the
 /// `status` attributes mirror the CRD's status fields.
 #[cfg(test)]
-mod crd_coverage {
+pub(crate) mod crd_coverage {
     use std::collections::BTreeMap;
 
     use serde_json::{Map, Value as Json};
@@ -295,15 +295,23 @@ mod crd_coverage {
     }
 
     fn load(file: &str) -> Json {
+        load_version("v1", "v1", file)
+    }
+
+    /// The `openAPIV3Schema` of `version` in the CRD file `crds/<dir>/<file>`.
+    pub(crate) fn load_version(dir: &str, version: &str, file: &str) -> Json {
         let path = format!(
-            "{}/../shared/karpenter/crds/v1/{file}",
+            "{}/../shared/karpenter/crds/{dir}/{file}",
             env!("CARGO_MANIFEST_DIR")
         );
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
         let crd: Json = serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
         let versions = crd["spec"]["versions"].as_array().expect("versions");
-        let v1 = versions.iter().find(|v| v["name"] == "v1").expect("v1 version");
-        v1["schema"]["openAPIV3Schema"].clone()
+        let found = versions
+            .iter()
+            .find(|v| v["name"] == version)
+            .unwrap_or_else(|| panic!("{path}: no version {version}"));
+        found["schema"]["openAPIV3Schema"].clone()
     }
 
     fn crd_shape(node: &Json) -> &'static str {
@@ -425,7 +433,17 @@ mod crd_coverage {
     }
 
     fn compare(schema: &Schema, file: &str, kind: &str) -> Vec<String> {
-        let root = load(file);
+        compare_root(schema, &load(file), kind, EXCLUDED)
+    }
+
+    /// The differences between `schema` and the CRD schema `root` (see the module comment),
+    /// ignoring the `spec` fields listed in `excluded` (wire path, reason).
+    pub(crate) fn compare_root(
+        schema: &Schema,
+        root: &Json,
+        kind: &str,
+        excluded: &[(&str, &str)],
+    ) -> Vec<String> {
         let mut problems = Vec::new();
 
         let mut crd = BTreeMap::new();
@@ -435,7 +453,7 @@ mod crd_coverage {
         assert!(crd.len() > 20, "{kind}: only {} CRD fields found", crd.len());
 
         for (path, f) in &crd {
-            if EXCLUDED.iter().any(|(p, _)| p == path) {
+            if excluded.iter().any(|(p, _)| p == path) {
                 continue;
             }
             let Some(o) = ours.get(path) else {

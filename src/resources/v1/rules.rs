@@ -522,13 +522,22 @@ pub fn requirements() -> impl Validator {
                 if r.is_unknown() || r.is_null() {
                     continue;
                 }
-                check_requirement(r, &path.index(i), diags);
+                check_requirement(r, &path.index(i), diags, well_known_values);
             }
         },
     )
 }
 
-fn check_requirement(r: &Value, path: &AttributePath, diags: &mut Diagnostics) {
+/// Checks one requirement object at `path`: value counts per operator (`In` at least one, and
+/// at least `min_values` when that attribute exists and is set; `Gt`/`Lt`/`Gte`/`Lte` exactly one
+/// non-negative whole number) and, for keys `values_of` knows, the allowed values. Shared with
+/// the legacy Provisioner, whose Karpenter-era well-known values differ.
+pub fn check_requirement(
+    r: &Value,
+    path: &AttributePath,
+    diags: &mut Diagnostics,
+    values_of: fn(&str) -> Option<&'static [&'static str]>,
+) {
     let here = path.attr("values");
     let values = r.get("values").unwrap_or(&Value::Null);
     if values.is_unknown() {
@@ -584,7 +593,7 @@ fn check_requirement(r: &Value, path: &AttributePath, diags: &mut Diagnostics) {
         _ => {}
     }
     if let Some(key) = r.get("key").and_then(Value::as_str)
-        && let Some(allowed) = well_known_values(key)
+        && let Some(allowed) = values_of(key)
         && all_known
     {
         for (j, x) in list.iter().enumerate() {

@@ -1,0 +1,2 @@
+# An AWSNodeTemplate is imported by its name.
+terraform import karpenter_node_template.default default

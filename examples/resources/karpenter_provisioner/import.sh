@@ -1,0 +1,2 @@
+# A Provisioner is imported by its name.
+terraform import karpenter_provisioner.default default
