@@ -80,6 +80,9 @@ async fn serve_managed<P: Provider>(provider: P) -> Result<(), PluginError> {
         tls.as_ref().map(|t| t.cert_der.as_ref()),
         multiplex_asked,
     );
+    // SIGTERM must stop gracefully from the moment Terraform can see us.
+    let shutdown = ShutdownSignal::new();
+    stop_on_sigterm(&shutdown)?;
     handshake::announce(&line)?;
     tracing::info!(
         network = endpoint.network,
@@ -88,12 +91,14 @@ async fn serve_managed<P: Provider>(provider: P) -> Result<(), PluginError> {
         version = env!("CARGO_PKG_VERSION"),
         "provider plugin serving"
     );
-    serve_on(provider, socket, tls.map(|t| t.config), ShutdownSignal::new()).await
+    serve_on(provider, socket, tls.map(|t| t.config), shutdown).await
 }
 
 async fn serve_debug<P: Provider>(provider: P, provider_address: &str) -> Result<(), PluginError> {
     let socket = SocketListener::bind_from_env()?;
     let endpoint = socket.endpoint();
+    let shutdown = ShutdownSignal::new();
+    stop_on_sigterm(&shutdown)?;
     let text = debug::instructions(provider_address, &endpoint, std::process::id());
     {
         let mut out = std::io::stdout().lock();
@@ -101,7 +106,6 @@ async fn serve_debug<P: Provider>(provider: P, provider_address: &str) -> Result
             .and_then(|()| out.flush())
             .map_err(PluginError::io("writing the reattach instructions to stdout"))?;
     }
-    let shutdown = ShutdownSignal::new();
     let on_ctrl_c = shutdown.clone();
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
@@ -112,14 +116,14 @@ async fn serve_debug<P: Provider>(provider: P, provider_address: &str) -> Result
     serve_on(provider, socket, None, shutdown).await
 }
 
-/// Serves every service on `socket` (mTLS when `tls` is given) until `shutdown` fires.
+/// Serves every service on `socket` (mTLS when `tls` is given) until `shutdown` fires. Callers
+/// that announce the socket install the SIGTERM handler before they do (see `serve`).
 pub async fn serve_on<P: Provider>(
     provider: P,
     socket: SocketListener,
     tls: Option<Arc<ServerConfig>>,
     shutdown: ShutdownSignal,
 ) -> Result<(), PluginError> {
-    stop_on_sigterm(&shutdown)?;
     let (listener, socket_dir) = socket.split();
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
     health_reporter
