@@ -15,7 +15,7 @@
 use serde_json::{Map, Value as Json};
 use thiserror::Error;
 
-use super::schema::{Attribute, Nesting};
+use super::schema::{Attribute, Nesting, Wire};
 use crate::tfvalue::{AttributePath, Number, Type, Value};
 
 #[derive(Debug, Error, PartialEq)]
@@ -49,9 +49,13 @@ pub fn to_wire(
             continue;
         }
         let here = path.attr(a.name);
-        let json = match a.nested() {
-            Some((nesting, nested)) => nested_to_wire(nesting, nested, v, &here)?,
-            None => plain_to_wire(v, &here)?,
+        let json = match (a.wire, a.nested()) {
+            (Wire::Json(_), _) => {
+                let text = v.as_str().ok_or_else(|| err(&here, "expected a JSON string"))?;
+                serde_json::from_str(text).map_err(|e| err(&here, format!("not valid JSON: {e}")))?
+            }
+            (_, Some((nesting, nested))) => nested_to_wire(nesting, nested, v, &here)?,
+            (_, None) => plain_to_wire(v, &here)?,
         };
         out.insert(field, json);
     }
@@ -139,6 +143,7 @@ pub fn from_wire(
             None => p.clone(),
             Some(field) => match json.get(&field) {
                 None | Some(Json::Null) => absent(p),
+                Some(j) if matches!(a.wire, Wire::Json(_)) => json_string(j, p),
                 Some(j) => match a.nested() {
                     Some((nesting, nested)) => nested_from_wire(nesting, nested, j, p, &here)?,
                     None => plain_from_wire(&a.value_type(), j, p, &here)?,
@@ -148,6 +153,19 @@ pub fn from_wire(
         out.insert(a.name.to_string(), value);
     }
     Ok(Value::Object(out))
+}
+
+/// A free-form field as a JSON string: the prior text when it means the same JSON.
+fn json_string(j: &Json, prior: &Value) -> Value {
+    let same = prior
+        .as_str()
+        .and_then(|t| serde_json::from_str::<Json>(t).ok())
+        .is_some_and(|p| p == *j);
+    if same {
+        prior.clone()
+    } else {
+        Value::String(j.to_string())
+    }
 }
 
 /// What an absent field reads as: null, or the prior empty collection it normalises from.
@@ -357,6 +375,21 @@ mod tests {
         let prior = object([("limits", Value::Map(Default::default()))]);
         let back = from_wire(&attrs(), &Map::new(), &prior, &AttributePath::root()).expect("from_wire");
         assert_eq!(back.get("limits"), Some(&Value::Map(Default::default())));
+    }
+
+    #[test]
+    fn json_fields_round_trip_and_keep_the_prior_formatting() {
+        let attrs = vec![Attribute::string("provider_json").json_on_wire("provider")];
+        let prior = object([("provider_json", Value::string("{ \"a\": [1, 2] }"))]);
+        let wire = to_wire(&attrs, &prior, &AttributePath::root()).expect("to_wire");
+        assert_eq!(Json::Object(wire.clone()), json!({"provider": {"a": [1, 2]}}));
+        let back = from_wire(&attrs, &wire, &prior, &AttributePath::root()).expect("from_wire");
+        assert_eq!(back, prior, "same JSON, prior text kept");
+        let changed: Map<String, Json> = [("provider".to_string(), json!({"a": [3]}))]
+            .into_iter()
+            .collect();
+        let back = from_wire(&attrs, &changed, &prior, &AttributePath::root()).expect("from_wire");
+        assert_eq!(back.get("provider_json"), Some(&Value::string("{\"a\":[3]}")));
     }
 
     #[test]

@@ -48,6 +48,9 @@ pub enum Wire {
     Named(&'static str),
     /// Not part of the API object (e.g. `wait_for_ready`, `timeouts`, outputs we compute).
     Skip,
+    /// A free-form API field carried as a JSON-encoded string attribute (CRD fields with
+    /// `x-kubernetes-preserve-unknown-fields`). Compared as JSON, so formatting is no drift.
+    Json(&'static str),
 }
 
 /// One attribute of a schema.
@@ -190,6 +193,11 @@ impl Attribute {
         self.wire = Wire::Named(name);
         self
     }
+    /// The attribute is a JSON string holding the free-form API field `name`.
+    pub fn json_on_wire(mut self, name: &'static str) -> Self {
+        self.wire = Wire::Json(name);
+        self
+    }
     pub fn not_on_wire(mut self) -> Self {
         self.wire = Wire::Skip;
         self
@@ -252,7 +260,7 @@ impl Attribute {
     pub fn wire_field(&self) -> Option<String> {
         match self.wire {
             Wire::Auto => Some(camel_case(self.name)),
-            Wire::Named(n) => Some(n.to_string()),
+            Wire::Named(n) | Wire::Json(n) => Some(n.to_string()),
             Wire::Skip => None,
         }
     }

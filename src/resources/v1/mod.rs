@@ -318,6 +318,11 @@ pub(crate) mod crd_coverage {
         if node.get("x-kubernetes-int-or-string") == Some(&Json::Bool(true)) {
             return "string";
         }
+        if node.get("x-kubernetes-preserve-unknown-fields") == Some(&Json::Bool(true))
+            && node.get("properties").is_none()
+        {
+            return "free-form";
+        }
         match node["type"].as_str() {
             Some("object") if node.get("properties").is_some() => "object",
             Some("object") => "map",
@@ -359,6 +364,9 @@ pub(crate) mod crd_coverage {
     }
 
     fn our_shape(a: &Attribute) -> &'static str {
+        if matches!(a.wire, crate::framework::schema::Wire::Json(_)) {
+            return "free-form";
+        }
         match &a.ty {
             AttrType::Nested {
                 nesting: Nesting::Single,

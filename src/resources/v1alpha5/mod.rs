@@ -149,11 +149,6 @@ mod crd_coverage {
     /// CRD `spec` fields deliberately not typed on the wire here, with the reason.
     const EXCLUDED: &[(&str, &str)] = &[
         (
-            "provider",
-            "free-form (x-kubernetes-preserve-unknown-fields): offered as the JSON string attribute \
-             `provider_json`, which is not mapped to the wire by the schema",
-        ),
-        (
             "apiVersion",
             "stray field of the AWSNodeTemplate CRD inside spec (type metadata), not a setting",
         ),

@@ -66,7 +66,7 @@ pub static PROVISIONER: LazyLock<Schema> = LazyLock::new(|| {
             )
             .describe("The AWSNodeTemplate holding the AWS settings of the nodes. Cannot be combined with `provider_json`."),
             Attribute::string("provider_json")
-                .not_on_wire()
+                .json_on_wire("provider")
                 .describe(
                     "The deprecated inline AWS settings (spec.provider), as a JSON-encoded object \
                      (`jsonencode({ subnetSelector = { … } })`). Prefer `provider_ref`; cannot be combined with it.",

@@ -1,0 +1,222 @@
+//! `karpenter_provisioner` / `karpenter_node_template` (Karpenter ≤ 0.32) through the real
+//! terraform CLI against the test server with the v0.32.10 CRDs: the same machinery as the v1
+//! kinds (CRD gate, apply, read, delete-wait, import), the free-form `provider_json`, and
+//! `moved {}` from `kubectl_manifest`.
+
+use std::time::Duration;
+
+use acceptance_tests::kube::{Cluster, Config, ControllerConfig, TestServer};
+use acceptance_tests::{Workdir, legacy_standin_dir, repo_file};
+use serde_json::json;
+
+fn legacy_cluster(crds_now: bool) -> Cluster {
+    Cluster::start(Config {
+        crd_dirs: if crds_now {
+            vec![TestServer::shared_crds_dir("v1alpha5")]
+        } else {
+            vec![]
+        },
+        establish_delay: Duration::from_secs(2),
+        controller: ControllerConfig::karpenter(),
+        ..Config::default()
+    })
+}
+
+fn provisioner(cluster: &Cluster, name: &str) -> Option<serde_json::Value> {
+    cluster
+        .server
+        .object("karpenter.sh", "v1alpha5", "provisioners", name)
+}
+
+fn node_template(cluster: &Cluster, name: &str) -> Option<serde_json::Value> {
+    cluster
+        .server
+        .object("karpenter.k8s.aws", "v1alpha1", "awsnodetemplates", name)
+}
+
+fn examples() -> String {
+    format!(
+        "{}\n{}",
+        repo_file("examples/resources/karpenter_node_template/resource.tf"),
+        repo_file("examples/resources/karpenter_provisioner/resource.tf")
+    )
+}
+
+#[test]
+fn examples_apply_with_crds_registered_late_replan_empty_import_and_destroy() {
+    let cluster = legacy_cluster(false);
+    let work = Workdir::new(&format!("{}\n{}", cluster.provider_block(), examples()));
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(Duration::from_secs(3));
+            cluster
+                .server
+                .install_crds_from_dir(TestServer::shared_crds_dir("v1alpha5"))
+                .expect("CRDs");
+        });
+        work.apply().ok();
+    });
+    let p = provisioner(&cluster, "default").expect("Provisioner on the server");
+    assert_eq!(p["spec"]["providerRef"]["name"], "default");
+    assert_eq!(p["spec"]["consolidation"], json!({"enabled": true}));
+    assert_eq!(p["spec"]["ttlSecondsUntilExpired"], 2592000);
+    assert_eq!(p["spec"]["kubeletConfiguration"]["maxPods"], 110);
+    assert_eq!(p["spec"]["labels"], json!({"workload": "general"}));
+    let t = node_template(&cluster, "default").expect("AWSNodeTemplate on the server");
+    assert_eq!(t["spec"]["blockDeviceMappings"][0]["ebs"]["volumeSize"], "100Gi");
+    assert_eq!(t["spec"]["metadataOptions"]["httpPutResponseHopLimit"], 2);
+    assert!(work.plan_is_empty(), "{}", work.plan().output());
+
+    // Drift on a field is shown as that field.
+    assert!(cluster.server.patch_object(
+        "karpenter.sh",
+        "provisioners",
+        "",
+        "default",
+        &json!({"spec": {"ttlSecondsUntilExpired": 60}})
+    ));
+    let run = work.plan().ok();
+    assert!(
+        run.stdout.contains("~ ttl_seconds_until_expired = 60 -> 2592000"),
+        "{}",
+        run.stdout
+    );
+    work.apply().ok();
+
+    // Import by name into a fresh state plans empty.
+    let imported = Workdir::new(&format!("{}\n{}", cluster.provider_block(), examples()));
+    imported
+        .terraform(&[
+            "import",
+            "-no-color",
+            "karpenter_node_template.default",
+            "default",
+        ])
+        .ok();
+    imported
+        .terraform(&["import", "-no-color", "karpenter_provisioner.default", "default"])
+        .ok();
+    assert!(imported.plan_is_empty(), "{}", imported.plan().output());
+
+    work.destroy().ok();
+    assert!(provisioner(&cluster, "default").is_none());
+    assert!(node_template(&cluster, "default").is_none());
+}
+
+#[test]
+fn provider_json_is_sent_as_an_object_and_formatting_is_no_drift() {
+    let cluster = legacy_cluster(true);
+    let work = Workdir::new(&format!(
+        r#"{}
+resource "karpenter_provisioner" "inline" {{
+  name          = "inline"
+  provider_json = jsonencode({{ subnetSelector = {{ "karpenter.sh/discovery" = "demo" }}, instanceProfile = "nodes" }})
+}}
+"#,
+        cluster.provider_block()
+    ));
+    work.apply().ok();
+    let p = provisioner(&cluster, "inline").expect("provisioner");
+    assert_eq!(
+        p["spec"]["provider"],
+        json!({"subnetSelector": {"karpenter.sh/discovery": "demo"}, "instanceProfile": "nodes"})
+    );
+    assert!(work.plan_is_empty());
+    // A change inside the free-form object is drift.
+    assert!(cluster.server.patch_object(
+        "karpenter.sh",
+        "provisioners",
+        "",
+        "inline",
+        &json!({"spec": {"provider": {"instanceProfile": "other"}}})
+    ));
+    let run = work.plan().ok();
+    assert!(run.stdout.contains("provider_json"), "{}", run.stdout);
+    assert!(run.stdout.contains("1 to change"), "{}", run.stdout);
+}
+
+#[test]
+fn kubectl_manifest_provisioners_move_without_recreation() {
+    let cluster = legacy_cluster(true);
+    let yaml = "apiVersion: karpenter.sh/v1alpha5\nkind: Provisioner\nmetadata:\n  name: default\nspec:\n  providerRef:\n    name: default\n  ttlSecondsAfterEmpty: 30\n  requirements:\n    - key: karpenter.sh/capacity-type\n      operator: In\n      values: [spot]\n  limits:\n    resources:\n      cpu: \"100\"\n";
+    // The object as kubectl created it.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let manifest: serde_json::Value = terraform_provider_karpenter::resources::moves::source_manifest(
+        "registry.terraform.io/gavinbunney/kubectl",
+        "kubectl_manifest",
+        json!({"yaml_body": yaml}).to_string().as_bytes(),
+    )
+    .expect("yaml");
+    rt.block_on(async {
+        let client = cluster.server.client().await.expect("client");
+        let ar = kube::core::ApiResource::from_gvk_with_plural(
+            &kube::core::GroupVersionKind::gvk("karpenter.sh", "v1alpha5", "Provisioner"),
+            "provisioners",
+        );
+        let api: kube::Api<kube::core::DynamicObject> = kube::Api::all_with(client, &ar);
+        api.patch(
+            "default",
+            &kube::api::PatchParams::apply("kubectl"),
+            &kube::api::Patch::Apply(&manifest),
+        )
+        .await
+        .expect("create");
+    });
+    let uid = provisioner(&cluster, "default").expect("provisioner")["metadata"]["uid"].clone();
+
+    let standin = legacy_standin_dir();
+    let work = Workdir::with_overrides(
+        &format!(
+            r#"{}
+moved {{
+  from = kubectl_manifest.provisioner
+  to   = karpenter_provisioner.default
+}}
+resource "karpenter_provisioner" "default" {{
+  name                    = "default"
+  provider_ref            = {{ name = "default" }}
+  ttl_seconds_after_empty = 30
+  requirements            = [{{ key = "karpenter.sh/capacity-type", operator = "In", values = ["spot"] }}]
+  limits                  = {{ resources = {{ cpu = "100" }} }}
+}}
+"#,
+            cluster.provider_block()
+        ),
+        &[("registry.terraform.io/gavinbunney/kubectl", &standin)],
+    );
+    work.write(
+        "terraform.tfstate",
+        &json!({
+            "version": 4, "terraform_version": "1.5.7", "serial": 2, "lineage": "5c1f7d1e-0000-4000-8000-000000000001",
+            "outputs": {},
+            "resources": [{
+                "mode": "managed", "type": "kubectl_manifest", "name": "provisioner",
+                "provider": "provider[\"registry.terraform.io/gavinbunney/kubectl\"]",
+                "instances": [{"schema_version": 1, "attributes": {"id": "/apis/karpenter.sh/v1alpha5/provisioners/default", "yaml_body": yaml, "api_version": "karpenter.sh/v1alpha5", "kind": "Provisioner", "name": "default"}, "sensitive_attributes": []}]
+            }]
+        })
+        .to_string(),
+    );
+    let run = work.plan().ok();
+    assert!(
+        run.stdout
+            .contains("kubectl_manifest.provisioner has moved to karpenter_provisioner.default"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("Plan: 0 to add, 0 to change, 0 to destroy."),
+        "{}",
+        run.stdout
+    );
+    work.apply().ok();
+    assert_eq!(
+        provisioner(&cluster, "default").expect("provisioner")["metadata"]["uid"],
+        uid,
+        "adopted, not recreated"
+    );
+    assert!(work.plan_is_empty());
+}
