@@ -422,3 +422,92 @@ fn every_invalid_input_fails_at_plan_on_its_attribute_and_nothing_reaches_the_cl
         cluster.server.request_log()
     );
 }
+
+const NT_OK: &str = "  subnet_selector = { \"karpenter.sh/discovery\" = \"demo\" }\n  security_group_selector = { \"karpenter.sh/discovery\" = \"demo\" }\n";
+
+/// (resource type, body without `name`, path) for the legacy kinds' webhook-era rules.
+fn legacy_cases() -> Vec<(&'static str, String, &'static str)> {
+    let p = "karpenter_provisioner";
+    let t = "karpenter_node_template";
+    let r = |key: &str, op: &str, values: &str| format!("  requirements = [{}]\n", req(key, op, values));
+    vec![
+        (p, "  labels = { \"karpenter.sh/provisioner-name\" = \"x\" }\n".into(), "labels"),
+        (p, "  labels = { \"kubernetes.io/hostname\" = \"x\" }\n".into(), "labels"),
+        (p, r("kubernetes.io/arch", "Gte", "[\"1\"]"), "requirements[0].operator"),
+        (p, r("kubernetes.io/arch", "In", "[]"), "requirements[0].values"),
+        (p, r("karpenter.k8s.aws/instance-cpu", "Gt", "[\"1\", \"2\"]"), "requirements[0].values"),
+        (p, r("karpenter.k8s.aws/instance-cpu", "Lt", "[\"many\"]"), "requirements[0].values[0]"),
+        (p, r("karpenter.sh/capacity-type", "In", "[\"preemptible\"]"), "requirements[0].values[0]"),
+        (p, r("kubernetes.io/hostname", "In", "[\"a\"]"), "requirements[0].key"),
+        (p, "  taints = [{ key = \"dedicated\", effect = \"Sometimes\" }]\n".into(), "taints[0].effect"),
+        (p, "  startup_taints = [{ key = \"\", effect = \"NoSchedule\" }]\n".into(), "startup_taints[0].key"),
+        (p, "  provider_ref = { name = \"\" }\n".into(), "provider_ref.name"),
+        (p, "  provider_json = \"not json\"\n".into(), "provider_json"),
+        (p, "  ttl_seconds_after_empty = -1\n".into(), "ttl_seconds_after_empty"),
+        (p, "  ttl_seconds_until_expired = -5\n".into(), "ttl_seconds_until_expired"),
+        (p, "  consolidation = { enabled = true }\n  ttl_seconds_after_empty = 30\n".into(), "ttl_seconds_after_empty"),
+        (p, "  weight = 0\n".into(), "weight"),
+        (p, "  limits = { resources = { cpu = \"lots\" } }\n".into(), "limits.resources"),
+        (p, "  kubelet_configuration = { image_gc_high_threshold_percent = 10, image_gc_low_threshold_percent = 20 }\n".into(), "kubelet_configuration.image_gc_high_threshold_percent"),
+        (p, "  kubelet_configuration = { max_pods = -1 }\n".into(), "kubelet_configuration.max_pods"),
+        (t, "  security_group_selector = { \"karpenter.sh/discovery\" = \"demo\" }\n".into(), "subnet_selector"),
+        (t, "  subnet_selector = { \"karpenter.sh/discovery\" = \"demo\" }\n".into(), "security_group_selector"),
+        (t, format!("{NT_OK}  ami_family = \"Ubuntu2\"\n"), "ami_family"),
+        (t, format!("{NT_OK}  tags = {{ \"kubernetes.io/cluster/demo\" = \"owned\" }}\n"), "tags"),
+        (t, format!("{NT_OK}  metadata_options = {{ http_tokens = \"maybe\" }}\n"), "metadata_options.http_tokens"),
+        (t, format!("{NT_OK}  metadata_options = {{ http_put_response_hop_limit = 0 }}\n"), "metadata_options.http_put_response_hop_limit"),
+        (t, format!("{NT_OK}  block_device_mappings = [{{ device_name = \"/dev/xvda\", ebs = {{ volume_size = \"20Gi\", volume_type = \"fast\" }} }}]\n"), "block_device_mappings[0].ebs.volume_type"),
+        (t, format!("{NT_OK}  block_device_mappings = [{{ device_name = \"/dev/xvda\", ebs = {{ volume_size = \"100TB\" }} }}]\n"), "block_device_mappings[0].ebs.volume_size"),
+        (t, "  subnet_selector = { \"karpenter.sh/discovery\" = \"demo\" }\n  launch_template = \"lt\"\n  user_data = \"#!/bin/sh\"\n".into(), "user_data"),
+        (t, "  subnet_selector = { \"karpenter.sh/discovery\" = \"demo\" }\n  launch_template = \"lt\"\n  metadata_options = { http_tokens = \"required\" }\n".into(), "metadata_options"),
+        (t, "  subnet_selector = { \"aws-ids\" = \"subnet-1\", team = \"x\" }\n  security_group_selector = { \"karpenter.sh/discovery\" = \"demo\" }\n".into(), "subnet_selector"),
+    ]
+}
+
+/// Plans all `cases` as one configuration against `cluster`; returns the cases whose
+/// diagnostic (on the resource, naming the path) is missing, and terraform's output.
+fn plan_cases(cluster: &Cluster, cases: &[(&str, String, &str)]) -> (Vec<String>, String) {
+    let mut config = cluster.provider_block();
+    for (i, (ty, body, _)) in cases.iter().enumerate() {
+        config.push_str(&format!(
+            "resource \"{ty}\" \"case_{i}\" {{\n  name = \"case-{i}\"\n{body}}}\n\n"
+        ));
+    }
+    let work = Workdir::new(&config);
+    let run = work.plan().failed();
+    let diags = diagnostics(&run.stderr);
+    let mut missing = Vec::new();
+    for (i, (ty, _, path)) in cases.iter().enumerate() {
+        let address = format!("with {ty}.case_{i},");
+        let at_path = regex::Regex::new(&format!(r"(?m)^{}[:.\[]", regex::escape(path)));
+        if !diags
+            .iter()
+            .any(|d| d.contains(&address) && at_path.as_ref().is_ok_and(|r| r.is_match(d)))
+        {
+            missing.push(format!("case_{i} ({ty}) expected an error at {path}"));
+        }
+    }
+    (missing, run.stderr)
+}
+
+#[test]
+fn every_invalid_legacy_input_fails_at_plan_on_its_attribute() {
+    let cases = legacy_cases();
+    assert!(cases.len() >= 25, "{} cases", cases.len());
+    let cluster = Cluster::start(acceptance_tests::kube::Config {
+        crd_dirs: vec![acceptance_tests::kube::TestServer::shared_crds_dir("v1alpha5")],
+        ..Default::default()
+    });
+    cluster.server.clear_request_log();
+    let (missing, output) = plan_cases(&cluster, &cases);
+    assert!(
+        missing.is_empty(),
+        "{} cases without their diagnostic:\n{}\n\nterraform said:\n{output}",
+        missing.len(),
+        missing.join("\n")
+    );
+    assert!(
+        cluster.server.request_log().is_empty(),
+        "plan-time validation contacted the cluster"
+    );
+}
