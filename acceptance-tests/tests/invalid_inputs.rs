@@ -387,34 +387,13 @@ fn every_invalid_input_fails_at_plan_on_its_attribute_and_nothing_reaches_the_cl
     let cases = cases();
     assert!(cases.len() >= 40, "{} cases", cases.len());
     let cluster = Cluster::with_v1_crds();
-    let mut config = cluster.provider_block();
-    for (i, (ty, body, _)) in cases.iter().enumerate() {
-        config.push_str(&format!(
-            "resource \"{ty}\" \"case_{i}\" {{\n  name = \"case-{i}\"\n{body}}}\n\n"
-        ));
-    }
-    let work = Workdir::new(&config);
     cluster.server.clear_request_log();
-    let run = work.plan().failed();
-    let diags = diagnostics(&run.stderr);
-    let mut missing = Vec::new();
-    for (i, (ty, _, path)) in cases.iter().enumerate() {
-        let address = format!("with {ty}.case_{i},");
-        // The detail starts with the attribute path (or a path below it).
-        let at_path = regex::Regex::new(&format!(r"(?m)^{}[:.\[]", regex::escape(path)));
-        let found = diags
-            .iter()
-            .any(|d| d.contains(&address) && at_path.as_ref().is_ok_and(|r| r.is_match(d)));
-        if !found {
-            missing.push(format!("case_{i} ({ty}) expected an error at {path}"));
-        }
-    }
+    let (missing, output) = plan_cases(&cluster, &cases);
     assert!(
         missing.is_empty(),
-        "{} cases without their diagnostic:\n{}\n\nterraform said:\n{}",
+        "{} cases without their diagnostic:\n{}\n\nterraform said:\n{output}",
         missing.len(),
-        missing.join("\n"),
-        run.stderr
+        missing.join("\n")
     );
     assert!(
         cluster.server.request_log().is_empty(),
