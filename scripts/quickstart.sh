@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Builds the provider, installs it into a local filesystem mirror in Terraform's layout, and
-# runs the quick-start example with an ordinary `terraform init` / `apply` / `destroy`.
+# Builds the provider, installs it into a local filesystem mirror in Terraform's layout, starts
+# the local test environment (the Kubernetes API test server with the real Karpenter CRDs and a
+# simulated Karpenter, and moto for IAM/SQS/EventBridge), and runs examples/quick-start with an
+# ordinary `terraform init` / `apply` / `destroy`. Nothing touches a real cluster or AWS account.
 #
 #   MIRROR=dir   where to install (default: ~/.local/share/terraform/plugins, which Terraform
 #                also searches by itself when no CLI configuration says otherwise)
@@ -9,6 +11,7 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 
 command -v terraform >/dev/null 2>&1 || { echo "error: terraform is not on PATH (1.11 or newer is needed)" >&2; exit 1; }
+command -v python3 >/dev/null 2>&1 || { echo "error: python3 is needed for moto, the local AWS stand-in" >&2; exit 1; }
 
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n1)
 os=$(uname -s | tr '[:upper:]' '[:lower:]')
@@ -42,6 +45,22 @@ provider_installation {
   }
 }
 CFG
+echo "== starting the local test environment (kube-testserver + moto; the first run installs moto)"
+cargo build --quiet -p acceptance-tests --bin local_env
+mkfifo "$work/env.stdin"
+target/debug/local_env "$work/local.auto.tfvars" <"$work/env.stdin" >"$work/env.log" 2>&1 &
+env_pid=$!
+exec 3>"$work/env.stdin" # holding the pipe open keeps the environment up
+cleanup() { exec 3>&-; wait "$env_pid" 2>/dev/null || true; }
+trap cleanup EXIT
+until grep -q '^ready' "$work/env.log" 2>/dev/null; do
+  kill -0 "$env_pid" 2>/dev/null || { cat "$work/env.log" >&2; echo "error: the local test environment did not start" >&2; exit 1; }
+  sleep 0.2
+done
+
+# moto accepts any credentials; keep the real ones out of this run.
+export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_REGION=us-east-1 \
+  AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null AWS_EC2_METADATA_DISABLED=true
 export TF_CLI_CONFIG_FILE="$work/terraformrc" TF_IN_AUTOMATION=1 CHECKPOINT_DISABLE=1
 cd "$work"
 echo "== terraform init"
@@ -50,6 +69,8 @@ echo "== terraform apply"
 terraform apply -input=false -auto-approve -no-color
 echo "== terraform output"
 terraform output -no-color
+echo "== objects in the test cluster"
+kubectl --kubeconfig "$(sed -n 's/^kubeconfig_path *= *"\(.*\)"/\1/p' local.auto.tfvars)" get nodepools,ec2nodeclasses 2>/dev/null || true
 echo "== terraform destroy"
 terraform destroy -input=false -auto-approve -no-color >/dev/null
 echo "== quick-start done: the provider is installed; use it with source = \"karpenter/karpenter\""

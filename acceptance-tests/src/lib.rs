@@ -52,44 +52,58 @@ pub fn terraform_binary() -> PathBuf {
     }
 }
 
+/// The workspace's target directory (honours `CARGO_TARGET_DIR`).
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target"))
+}
+
+/// Runs `cargo build --quiet <args>` in the workspace and returns the path of the debug binary
+/// `binary`.
+fn cargo_build(args: &[&str], binary: &str) -> Result<PathBuf, String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let out = Command::new(cargo)
+        .current_dir(workspace_root())
+        .args(["build", "--quiet"])
+        .args(args)
+        .output()
+        .map_err(|e| format!("could not run cargo: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "building {binary} failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let path = target_dir().join("debug").join(binary);
+    if path.is_file() {
+        Ok(path)
+    } else {
+        Err(format!("no {binary} in {}", path.display()))
+    }
+}
+
+/// Panics with the message of a failed one-time build.
+fn built_or_panic(built: &Result<PathBuf, String>) -> PathBuf {
+    match built {
+        Ok(path) => path.clone(),
+        Err(e) => panic!("{e}"),
+    }
+}
+
 /// Builds the provider (once per test process) and returns the directory of the binary.
 pub fn provider_dir() -> PathBuf {
     static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    let built = BUILT.get_or_init(|| {
-        let root = workspace_root();
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
-        let out = Command::new(cargo)
-            .current_dir(&root)
-            .args([
-                "build",
-                "--quiet",
-                "--bin",
-                "terraform-provider-karpenter",
-                "--message-format",
-                "short",
-            ])
-            .output()
-            .map_err(|e| format!("could not run cargo: {e}"))?;
-        if !out.status.success() {
-            return Err(format!(
-                "building the provider failed:\n{}",
-                String::from_utf8_lossy(&out.stderr)
-            ));
-        }
-        let target = std::env::var_os("CARGO_TARGET_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| root.join("target"));
-        let dir = target.join("debug");
-        if dir.join("terraform-provider-karpenter").is_file() {
-            Ok(dir)
-        } else {
-            Err(format!("no provider binary in {}", dir.display()))
-        }
-    });
-    match built {
-        Ok(dir) => dir.clone(),
-        Err(e) => panic!("{e}"),
-    }
+    built_or_panic(BUILT.get_or_init(|| {
+        let binary = cargo_build(
+            &["--bin", "terraform-provider-karpenter"],
+            "terraform-provider-karpenter",
+        )?;
+        binary
+            .parent()
+            .map(Path::to_path_buf)
+            .ok_or_else(|| "binary without a directory".to_string())
+    }))
 }
 
 /// Builds the stand-in for the pre-typed providers (kubectl, kubernetes) once, and returns a
@@ -97,44 +111,20 @@ pub fn provider_dir() -> PathBuf {
 /// for `dev_overrides` of gavinbunney/kubectl, alekc/kubectl and hashicorp/kubernetes.
 pub fn legacy_standin_dir() -> PathBuf {
     static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    let built = BUILT.get_or_init(|| {
-        let root = workspace_root();
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
-        let out = Command::new(cargo)
-            .current_dir(&root)
-            .args([
-                "build",
-                "--quiet",
-                "-p",
-                "acceptance-tests",
-                "--bin",
-                "legacy_provider_standin",
-            ])
-            .output()
-            .map_err(|e| format!("could not run cargo: {e}"))?;
-        if !out.status.success() {
-            return Err(format!(
-                "building the stand-in failed:\n{}",
-                String::from_utf8_lossy(&out.stderr)
-            ));
-        }
-        let target = std::env::var_os("CARGO_TARGET_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| root.join("target"));
-        let binary = target.join("debug").join("legacy_provider_standin");
-        let dir = target.join("legacy-provider-standin");
+    built_or_panic(BUILT.get_or_init(|| {
+        let binary = cargo_build(
+            &["-p", "acceptance-tests", "--bin", "legacy_provider_standin"],
+            "legacy_provider_standin",
+        )?;
+        let dir = target_dir().join("legacy-provider-standin");
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         for name in ["terraform-provider-kubectl", "terraform-provider-kubernetes"] {
-            let link = dir.join(name);
-            let _ = std::fs::remove_file(&link);
-            std::fs::copy(&binary, &link).map_err(|e| format!("{}: {e}", link.display()))?;
+            let copy = dir.join(name);
+            let _ = std::fs::remove_file(&copy);
+            std::fs::copy(&binary, &copy).map_err(|e| format!("{}: {e}", copy.display()))?;
         }
         Ok(dir)
-    });
-    match built {
-        Ok(dir) => dir.clone(),
-        Err(e) => panic!("{e}"),
-    }
+    }))
 }
 
 /// What a terraform command printed, and whether it succeeded.

@@ -223,23 +223,24 @@ fn yaml_fixture(yaml: &str) -> Json {
     .expect("fixture YAML parses")
 }
 
+/// The uids of the three objects the moves adopt.
+fn uids(cluster: &Cluster) -> Vec<String> {
+    let uid = |o: Option<Json>| {
+        o.map(|o| o["metadata"]["uid"].as_str().unwrap_or_default().to_string())
+            .unwrap_or_default()
+    };
+    vec![
+        uid(cluster.node_pool("default")),
+        uid(cluster.node_pool("spot")),
+        uid(cluster.node_class("default")),
+    ]
+}
+
 #[test]
 fn kubectl_and_kubernetes_manifests_move_to_typed_resources_without_recreation() {
     let cluster = Cluster::with_v1_crds();
     create_out_of_band(&cluster);
-    let uids: Vec<String> = ["default", "spot"]
-        .iter()
-        .map(|n| {
-            cluster.node_pool(n).expect("pool")["metadata"]["uid"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string()
-        })
-        .chain([cluster.node_class("default").expect("class")["metadata"]["uid"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string()])
-        .collect();
+    let before = uids(&cluster);
 
     let work = workdir(&format!("{}\n{TYPED}\n{MOVES}", cluster.provider_block()));
     work.write(
@@ -265,20 +266,8 @@ fn kubectl_and_kubernetes_manifests_move_to_typed_resources_without_recreation()
     );
     work.apply().ok();
 
-    let after: Vec<String> = ["default", "spot"]
-        .iter()
-        .map(|n| {
-            cluster.node_pool(n).expect("pool")["metadata"]["uid"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string()
-        })
-        .chain([cluster.node_class("default").expect("class")["metadata"]["uid"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string()])
-        .collect();
-    assert_eq!(uids, after, "objects were adopted, not recreated");
+    let after = uids(&cluster);
+    assert_eq!(before, after, "objects were adopted, not recreated");
     let state = work.state();
     let types: Vec<&str> = state["values"]["root_module"]["resources"]
         .as_array()

@@ -160,6 +160,30 @@ fn encode(value: &Value, ty: &Type, what: &str) -> Result<pb::DynamicValue, Diag
         .map_err(|e| internal(&format!("could not encode the {what}: {e}")))
 }
 
+/// Decodes a configuration and runs the schema's validators, then the type's own rules.
+fn validate_config(
+    schema: &Schema,
+    config: Option<&pb::DynamicValue>,
+    what: &str,
+    rules: impl FnOnce(&Value, &mut Diagnostics),
+) -> Diagnostics {
+    match decode(config, &schema.value_type(), what) {
+        Ok(config) => {
+            let mut d = Diagnostics::new();
+            validate_attributes(
+                &schema.attributes,
+                &schema.blocks,
+                &config,
+                &AttributePath::root(),
+                &mut d,
+            );
+            rules(&config, &mut d);
+            d
+        }
+        Err(d) => d,
+    }
+}
+
 /// Runs a fallible handler body and turns its diagnostics into the response's.
 macro_rules! respond {
     ($body:expr, |$d:ident| $on_err:expr) => {
@@ -222,26 +246,12 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
         req: Request<pb::validate_provider_config::Request>,
     ) -> Rpc<pb::validate_provider_config::Response> {
         let req = req.into_inner();
-        let schema = self.provider.schema();
-        let diags = match decode(
+        let diags = validate_config(
+            self.provider.schema(),
             req.config.as_ref(),
-            &schema.value_type(),
             "provider configuration",
-        ) {
-            Ok(config) => {
-                let mut d = Diagnostics::new();
-                validate_attributes(
-                    &schema.attributes,
-                    &schema.blocks,
-                    &config,
-                    &AttributePath::root(),
-                    &mut d,
-                );
-                self.provider.validate(&config, &mut d);
-                d
-            }
-            Err(d) => d,
-        };
+            |c, d| self.provider.validate(c, d),
+        );
         Ok(Response::new(pb::validate_provider_config::Response {
             diagnostics: pb_diags(&diags),
         }))
@@ -252,29 +262,15 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
         req: Request<pb::validate_resource_config::Request>,
     ) -> Rpc<pb::validate_resource_config::Response> {
         let req = req.into_inner();
-        let result = (|| {
-            let resource = self
-                .provider
-                .resource(&req.type_name)
-                .ok_or_else(|| unknown_type("resource", &req.type_name))?;
-            let schema = resource.schema();
-            let config = decode(
+        let diags = match self.provider.resource(&req.type_name) {
+            Some(r) => validate_config(
+                r.schema(),
                 req.config.as_ref(),
-                &schema.value_type(),
                 "resource configuration",
-            )?;
-            let mut d = Diagnostics::new();
-            validate_attributes(
-                &schema.attributes,
-                &schema.blocks,
-                &config,
-                &AttributePath::root(),
-                &mut d,
-            );
-            resource.validate(&config, &mut d);
-            Ok::<_, Diagnostics>(d)
-        })();
-        let diags = result.unwrap_or_else(|d| d);
+                |c, d| r.validate(c, d),
+            ),
+            None => unknown_type("resource", &req.type_name),
+        };
         Ok(Response::new(pb::validate_resource_config::Response {
             diagnostics: pb_diags(&diags),
         }))
@@ -285,29 +281,15 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
         req: Request<pb::validate_data_resource_config::Request>,
     ) -> Rpc<pb::validate_data_resource_config::Response> {
         let req = req.into_inner();
-        let result = (|| {
-            let ds = self
-                .provider
-                .data_source(&req.type_name)
-                .ok_or_else(|| unknown_type("data source", &req.type_name))?;
-            let schema = ds.schema();
-            let config = decode(
+        let diags = match self.provider.data_source(&req.type_name) {
+            Some(ds) => validate_config(
+                ds.schema(),
                 req.config.as_ref(),
-                &schema.value_type(),
                 "data source configuration",
-            )?;
-            let mut d = Diagnostics::new();
-            validate_attributes(
-                &schema.attributes,
-                &schema.blocks,
-                &config,
-                &AttributePath::root(),
-                &mut d,
-            );
-            ds.validate(&config, &mut d);
-            Ok::<_, Diagnostics>(d)
-        })();
-        let diags = result.unwrap_or_else(|d| d);
+                |c, d| ds.validate(c, d),
+            ),
+            None => unknown_type("data source", &req.type_name),
+        };
         Ok(Response::new(pb::validate_data_resource_config::Response {
             diagnostics: pb_diags(&diags),
         }))
