@@ -1,0 +1,188 @@
+//! `scripts/release.sh` produces what a registry serves (zip, SHA256SUMS, manifest), and an
+//! ordinary `terraform init` installs that zip from a filesystem mirror in the packed layout.
+//! Terraform records only `h1:` hashes for mirrored packages by itself, so the test seeds
+//! `.terraform.lock.hcl` with the SHA256SUMS entry as a `zh:` hash: `init` must accept the zip
+//! against it (and refuse it against a wrong one) and keep it in the lock file; the data
+//! source example then plans with the installed provider.
+
+use std::path::Path;
+use std::process::Command;
+
+use acceptance_tests::{Workdir, repo_file, workspace_root};
+
+const NAME: &str = "terraform-provider-karpenter";
+
+fn version() -> String {
+    let manifest = repo_file("Cargo.toml");
+    manifest
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("version = \"")?
+                .strip_suffix('"')
+                .map(str::to_string)
+        })
+        .expect("a version in Cargo.toml")
+}
+
+fn platform() -> String {
+    let os = std::env::consts::OS;
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        other => other,
+    };
+    format!("{os}_{arch}")
+}
+
+/// Runs the release script into `dist`, packaging the debug build.
+fn release_into(dist: &Path) {
+    let out = Command::new("bash")
+        .arg(workspace_root().join("scripts/release.sh"))
+        .env("RELEASE_PROFILE", "debug")
+        .env("DIST", dist)
+        .output()
+        .expect("run scripts/release.sh");
+    assert!(
+        out.status.success(),
+        "release.sh failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn release_output_installs_through_a_filesystem_mirror_with_matching_checksums() {
+    let version = version();
+    let platform = platform();
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let dist = scratch.path().join("dist");
+    release_into(&dist);
+
+    let zip_name = format!("{NAME}_{version}_{platform}.zip");
+    let zip_path = dist.join(&zip_name);
+    assert!(zip_path.is_file(), "no {}", zip_path.display());
+
+    // The manifest declares protocol 6.0.
+    let manifest: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dist.join(format!("{NAME}_{version}_manifest.json"))).expect("manifest"),
+    )
+    .expect("manifest is JSON");
+    assert_eq!(
+        manifest,
+        serde_json::json!({"version": 1, "metadata": {"protocol_versions": ["6.0"]}})
+    );
+
+    // The zip holds exactly the binary, under the name Terraform looks for.
+    let listing = Command::new("unzip")
+        .arg("-Z1")
+        .arg(&zip_path)
+        .output()
+        .expect("unzip -Z1");
+    assert!(listing.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&listing.stdout).trim(),
+        format!("{NAME}_v{version}")
+    );
+
+    let sums =
+        std::fs::read_to_string(dist.join(format!("{NAME}_{version}_SHA256SUMS"))).expect("SHA256SUMS");
+    let zip_sum = sums
+        .lines()
+        .find_map(|l| {
+            let (sum, file) = l.split_once("  ")?;
+            (file == zip_name).then(|| sum.to_string())
+        })
+        .unwrap_or_else(|| panic!("no line for {zip_name} in SHA256SUMS:\n{sums}"));
+    assert_eq!(zip_sum.len(), 64, "{zip_sum}");
+
+    // A filesystem mirror in the packed layout, and a CLI config that installs only from it.
+    let mirror = scratch.path().join("mirror");
+    let packed = mirror.join("registry.terraform.io/karpenter/karpenter");
+    std::fs::create_dir_all(&packed).expect("mirror dir");
+    std::fs::copy(&zip_path, packed.join(&zip_name)).expect("copy zip into the mirror");
+
+    let example = repo_file("examples/data-sources/karpenter_controller_policy/data-source.tf");
+    let config = format!(
+        "terraform {{\n  required_providers {{\n    karpenter = {{\n      source  = \"karpenter/karpenter\"\n      version = \"{version}\"\n    }}\n  }}\n}}\n\n{example}"
+    );
+    let work = Workdir::new(&config);
+    work.write(
+        "terraformrc",
+        &format!(
+            "provider_installation {{\n  filesystem_mirror {{\n    path    = \"{}\"\n    include = [\"registry.terraform.io/karpenter/karpenter\"]\n  }}\n  direct {{\n    exclude = [\"registry.terraform.io/karpenter/karpenter\"]\n  }}\n}}\n",
+            mirror.display()
+        ),
+    );
+    // A filesystem mirror alone makes Terraform record only its own `h1:` hash; the `zh:` hash
+    // is what a registry's SHA256SUMS vouches for. So the lock file starts out holding only
+    // the SHA256SUMS entry, and `terraform init` must accept the mirrored zip against it...
+    let lock_with = |zh: &str| {
+        format!(
+            "provider \"registry.terraform.io/karpenter/karpenter\" {{\n  version = \"{version}\"\n  hashes = [\n    \"zh:{zh}\",\n  ]\n}}\n"
+        )
+    };
+    // ...and reject it when the recorded hash is another one (the control).
+    let wrong: String = zip_sum
+        .chars()
+        .map(|c| if c == '0' { '1' } else { '0' })
+        .collect();
+    work.write(".terraform.lock.hcl", &lock_with(&wrong));
+    let refused = work.terraform(&["init", "-no-color", "-input=false"]).failed();
+    assert!(
+        refused.text().contains("doesn't match any of the checksums"),
+        "{}",
+        refused.output()
+    );
+    let _ = std::fs::remove_dir_all(work.path().join(".terraform"));
+
+    work.write(".terraform.lock.hcl", &lock_with(&zip_sum));
+    work.terraform(&["init", "-no-color", "-input=false"]).ok();
+
+    let lock = std::fs::read_to_string(work.path().join(".terraform.lock.hcl")).expect("lock file");
+    assert!(
+        lock.contains("provider \"registry.terraform.io/karpenter/karpenter\""),
+        "{lock}"
+    );
+    let quoted = format!("\"{version}\"");
+    assert!(
+        lock.lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["version", "=", quoted.as_str()]),
+        "{lock}"
+    );
+    assert!(
+        lock.contains(&format!("\"zh:{zip_sum}\"")),
+        "the lock file does not record the SHA256SUMS hash zh:{zip_sum}:\n{lock}"
+    );
+    assert!(
+        lock.contains("\"h1:"),
+        "terraform added no h1: hash of the unpacked package:\n{lock}"
+    );
+
+    // The SHA256SUMS file itself checks out with the standard tool.
+    let check = Command::new("sha256sum")
+        .arg("-c")
+        .arg(format!("{NAME}_{version}_SHA256SUMS"))
+        .current_dir(&dist)
+        .output()
+        .expect("sha256sum -c");
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
+
+    // The installed binary is the one from the zip and it serves the example.
+    let installed = work
+        .path()
+        .join(".terraform/providers/registry.terraform.io/karpenter/karpenter")
+        .join(&version)
+        .join(&platform)
+        .join(format!("{NAME}_v{version}"));
+    assert!(installed.is_file(), "no {}", installed.display());
+    let plan = work.plan().ok();
+    assert!(
+        plan.stdout.contains("controller_policy_json"),
+        "{}",
+        plan.output()
+    );
+}

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Packages the provider the way a Terraform registry or network mirror serves it, into dist/:
+#
+#   terraform-provider-karpenter_<version>_<os>_<arch>.zip   the binary, named
+#                                                            terraform-provider-karpenter_v<version>
+#   terraform-provider-karpenter_<version>_SHA256SUMS         one "<sha256>  <zip>" line per zip
+#   terraform-provider-karpenter_<version>_manifest.json      the registry manifest (protocol 6.0)
+#
+# Targets: only the host's (the os/arch of `uname`). Cross targets need toolchains and C
+# cross-compilers (aws-lc-rs) that are not on these machines, so they are not attempted here.
+#
+#   RELEASE_PROFILE=release|debug   which cargo profile to package (default: release; the
+#                                   acceptance test packages the debug build to stay fast)
+#   DIST=dir                        where to write (default: dist/ in the repository)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+for tool in zip sha256sum; do
+  command -v "$tool" >/dev/null 2>&1 || { echo "error: $tool is needed to package a release" >&2; exit 1; }
+done
+
+name=terraform-provider-karpenter
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n1)
+[ -n "$version" ] || { echo "error: no version in Cargo.toml" >&2; exit 1; }
+os=$(uname -s | tr '[:upper:]' '[:lower:]')
+case "$(uname -m)" in
+  x86_64) arch=amd64 ;;
+  aarch64 | arm64) arch=arm64 ;;
+  *) arch=$(uname -m) ;;
+esac
+profile=${RELEASE_PROFILE:-release}
+dist=${DIST:-dist}
+target_dir=${CARGO_TARGET_DIR:-target}
+
+case "$profile" in
+  release) cargo build --release --quiet --bin "$name" ;;
+  debug) cargo build --quiet --bin "$name" ;;
+  *) echo "error: RELEASE_PROFILE must be release or debug, not $profile" >&2; exit 1 ;;
+esac
+binary="$target_dir/$profile/$name"
+[ -f "$binary" ] || { echo "error: no binary at $binary" >&2; exit 1; }
+
+mkdir -p "$dist"
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+install -m 0755 "$binary" "$stage/${name}_v$version"
+zip_name="${name}_${version}_${os}_${arch}.zip"
+rm -f "$dist/$zip_name"
+# -X: no extra file attributes (uid/gid, times), -j: no directories inside the archive
+(cd "$stage" && zip -q -X -j "$zip_name" "${name}_v$version")
+mv "$stage/$zip_name" "$dist/$zip_name"
+
+printf '{"version":1,"metadata":{"protocol_versions":["6.0"]}}\n' >"$dist/${name}_${version}_manifest.json"
+# The registry's SHA256SUMS lists the zips and the manifest, sorted by name.
+(cd "$dist" && sha256sum "${name}_${version}"_*.zip "${name}_${version}_manifest.json" | sort -k2) \
+  >"$dist/${name}_${version}_SHA256SUMS"
+
+echo "$dist/$zip_name"
+echo "$dist/${name}_${version}_SHA256SUMS"
+echo "$dist/${name}_${version}_manifest.json"
