@@ -2,10 +2,10 @@
 # community modules, Karpenter from its Helm chart, and this provider for the IAM roles, the
 # interruption queue, the node class and a spot + on-demand pair of node pools.
 #
-# No depends_on or -target is needed: the karpenter provider is configured from the cluster's
+# No -target and no second apply: the karpenter provider is configured from the cluster's
 # outputs (unknown at plan time is fine, it connects only when a resource needs the cluster),
 # and the node class and node pools wait until the Karpenter CRDs the Helm chart installs are
-# served. Set controller_on_fargate = true to run the controller on Fargate (IRSA) instead of
+# served. The one depends_on below orders destroy (see docs/guides/one-apply-eks.md). Set controller_on_fargate = true to run the controller on Fargate (IRSA) instead of
 # on the small managed node group.
 terraform {
   required_version = ">= 1.11"
@@ -199,6 +199,10 @@ resource "karpenter_ec2_node_class" "default" {
   security_group_selector_terms = [{ tags = local.discovery_tags }]
   tags                          = { "karpenter.sh/discovery" = var.cluster_name }
   wait_for_ready                = true
+
+  # Not needed to create (the provider waits for the CRDs the chart installs), but on destroy
+  # the controller must outlive the node class and pools to drain their nodes.
+  depends_on = [helm_release.karpenter]
 
   timeouts {
     create = "15m"
