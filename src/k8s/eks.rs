@@ -412,6 +412,16 @@ mod tests {
     }
 
     #[test]
+    fn the_test_servers_shape_check_accepts_our_tokens() {
+        let t = token("demo", "eu-west-1", &creds(Some("session")), fixed_clock()).expect("token");
+        let later = fixed_clock() + Duration::from_secs(60);
+        assert_eq!(
+            kube_testserver::eks::check_token(&t, later),
+            Ok("eu-west-1".to_string())
+        );
+    }
+
+    #[test]
     fn the_signature_depends_on_cluster_time_and_key() {
         let sig = |cluster: &str, now: SystemTime, c: &Credentials| {
             decode(&token(cluster, "us-east-1", c, now).expect("token")).1["X-Amz-Signature"].clone()
