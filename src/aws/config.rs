@@ -1,6 +1,6 @@
 //! Builds the AWS SDK configuration from [`AwsSettings`]: region, shared-config profile,
 //! optional role assumption, the SDK's standard retry mode, and per-service endpoint
-//! overrides (`endpoints { iam = …, sqs = …, events = …, sts = … }`).
+//! overrides (`endpoints { iam = …, sqs = …, events = …, sts = …, eks = … }`).
 //!
 //! Credentials come from the standard chain (environment, profile, SSO, web identity,
 //! container and instance metadata); with `assume_role`, those credentials assume the role.
@@ -72,6 +72,15 @@ impl AwsClients {
             b = b.endpoint_url(url);
         }
         aws_sdk_eventbridge::Client::from_conf(b.build())
+    }
+
+    /// The EKS client for `region` (the cluster's, which may differ from the block's).
+    pub fn eks_in(&self, region: &str) -> aws_sdk_eks::Client {
+        let mut b = aws_sdk_eks::config::Builder::from(&self.config).region(Region::new(region.to_string()));
+        if let Some(url) = self.endpoint("eks") {
+            b = b.endpoint_url(url);
+        }
+        aws_sdk_eks::Client::from_conf(b.build())
     }
 
     pub fn sts(&self) -> aws_sdk_sts::Client {

@@ -4,6 +4,7 @@
 
 pub mod apply;
 pub mod client;
+pub mod eks;
 pub mod error;
 pub mod gate;
 pub mod kinds;

@@ -77,6 +77,24 @@ fn kubernetes_block() -> Block {
             ],
         )
         .describe("A credential plugin that prints a token, as `kubectl` runs it."),
+        Block::single(
+            "eks",
+            vec![
+                Attribute::string("cluster_name")
+                    .required()
+                    .describe("Name of the EKS cluster. Its endpoint and CA are looked up with `DescribeCluster` when `host` / `cluster_ca_certificate` are not set.")
+                    .validate(v::non_empty()),
+                Attribute::string("region")
+                    .describe("Region of the cluster; the `aws {}` block's region when not set."),
+                Attribute::string("role_arn")
+                    .describe("Role to assume (with the credentials of the `aws {}` block) before generating the token.")
+                    .validate(v::matches(
+                        r"^arn:aws(-cn|-us-gov)?:iam::[0-9]{12}:role/.+$",
+                        "an IAM role ARN (arn:aws:iam::123456789012:role/NAME)",
+                    )),
+            ],
+        )
+        .describe("Native EKS authentication, recommended on EKS: the provider generates the bearer token itself, as `aws eks get-token` does (a presigned STS GetCallerIdentity URL), with the credentials of the `aws {}` block, and renews it before it expires. No aws CLI or kubeconfig needed."),
     ])
 }
 
@@ -113,7 +131,7 @@ fn aws_block() -> Block {
 }
 
 /// The services whose endpoints can be overridden, by their `endpoints {}` attribute name.
-pub const ENDPOINT_SERVICES: &[&str] = &["iam", "sqs", "events", "sts"];
+pub const ENDPOINT_SERVICES: &[&str] = &["iam", "sqs", "events", "sts", "eks"];
 
 fn endpoint(name: &'static str) -> Attribute {
     let service = match name {
@@ -140,6 +158,15 @@ pub struct KubernetesSettings {
     pub config_path: Option<String>,
     pub config_context: Option<String>,
     pub exec: Option<ExecSettings>,
+    pub eks: Option<EksSettings>,
+}
+
+/// `kubernetes { eks {} }`: native EKS authentication.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EksSettings {
+    pub cluster_name: String,
+    pub region: Option<String>,
+    pub role_arn: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -291,6 +318,7 @@ pub fn parse(config: &Value, env: &dyn Env) -> ProviderSettings {
         config_path: ks(&mut r, "config_path"),
         config_context: ks(&mut r, "config_context"),
         exec: None,
+        eks: None,
     };
     if let Some(exec) = present(k, "exec") {
         let p = kp.attr("exec");
@@ -299,6 +327,14 @@ pub fn parse(config: &Value, env: &dyn Env) -> ProviderSettings {
             command: r.string(exec, &p, "command", &[]).unwrap_or_default(),
             args: r.strings(exec, &p, "args"),
             env: r.string_map(exec, &p, "env"),
+        });
+    }
+    if let Some(eks) = present(k, "eks") {
+        let p = kp.attr("eks");
+        kubernetes.eks = Some(EksSettings {
+            cluster_name: r.string(eks, &p, "cluster_name", &[]).unwrap_or_default(),
+            region: r.string(eks, &p, "region", &[]),
+            role_arn: r.string(eks, &p, "role_arn", &[]),
         });
     }
 
@@ -384,6 +420,57 @@ mod tests {
             vec![AttributePath::root().attr("kubernetes").attr("host")]
         );
         assert_eq!(s.kubernetes.host, None);
+    }
+
+    #[test]
+    fn eks_block_is_parsed_and_its_unknowns_recorded() {
+        let eks_block = KUBERNETES
+            .blocks
+            .iter()
+            .find(|b| b.name == "eks")
+            .expect("eks block");
+        let mut eks = null_block(eks_block);
+        if let Value::Object(m) = &mut eks {
+            m.insert("cluster_name".into(), Value::string("demo"));
+            m.insert(
+                "role_arn".into(),
+                Value::string("arn:aws:iam::123456789012:role/admin"),
+            );
+        }
+        let mut k = null_block(&KUBERNETES);
+        if let Value::Object(m) = &mut k {
+            m.insert("eks".into(), eks.clone());
+        }
+        let config = object([("kubernetes", k.clone()), ("aws", Value::Null)]);
+        let s = parse(&config, &FakeEnv(HashMap::new()));
+        assert_eq!(
+            s.kubernetes.eks,
+            Some(EksSettings {
+                cluster_name: "demo".into(),
+                region: None,
+                role_arn: Some("arn:aws:iam::123456789012:role/admin".into()),
+            })
+        );
+        assert!(s.unknown.is_empty());
+
+        // the cluster is created in the same apply: its name is unknown at plan time
+        if let Value::Object(e) = &mut eks {
+            e.insert("cluster_name".into(), Value::unknown());
+        }
+        if let Value::Object(m) = &mut k {
+            m.insert("eks".into(), eks);
+        }
+        let config = object([("kubernetes", k), ("aws", Value::Null)]);
+        let s = parse(&config, &FakeEnv(HashMap::new()));
+        assert_eq!(
+            s.unknown,
+            vec![
+                AttributePath::root()
+                    .attr("kubernetes")
+                    .attr("eks")
+                    .attr("cluster_name")
+            ]
+        );
     }
 
     #[test]

@@ -51,9 +51,20 @@ impl KarpenterContext {
         if !unknown.is_empty() {
             return Err(KubeError::ConfigUnknown(unknown.join(", ")));
         }
-        self.kube
-            .get_or_try_init(|| k8s::client::client(&self.settings.kubernetes))
-            .await
+        let settings = &self.settings.kubernetes;
+        match &settings.eks {
+            None => self.kube.get_or_try_init(|| k8s::client::client(settings)).await,
+            Some(eks) => {
+                // EKS tokens are signed with the aws {} block's credentials
+                let aws = self
+                    .aws()
+                    .await
+                    .map_err(|d| KubeError::ConfigUnknown(d.to_string()))?;
+                self.kube
+                    .get_or_try_init(|| k8s::eks::client(settings, eks, aws))
+                    .await
+            }
+        }
     }
 
     /// The AWS clients, built on first use from the `aws {}` block. Fails with a diagnostic

@@ -58,6 +58,7 @@
 
 pub mod admin;
 pub mod controller;
+pub mod eks;
 pub mod faults;
 pub mod schema;
 pub mod server;
@@ -137,6 +138,9 @@ pub struct Config {
     pub establish_delay: Duration,
     /// Bearer token; a random one when `None`.
     pub token: Option<String>,
+    /// Also accept EKS tokens (`k8s-aws-v1.…`, as `aws eks get-token` prints them) whose shape
+    /// checks out (see [`eks::check_token`]); the signature itself cannot be verified here.
+    pub eks_tokens: bool,
     /// The simulated controller (disabled by default).
     pub controller: ControllerConfig,
     /// TLS port on 127.0.0.1 (0 = any free port).
@@ -154,6 +158,7 @@ impl Default for Config {
             crd_dirs: Vec::new(),
             establish_delay: Duration::ZERO,
             token: None,
+            eks_tokens: false,
             controller: ControllerConfig::default(),
             port: 0,
             admin_port: Some(0),
@@ -226,6 +231,7 @@ impl TestServer {
             controller: Mutex::new(config.controller.clone()),
             scheduled: Mutex::new(Default::default()),
             token,
+            eks_tokens: config.eks_tokens,
             addr: Mutex::new(None),
             shutdown: shutdown_rx,
             rt: tokio::runtime::Handle::current(),

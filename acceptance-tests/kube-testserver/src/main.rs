@@ -2,7 +2,7 @@
 //! its first line of output (and `admin http://…` as the second), and serves until interrupted.
 //!
 //! Options: `--crds DIR` (repeatable), `--port N` (0 = free port), `--admin-port N`,
-//! `--no-admin`, `--token T`, `--dir DIR` (where to write the kubeconfig; kept on exit),
+//! `--no-admin`, `--token T`, `--eks-tokens` (also accept well-formed EKS tokens), `--dir DIR` (where to write the kubeconfig; kept on exit),
 //! `--establish-delay-ms N`, `--controller` (simulated Karpenter with defaults),
 //! `--finalizer-delay-ms N`, `--node-class-delay-ms N`, `--node-claims N`.
 
@@ -13,7 +13,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 fn usage() -> &'static str {
-    "usage: kube-testserver [--crds DIR]... [--port N] [--admin-port N | --no-admin] [--token T] [--dir DIR]\n\
+    "usage: kube-testserver [--crds DIR]... [--port N] [--admin-port N | --no-admin] [--token T] [--eks-tokens] [--dir DIR]\n\
      \x20                      [--establish-delay-ms N] [--controller] [--finalizer-delay-ms N]\n\
      \x20                      [--node-class-delay-ms N] [--node-claims N]"
 }
@@ -32,6 +32,7 @@ fn parse(args: Vec<String>) -> Result<Config, String> {
             "--admin-port" => c.admin_port = Some(num(val("--admin-port")?, "--admin-port")? as u16),
             "--no-admin" => c.admin_port = None,
             "--token" => c.token = Some(val("--token")?),
+            "--eks-tokens" => c.eks_tokens = true,
             "--dir" => c.work_dir = Some(PathBuf::from(val("--dir")?)),
             "--establish-delay-ms" => c.establish_delay = Duration::from_millis(num(val(&a)?, &a)?),
             "--controller" => use_controller = true,

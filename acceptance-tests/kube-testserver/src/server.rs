@@ -50,6 +50,8 @@ pub struct Shared {
     /// Controller bookkeeping: uids with a scheduled action, by action name.
     pub scheduled: Mutex<HashSet<(String, String)>>,
     pub token: String,
+    /// Accept well-formed EKS tokens too (`Config::eks_tokens`).
+    pub eks_tokens: bool,
     pub addr: Mutex<Option<SocketAddr>>,
     pub shutdown: watch::Receiver<bool>,
     /// The runtime the server runs on (timers are spawned here, also from non-async callers).
@@ -247,7 +249,11 @@ async fn handle(
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "))
-            .is_some_and(|t| t.trim() == shared.token);
+            .is_some_and(|t| {
+                let t = t.trim();
+                t == shared.token
+                    || (shared.eks_tokens && crate::eks::check_token(t, std::time::SystemTime::now()).is_ok())
+            });
     let mut entry = LoggedRequest {
         method: method.to_string(),
         path: path.clone(),
