@@ -136,6 +136,31 @@ impl Provider for KarpenterProvider {
         &self.data_sources
     }
 
+    /// `eks {}` mints the bearer token itself, so a `token` or `exec` beside it would be
+    /// silently ignored: say so at plan instead.
+    fn validate(&self, config: &Value, diags: &mut Diagnostics) {
+        let Some(kubernetes) = config.get("kubernetes").filter(|k| !k.is_null()) else {
+            return;
+        };
+        if kubernetes.get("eks").is_none_or(Value::is_null) {
+            return;
+        }
+        for other in ["token", "exec", "client_certificate", "config_path"] {
+            if kubernetes.get(other).is_some_and(|v| !v.is_null()) {
+                diags.error_at(
+                    &crate::tfvalue::AttributePath::root()
+                        .attr("kubernetes")
+                        .attr(other),
+                    "Conflicting Kubernetes credentials",
+                    format!(
+                        "kubernetes.eks authenticates to the cluster itself, so {other} would be ignored. \
+                         Remove {other}, or remove the eks block to use {other}."
+                    ),
+                );
+            }
+        }
+    }
+
     async fn configure(&self, config: &Value) -> Result<KarpenterContext, Diagnostics> {
         let settings = config::parse(config, &config::ProcessEnv);
         if !settings.unknown.is_empty() {
@@ -149,6 +174,37 @@ impl Provider for KarpenterProvider {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::framework::values::object;
+
+    #[test]
+    fn eks_beside_a_token_is_a_diagnostic_on_the_token() {
+        let provider = KarpenterProvider::new();
+        let config = object([(
+            "kubernetes",
+            object([
+                ("token", Value::string("t")),
+                ("eks", object([("cluster_name", Value::string("demo"))])),
+            ]),
+        )]);
+        let mut diags = Diagnostics::new();
+        provider.validate(&config, &mut diags);
+        assert!(diags.has_errors());
+        assert_eq!(
+            diags
+                .iter()
+                .filter_map(|d| d.path.as_ref())
+                .map(ToString::to_string)
+                .collect::<Vec<_>>(),
+            ["kubernetes.token"]
+        );
+        let alone = object([(
+            "kubernetes",
+            object([("eks", object([("cluster_name", Value::string("demo"))]))]),
+        )]);
+        let mut diags = Diagnostics::new();
+        provider.validate(&alone, &mut diags);
+        assert!(diags.is_empty(), "{diags}");
+    }
     use crate::tfvalue::AttributePath;
 
     #[tokio::test]
