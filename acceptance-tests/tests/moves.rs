@@ -4,7 +4,7 @@
 //! the move adopts them — same uid, no change planned when the typed config matches the YAML.
 
 use acceptance_tests::kube::Cluster;
-use acceptance_tests::{Workdir, legacy_standin_dir};
+use acceptance_tests::{Workdir, legacy_standin_dir, repo_file};
 use serde_json::{Value as Json, json};
 
 const POOL_YAML: &str = "apiVersion: karpenter.sh/v1
@@ -120,6 +120,19 @@ fn cty_type(v: &Json) -> Json {
 }
 
 fn kubectl_manifest(name: &str, provider: &str, yaml: &str, object_name: &str) -> Json {
+    kubectl_manifest_of("karpenter.sh/v1", "NodePool", name, provider, yaml, object_name)
+}
+
+/// A kubectl_manifest state entry for an object of any kind (`api_version` as `group/version`).
+fn kubectl_manifest_of(
+    api_version: &str,
+    kind: &str,
+    name: &str,
+    provider: &str,
+    yaml: &str,
+    object_name: &str,
+) -> Json {
+    let plural = plural_of(kind);
     json!({
         "mode": "managed",
         "type": "kubectl_manifest",
@@ -128,9 +141,9 @@ fn kubectl_manifest(name: &str, provider: &str, yaml: &str, object_name: &str) -
         "instances": [{
             "schema_version": 1,
             "attributes": {
-                "id": format!("/apis/karpenter.sh/v1/nodepools/{object_name}"),
+                "id": format!("/apis/{api_version}/{plural}/{object_name}"),
                 "uid": "", "live_uid": "", "yaml_incluster": "x", "live_manifest_incluster": "x",
-                "api_version": "karpenter.sh/v1", "kind": "NodePool", "name": object_name, "namespace": null,
+                "api_version": api_version, "kind": kind, "name": object_name, "namespace": null,
                 "override_namespace": null, "yaml_body": yaml, "yaml_body_parsed": yaml,
                 "sensitive_fields": null, "force_new": false, "server_side_apply": false, "force_conflicts": false,
                 "apply_only": false, "ignore_fields": null, "wait": null, "wait_for_rollout": true, "validate_schema": true
@@ -180,9 +193,26 @@ fn workdir(config: &str) -> Workdir {
     )
 }
 
+/// The lower-case plural resource name of a Karpenter kind.
+fn plural_of(kind: &str) -> String {
+    let lower = kind.to_lowercase();
+    if lower.ends_with("ss") {
+        format!("{lower}es")
+    } else {
+        format!("{lower}s")
+    }
+}
+
 /// Creates the objects the old providers had created (field manager `kubectl`).
 fn create_out_of_band(cluster: &Cluster) {
-    let manifests = [yaml_fixture(POOL_YAML), yaml_fixture(SPOT_YAML), class_manifest()];
+    create_manifests(
+        cluster,
+        vec![yaml_fixture(POOL_YAML), yaml_fixture(SPOT_YAML), class_manifest()],
+    );
+}
+
+/// Creates `manifests` with server-side apply under the field manager `kubectl`.
+fn create_manifests(cluster: &Cluster, manifests: Vec<Json>) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -195,7 +225,7 @@ fn create_out_of_band(cluster: &Cluster) {
                 .and_then(|a| a.split_once('/'))
                 .expect("apiVersion");
             let kind = m["kind"].as_str().expect("kind");
-            let plural = format!("{}s", kind.to_lowercase()).replace("ec2nodeclasss", "ec2nodeclasses");
+            let plural = plural_of(kind);
             let ar = kube::core::ApiResource::from_gvk_with_plural(
                 &kube::core::GroupVersionKind::gvk(group, version, kind),
                 &plural,
@@ -311,4 +341,83 @@ fn a_move_to_the_wrong_kind_is_refused_with_a_clear_message() {
     let text = run.text();
     assert!(text.contains("Cannot move this resource"), "{}", run.output());
     assert!(text.contains("holds a karpenter.sh/v1 NodePool, but karpenter_ec2_node_class manages karpenter.k8s.aws/v1 EC2NodeClass"), "{}", run.output());
+}
+
+/// `examples/migrate-from-kubectl-manifest`: the objects its `before/` templates render exist in
+/// the cluster and in a kubectl_manifest state; `after/main.tf` moves them with no change planned
+/// and adopts them in place.
+#[test]
+fn the_migration_example_moves_its_objects_in_place() {
+    let dir = "examples/migrate-from-kubectl-manifest";
+    let before = repo_file(&format!("{dir}/before/main.tf"));
+    for address in [
+        "\"kubectl_manifest\" \"node_class\"",
+        "\"kubectl_manifest\" \"node_pool\"",
+    ] {
+        assert!(before.contains(address), "before/main.tf declares {address}");
+    }
+    // templatefile() with the example's default variables.
+    let render = |file: &str| repo_file(&format!("{dir}/before/{file}")).replace("${cluster_name}", "demo");
+    let class_yaml = render("node-class.yaml.tftpl");
+    let pool_yaml = render("node-pool.yaml.tftpl");
+
+    let cluster = Cluster::with_v1_crds();
+    create_manifests(
+        &cluster,
+        vec![yaml_fixture(&class_yaml), yaml_fixture(&pool_yaml)],
+    );
+    let uids = || {
+        let uid = |o: Option<Json>| o.map(|o| o["metadata"]["uid"].clone()).unwrap_or_default();
+        (
+            uid(cluster.node_class("default")),
+            uid(cluster.node_pool("default")),
+        )
+    };
+    let before_uids = uids();
+
+    let work = workdir(&format!(
+        "{}\n{}",
+        cluster.provider_block(),
+        repo_file(&format!("{dir}/after/main.tf"))
+    ));
+    work.write(
+        "terraform.tfstate",
+        &state(vec![
+            kubectl_manifest_of(
+                "karpenter.k8s.aws/v1",
+                "EC2NodeClass",
+                "node_class",
+                "gavinbunney/kubectl",
+                &class_yaml,
+                "default",
+            ),
+            kubectl_manifest_of(
+                "karpenter.sh/v1",
+                "NodePool",
+                "node_pool",
+                "gavinbunney/kubectl",
+                &pool_yaml,
+                "default",
+            ),
+        ]),
+    );
+    let run = work.plan().ok();
+    for moved in [
+        "kubectl_manifest.node_class has moved to karpenter_ec2_node_class.default",
+        "kubectl_manifest.node_pool has moved to karpenter_node_pool.default",
+    ] {
+        assert!(run.stdout.contains(moved), "missing {moved:?}:\n{}", run.stdout);
+    }
+    assert!(
+        run.stdout.contains("Plan: 0 to add, 0 to change, 0 to destroy."),
+        "{}",
+        run.stdout
+    );
+    work.apply().ok();
+    assert_eq!(
+        before_uids,
+        uids(),
+        "the example adopts the objects, it does not recreate them"
+    );
+    assert!(work.plan_is_empty());
 }
