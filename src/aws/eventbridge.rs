@@ -227,22 +227,19 @@ impl EventBridge {
     /// Makes the resource's tags exactly `tags`.
     pub async fn sync_tags(&self, arn: &str, tags: &BTreeMap<String, String>) -> Result<(), AwsError> {
         let current = self.list_tags(arn).await?;
-        let stale: Vec<String> = current
-            .keys()
-            .filter(|k| !tags.contains_key(*k))
-            .cloned()
-            .collect();
-        if !stale.is_empty() {
+        let changes = super::tags::diff(&current, tags);
+        if !changes.remove.is_empty() {
             self.client
                 .untag_resource()
                 .resource_arn(arn)
-                .set_tag_keys(Some(stale))
+                .set_tag_keys(Some(changes.remove))
                 .send()
                 .await
                 .map_err(classify!("events:UntagResource"))?;
         }
-        if !tags.is_empty() && current != *tags {
-            let list: Vec<Tag> = tags
+        if !changes.set.is_empty() {
+            let list: Vec<Tag> = changes
+                .set
                 .iter()
                 .filter_map(|(k, v)| Tag::builder().key(k).value(v).build().ok())
                 .collect();

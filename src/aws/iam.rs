@@ -340,30 +340,21 @@ impl Iam {
         current: &BTreeMap<String, String>,
         wanted: &BTreeMap<String, String>,
     ) -> Result<(), IamError> {
-        let removed: Vec<String> = current
-            .keys()
-            .filter(|k| !wanted.contains_key(*k))
-            .cloned()
-            .collect();
-        if !removed.is_empty() {
+        let changes = super::tags::diff(current, wanted);
+        if !changes.remove.is_empty() {
             self.client
                 .untag_role()
                 .role_name(name)
-                .set_tag_keys(Some(removed))
+                .set_tag_keys(Some(changes.remove))
                 .send()
                 .await
                 .map_err(|e| IamError::from_sdk("UntagRole", e))?;
         }
-        let changed: BTreeMap<String, String> = wanted
-            .iter()
-            .filter(|(k, v)| current.get(*k) != Some(*v))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        if !changed.is_empty() {
+        if !changes.set.is_empty() {
             self.client
                 .tag_role()
                 .role_name(name)
-                .set_tags(tags("TagRole", &changed)?)
+                .set_tags(tags("TagRole", &changes.set)?)
                 .send()
                 .await
                 .map_err(|e| IamError::from_sdk("TagRole", e))?;
@@ -724,30 +715,21 @@ impl Iam {
         current: &BTreeMap<String, String>,
         wanted: &BTreeMap<String, String>,
     ) -> Result<(), IamError> {
-        let removed: Vec<String> = current
-            .keys()
-            .filter(|k| !wanted.contains_key(*k))
-            .cloned()
-            .collect();
-        if !removed.is_empty() {
+        let changes = super::tags::diff(current, wanted);
+        if !changes.remove.is_empty() {
             self.client
                 .untag_instance_profile()
                 .instance_profile_name(name)
-                .set_tag_keys(Some(removed))
+                .set_tag_keys(Some(changes.remove))
                 .send()
                 .await
                 .map_err(|e| IamError::from_sdk("UntagInstanceProfile", e))?;
         }
-        let changed: BTreeMap<String, String> = wanted
-            .iter()
-            .filter(|(k, v)| current.get(*k) != Some(*v))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        if !changed.is_empty() {
+        if !changes.set.is_empty() {
             self.client
                 .tag_instance_profile()
                 .instance_profile_name(name)
-                .set_tags(tags("TagInstanceProfile", &changed)?)
+                .set_tags(tags("TagInstanceProfile", &changes.set)?)
                 .send()
                 .await
                 .map_err(|e| IamError::from_sdk("TagInstanceProfile", e))?;

@@ -11,6 +11,7 @@ pub mod error;
 pub mod eventbridge;
 pub mod iam;
 pub mod sqs;
+pub mod tags;
 
 pub use config::AwsClients;
 pub use error::{AwsError, AwsErrorKind};

@@ -160,25 +160,21 @@ impl Sqs {
     /// Makes the queue's tags exactly `tags`.
     pub async fn sync_tags(&self, url: &str, tags: &BTreeMap<String, String>) -> Result<(), AwsError> {
         let current = self.list_tags(url).await?;
-        let stale: Vec<String> = current
-            .keys()
-            .filter(|k| !tags.contains_key(*k))
-            .cloned()
-            .collect();
-        if !stale.is_empty() {
+        let changes = super::tags::diff(&current, tags);
+        if !changes.remove.is_empty() {
             self.client
                 .untag_queue()
                 .queue_url(url)
-                .set_tag_keys(Some(stale))
+                .set_tag_keys(Some(changes.remove))
                 .send()
                 .await
                 .map_err(|e| AwsError::from_sdk("sqs:UntagQueue", &e))?;
         }
-        if !tags.is_empty() && current != *tags {
+        if !changes.set.is_empty() {
             self.client
                 .tag_queue()
                 .queue_url(url)
-                .set_tags(Some(tags.clone().into_iter().collect()))
+                .set_tags(Some(changes.set.into_iter().collect()))
                 .send()
                 .await
                 .map_err(|e| AwsError::from_sdk("sqs:TagQueue", &e))?;
