@@ -173,6 +173,46 @@ async fn node_role_lifecycle_drift_import_destroy() {
     assert_eq!(profile_tags, vec![("team", "platform")]);
     assert!(work.plan_is_empty(), "plan after a tag change is not empty");
 
+    // A tag added to the instance profile outside Terraform is drift, and apply removes it.
+    iam.tag_instance_profile()
+        .instance_profile_name(role)
+        .tags(
+            aws_sdk_iam::types::Tag::builder()
+                .key("added")
+                .value("outside")
+                .build()
+                .expect("tag"),
+        )
+        .send()
+        .await
+        .expect("tag profile");
+    let plan = work.plan().ok();
+    assert!(
+        plan.stdout.contains("\"added\""),
+        "profile tag drift not planned:\n{}",
+        plan.stdout
+    );
+    work.apply().ok();
+    let profile = iam
+        .get_instance_profile()
+        .instance_profile_name(role)
+        .send()
+        .await
+        .expect("instance profile");
+    let profile_tags: Vec<(&str, &str)> = profile
+        .instance_profile()
+        .map(|p| p.tags().iter().map(|t| (t.key(), t.value())).collect())
+        .unwrap_or_default();
+    assert_eq!(
+        profile_tags,
+        vec![("team", "platform")],
+        "apply repaired the profile's tags"
+    );
+    assert!(
+        work.plan_is_empty(),
+        "plan after repairing the profile's tags is not empty"
+    );
+
     work.destroy().ok();
     assert_nothing_left(&iam).await;
 }

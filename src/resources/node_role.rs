@@ -158,7 +158,15 @@ fn state(base: &Value, actual: &Actual) -> Value {
         "permissions_boundary",
         opt_string(actual.role.permissions_boundary.clone()),
     );
-    set("tags", iam_role::map_value(&actual.tags, base.get("tags")));
+    // The profile's tags follow the role's, so a profile whose tags were changed outside
+    // Terraform shows as drift of `tags` (when the role's own tags are as recorded) and the
+    // next apply puts both back.
+    let recorded = iam_role::string_map_of(base, "tags");
+    let seen_tags = match profile {
+        Some(p) if p.tags != actual.tags && actual.tags == recorded => &p.tags,
+        _ => &actual.tags,
+    };
+    set("tags", iam_role::map_value(seen_tags, base.get("tags")));
     set(
         "additional_policy_arns",
         iam_role::set_value(&additional, base.get("additional_policy_arns")),
