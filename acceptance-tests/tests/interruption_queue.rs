@@ -621,3 +621,40 @@ resource "karpenter_interruption_queue" "this" {
     let state = work.terraform(&["state", "list"]);
     assert!(state.stdout.trim().is_empty(), "{}", state.output());
 }
+
+/// A queue not named after its cluster (`name` set) imports by queue name with the cluster
+/// taken from its rules' prefix, and plans empty.
+#[tokio::test(flavor = "multi_thread")]
+async fn import_of_a_queue_named_apart_from_its_cluster_plans_empty() {
+    let moto = Moto::start();
+    let aws = Aws::new(&moto);
+    let config = r#"
+resource "karpenter_interruption_queue" "this" {
+  cluster_name = "prod"
+  name         = "prod-karpenter-events"
+}
+"#;
+    let work = workdir(&moto.provider_block(), config);
+    work.apply().ok();
+    assert_matches_template(&aws, "prod-karpenter-events", "Karpenter-prod-").await;
+    work.terraform(&["state", "rm", "karpenter_interruption_queue.this"])
+        .ok();
+    work.terraform(&[
+        "import",
+        "-no-color",
+        "-input=false",
+        "karpenter_interruption_queue.this",
+        "prod-karpenter-events",
+    ])
+    .ok();
+    let values = resource_values(&work);
+    assert_eq!(values["cluster_name"], "prod", "{values}");
+    assert_eq!(values["name"], "prod-karpenter-events", "{values}");
+    assert!(
+        work.plan_is_empty(),
+        "plan after import:\n{}",
+        work.plan().output()
+    );
+    work.destroy().ok();
+    assert!(aws.queue_names().await.is_empty());
+}

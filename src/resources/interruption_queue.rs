@@ -129,6 +129,17 @@ fn short_hash(s: &str) -> String {
 
 /// The default rule-name prefix for a cluster: `Karpenter-<cluster>-`, shortened (with a hash
 /// of the full name, so two long names stay apart) to fit the 64-character rule-name limit.
+/// The cluster an imported queue belongs to: the cluster whose default rule prefix its rules
+/// carry (`Karpenter-<cluster>-`), else the queue's own name.
+fn cluster_for_import(queue: &str, rule_prefix: Option<&str>) -> String {
+    rule_prefix
+        .and_then(|p| {
+            let cluster = p.strip_prefix("Karpenter-")?.strip_suffix('-')?;
+            (!cluster.is_empty() && default_rule_prefix(cluster) == p).then(|| cluster.to_string())
+        })
+        .unwrap_or_else(|| queue.to_string())
+}
+
 pub fn default_rule_prefix(cluster: &str) -> String {
     let full = format!("Karpenter-{cluster}-");
     let max = max_prefix_len();
@@ -1187,16 +1198,21 @@ impl Resource<KarpenterContext> for InterruptionQueue {
                 );
             }
         }
-        // The cluster name is not stored in AWS: the upstream convention names the queue after
-        // the cluster, so that is what an import assumes.
-        let prefix = prefix.unwrap_or_else(|| default_rule_prefix(&name));
+        // The cluster name is not stored in AWS: it is the one whose default prefix the rules
+        // carry, else (the upstream convention) the queue's own name. A queue named otherwise
+        // gets `name`, so a config with `name = ...` plans empty after import.
+        let cluster = cluster_for_import(&name, prefix.as_deref());
+        let prefix = prefix.unwrap_or_else(|| default_rule_prefix(&cluster));
         let enabled: Vec<Value> = RULE_KINDS
             .iter()
             .filter(|k| rules.contains_key(k.key))
             .map(|k| Value::string(k.key))
             .collect();
         let mut state = crate::framework::schema::null_object(&SCHEMA.value_type());
-        set_attr(&mut state, "cluster_name", Value::string(name.clone()));
+        if cluster != name {
+            set_attr(&mut state, "name", Value::string(name.clone()));
+        }
+        set_attr(&mut state, "cluster_name", Value::string(cluster));
         set_attr(&mut state, "queue_name", Value::string(name));
         set_attr(&mut state, "queue_url", Value::string(url));
         set_attr(&mut state, "queue_arn", Value::string(arn));
@@ -1336,6 +1352,13 @@ mod tests {
         let (p, k) = split_rule_name("Karpenter-demo-SpotInterruption").unwrap();
         assert_eq!((p, k.key), ("Karpenter-demo-", "spot_interruption"));
         assert!(split_rule_name("Something").is_none());
+        assert_eq!(
+            cluster_for_import("prod-karpenter", Some("Karpenter-prod-")),
+            "prod"
+        );
+        assert_eq!(cluster_for_import("demo", Some("Karpenter-demo-")), "demo");
+        assert_eq!(cluster_for_import("demo", Some("custom-")), "demo");
+        assert_eq!(cluster_for_import("demo", None), "demo");
         assert_eq!(
             canonical_json("{\"b\": [1, 2], \"a\": \"x\"}"),
             r#"{"a":"x","b":[1,2]}"#
