@@ -220,3 +220,89 @@ resource "karpenter_provisioner" "default" {{
     );
     assert!(work.plan_is_empty());
 }
+
+/// Karpenter v0.32's mutating webhook appended default requirements to every Provisioner. They
+/// are the server's, not drift: the apply's result matches the plan, the next plan is empty, and
+/// constraining a defaulted key later replaces the default instead of fighting it.
+#[test]
+fn requirements_added_by_the_v0_32_webhook_are_not_drift() {
+    let cluster = legacy_cluster(true);
+    cluster.server.set_legacy_webhook_defaults(true);
+    let template = repo_file("examples/resources/karpenter_node_template/resource.tf");
+    let pool = |requirements: &str| {
+        format!(
+            "{}\n{template}\nresource \"karpenter_provisioner\" \"default\" {{\n  name = \"default\"\n  requirements = [\n{requirements}\n  ]\n  provider_ref = {{ name = karpenter_node_template.default.name }}\n}}\n",
+            cluster.provider_block()
+        )
+    };
+    let spot = r#"    { key = "karpenter.sh/capacity-type", operator = "In", values = ["spot"] },"#;
+    let work = Workdir::new(&pool(spot));
+    work.apply().ok();
+    let keys = |cluster: &Cluster| -> Vec<String> {
+        provisioner(cluster, "default").expect("Provisioner")["spec"]["requirements"]
+            .as_array()
+            .expect("requirements")
+            .iter()
+            .map(|r| format!("{}={}", r["key"].as_str().unwrap_or(""), r["values"]))
+            .collect()
+    };
+    assert_eq!(
+        keys(&cluster),
+        [
+            "karpenter.sh/capacity-type=[\"spot\"]",
+            "kubernetes.io/os=[\"linux\"]",
+            "kubernetes.io/arch=[\"amd64\"]",
+            "karpenter.k8s.aws/instance-category=[\"c\",\"m\",\"r\"]",
+            "karpenter.k8s.aws/instance-generation=[\"2\"]",
+        ],
+        "the webhook stand-in added its defaults"
+    );
+    assert!(work.plan_is_empty(), "{}", work.plan().output());
+
+    // The user constrains arch and the instance family: the webhook's defaults for those go.
+    work.set_config(&pool(&format!(
+        "{spot}\n    {{ key = \"kubernetes.io/arch\", operator = \"In\", values = [\"arm64\"] }},\n    {{ key = \"karpenter.k8s.aws/instance-family\", operator = \"In\", values = [\"m7g\"] }},"
+    )));
+    work.apply().ok();
+    assert_eq!(
+        keys(&cluster),
+        [
+            "karpenter.sh/capacity-type=[\"spot\"]",
+            "kubernetes.io/arch=[\"arm64\"]",
+            "karpenter.k8s.aws/instance-family=[\"m7g\"]",
+            "kubernetes.io/os=[\"linux\"]",
+        ]
+    );
+    assert!(work.plan_is_empty(), "{}", work.plan().output());
+
+    // Imported, with nothing known of what was written: the appended tail is recognised.
+    let imported = Workdir::new(&pool(&format!(
+        "{spot}\n    {{ key = \"kubernetes.io/arch\", operator = \"In\", values = [\"arm64\"] }},\n    {{ key = \"karpenter.k8s.aws/instance-family\", operator = \"In\", values = [\"m7g\"] }},"
+    )));
+    for (address, id) in [
+        ("karpenter_node_template.default", "default"),
+        ("karpenter_provisioner.default", "default"),
+    ] {
+        imported.terraform(&["import", "-no-color", address, id]).ok();
+    }
+    assert!(imported.plan_is_empty(), "{}", imported.plan().output());
+
+    // A defaulted requirement changed outside Terraform is still drift.
+    assert!(cluster.server.patch_object(
+        "karpenter.sh",
+        "provisioners",
+        "",
+        "default",
+        &json!({"spec": {"requirements": [
+            {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]},
+            {"key": "kubernetes.io/arch", "operator": "In", "values": ["arm64"]},
+            {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m7g"]},
+            {"key": "kubernetes.io/os", "operator": "In", "values": ["windows"]}
+        ]}})
+    ));
+    let run = work.plan().ok();
+    assert!(run.stdout.contains("windows"), "{}", run.stdout);
+    work.apply().ok();
+    assert!(work.plan_is_empty(), "{}", work.plan().output());
+    work.destroy().ok();
+}

@@ -54,6 +54,9 @@ pub struct KubeObjectType {
     pub dependents: &'static [Kind],
     /// A boolean attribute that, when true, makes create/update wait for `Ready=True`.
     pub wait_for_ready: Option<&'static str>,
+    /// Removes from a read state what admission added on its own (given the base the object
+    /// was written from), so it is not shown as drift.
+    pub drop_admission_defaults: fn(&mut Value, &Value),
 }
 
 fn no_replacements(_: &Value, _: &Value) -> Vec<AttributePath> {
@@ -70,6 +73,7 @@ impl KubeObjectType {
             replacements: no_replacements,
             dependents: &[],
             wait_for_ready: None,
+            drop_admission_defaults: |_, _| {},
         }
     }
 
@@ -159,6 +163,7 @@ impl KubeObjectType {
             .map_err(|e| Diagnostics::from_error("Unexpected status from the API server", e.to_string()))?;
             fields.insert("status".into(), value);
         }
+        (self.drop_admission_defaults)(&mut state, base);
         Ok(state)
     }
 

@@ -45,6 +45,7 @@ pub fn ec2_node_class() -> KubeObjectType {
 pub fn provisioner() -> KubeObjectType {
     KubeObjectType {
         validate: v1alpha5::validate_provisioner,
+        drop_admission_defaults: v1alpha5::webhook_defaults::drop_webhook_defaults,
         ..KubeObjectType::new(
             "karpenter_provisioner",
             kinds::PROVISIONER,

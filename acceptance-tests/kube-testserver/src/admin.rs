@@ -158,6 +158,12 @@ async fn handle_inner(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Re
             *lock(&shared.establish_delay) = millis(&body)?;
             Ok(ok())
         }
+        (Method::PUT, ["legacy-webhook-defaults"]) => {
+            let on: bool = serde_json::from_slice(&body)
+                .map_err(|e| ApiError::bad_request(format!("expected true or false: {e}")))?;
+            shared.with_state(|s| s.legacy_webhook_defaults = on);
+            Ok(ok())
+        }
         (Method::GET, ["controller"]) => Ok(json_response(200, &json!(*lock(&shared.controller)), &[])),
         (Method::PUT, ["controller"]) => {
             let c: ControllerConfig = serde_json::from_slice(&body)

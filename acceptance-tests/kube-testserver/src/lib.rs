@@ -67,6 +67,7 @@ pub mod store;
 pub mod table;
 pub mod tls;
 pub mod util;
+pub mod webhooks;
 
 pub use controller::ControllerConfig;
 pub use faults::{FaultKind, FaultSpec, LoggedRequest};
@@ -472,6 +473,11 @@ current-context: kube-testserver\nusers:\n- name: kube-testserver\n  user:\n    
     /// Forget the logged requests.
     pub fn clear_request_log(&self) {
         lock(&self.shared.log).clear();
+    }
+    /// Admit Provisioners as Karpenter v0.32's mutating webhook did (default requirements
+    /// appended on create and update), or stop doing so.
+    pub fn set_legacy_webhook_defaults(&self, on: bool) {
+        self.shared.with_state(|s| s.legacy_webhook_defaults = on);
     }
     /// Replace the simulated controller's settings.
     pub fn set_controller(&self, c: ControllerConfig) {

@@ -234,6 +234,8 @@ pub struct State {
     pub pending_establish: Vec<(String, String)>,
     /// Resolved kinds by (group, version, plural), valid while the CRD's resourceVersion matches.
     rt_cache: std::cell::RefCell<TypeCache>,
+    /// Admit Provisioners as Karpenter v0.32's mutating webhook did ([`crate::webhooks`]).
+    pub legacy_webhook_defaults: bool,
 }
 
 pub fn invalid(kind: &str, group: &str, name: &str, errs: &[FieldError]) -> ApiError {
@@ -446,6 +448,7 @@ impl State {
             tx,
             pending_establish: Vec::new(),
             rt_cache: Default::default(),
+            legacy_webhook_defaults: false,
         }
     }
 
@@ -568,6 +571,9 @@ impl State {
             }
             warnings.extend(dropped.iter().map(|d| format!("unknown field \"{d}\"")));
             schema::default_root(s, obj);
+            if self.legacy_webhook_defaults && rt.group == "karpenter.sh" && rt.kind == "Provisioner" {
+                crate::webhooks::default_provisioner(obj);
+            }
             errs.extend(schema::validate_root(s, obj));
         }
         errs.splice(0..0, schema::validate_name(obj));

@@ -15,6 +15,7 @@
 
 pub mod node_template;
 pub mod provisioner;
+pub mod webhook_defaults;
 
 pub use node_template::{NODE_TEMPLATE, validate_node_template};
 pub use provisioner::{PROVISIONER, validate_provisioner};

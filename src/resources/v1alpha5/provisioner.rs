@@ -188,7 +188,9 @@ fn requirements() -> Attribute {
     )
     .describe(
         "Constraints on the nodes the Provisioner may launch, as label requirements, layered with `labels`. \
-         Pods' own scheduling constraints narrow them further.",
+         Pods' own scheduling constraints narrow them further. The defaults Karpenter v0.32's webhook appends \
+         for keys left open (`kubernetes.io/os` linux, `kubernetes.io/arch` amd64, `karpenter.sh/capacity-type` \
+         on-demand, instance category c/m/r with generation > 2) are not shown as drift.",
     )
     .validate(v::rule(
         "Operator `In` needs at least one value; `Gt` and `Lt` need exactly one value, a non-negative whole number; `karpenter.sh/capacity-type` values are `spot` or `on-demand`.",
