@@ -127,7 +127,9 @@ fn removing_a_rule_fails_with_a_clear_diagnostic() {
     let full = documented_rules();
     let find = |group: &str, resource: &str| {
         full.iter()
-            .position(|r| r.api_groups.iter().any(|g| g == group) && r.resources.iter().any(|x| x == resource))
+            .position(|r| {
+                r.api_groups.iter().any(|g| g == group) && r.resources.iter().any(|x| x == resource)
+            })
             .unwrap_or_else(|| panic!("no documented rule for {resource}.{group}"))
     };
     let cases: [(usize, Option<&str>, Stage, &str); 4] = [
@@ -190,6 +192,9 @@ fn removing_a_rule_fails_with_a_clear_diagnostic() {
             .filter(|l| !l.trim().is_empty())
             .take(6)
             .collect();
-        eprintln!("{stage:?} without {verb:?} on rule {index}:\n{}\n", diagnostic.join("\n"));
+        eprintln!(
+            "{stage:?} without {verb:?} on rule {index}:\n{}\n",
+            diagnostic.join("\n")
+        );
     }
 }
