@@ -164,6 +164,71 @@ async fn client_with_another_certificate_is_refused() {
         .unwrap();
 }
 
+/// Calls GetProviderSchema over `channel`; any failure (handshake, transport, status) is Err.
+async fn schema_call(channel: Result<tonic::transport::Channel, BoxError>) -> Result<(), BoxError> {
+    provider_client(channel?)
+        .get_provider_schema(tfplugin6::get_provider_schema::Request {})
+        .await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn plaintext_h2_client_is_refused() {
+    let id = ClientIdentity::terraform_like();
+    let plugin = Launch::terraform(&id).spawn();
+    let hs = plugin.handshake();
+    let outcome = schema_call(connect_plain(&hs.address).await).await;
+    assert!(outcome.is_err(), "a plaintext gRPC client got an answer");
+    // The process is still serving the real client.
+    schema_call(connect_mtls(&hs, Some(&id)).await).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn terraforms_certificate_without_its_key_is_refused() {
+    // An intruder who copied the certificate from the environment, but not the key: the
+    // handshake signature is made with another key and must not verify.
+    let expected = ClientIdentity::terraform_like();
+    let other_key = ClientIdentity::terraform_like();
+    let plugin = Launch::terraform(&expected).spawn();
+    let hs = plugin.handshake();
+    let chain = vec![expected.cert_der.clone()];
+    let outcome = schema_call(connect_mtls_presenting(&hs, chain, other_key.key_der.clone()).await).await;
+    assert!(outcome.is_err(), "the certificate without its key got an answer");
+    schema_call(connect_mtls(&hs, Some(&expected)).await)
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_certificate_from_another_ca_is_refused() {
+    // A leaf issued by some other CA (presented with that CA), same names as Terraform's.
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
+    let expected = ClientIdentity::terraform_like();
+    let plugin = Launch::terraform(&expected).spawn();
+    let hs = plugin.handshake();
+    let ca_key = KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+    let mut ca_params = CertificateParams::new(vec![]).unwrap();
+    ca_params.distinguished_name.push(DnType::CommonName, "other CA");
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let leaf_key = KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+    let mut leaf_params = CertificateParams::new(vec!["localhost".to_owned()]).unwrap();
+    leaf_params
+        .distinguished_name
+        .push(DnType::CommonName, "localhost");
+    leaf_params
+        .distinguished_name
+        .push(DnType::OrganizationName, "HashiCorp");
+    let issuer = Issuer::from_params(&ca_params, &ca_key);
+    let leaf = leaf_params.signed_by(&leaf_key, &issuer).unwrap();
+    let chain = vec![leaf.der().clone(), ca.der().clone()];
+    let outcome = schema_call(connect_mtls_presenting(&hs, chain, leaf_key.serialize_der()).await).await;
+    assert!(outcome.is_err(), "a certificate from another CA got an answer");
+    schema_call(connect_mtls(&hs, Some(&expected)).await)
+        .await
+        .unwrap();
+}
+
 #[test]
 fn missing_or_wrong_cookie_exits_1_with_a_message_and_no_stdout() {
     let id = ClientIdentity::terraform_like();

@@ -35,12 +35,25 @@ impl IamError {
         }
     }
 
-    fn from_sdk<E, R>(operation: &'static str, err: SdkError<E, R>) -> Self
+    fn from_sdk<E>(operation: &'static str, err: SdkError<E, aws_sdk_iam::config::http::HttpResponse>) -> Self
     where
         E: ProvideErrorMetadata + std::error::Error + 'static,
-        R: std::fmt::Debug,
     {
         let code = err.as_service_error().and_then(|e| e.code()).map(str::to_string);
+        // A 403 whose body the SDK cannot read (a proxy's page, a stand-in's odd XML) would
+        // otherwise surface as a dump of the raw response.
+        if code.is_none()
+            && err.as_service_error().is_some()
+            && err.raw_response().is_some_and(|r| r.status().as_u16() == 403)
+        {
+            return Self {
+                operation,
+                code: Some("AccessDenied".into()),
+                message: format!(
+                    "HTTP 403 Forbidden (the response body could not be read). Allow iam:{operation} for the provider's AWS credentials"
+                ),
+            };
+        }
         let message = err
             .as_service_error()
             .and_then(|e| e.message())

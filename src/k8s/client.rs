@@ -16,15 +16,24 @@ pub async fn config(settings: &KubernetesSettings) -> Result<kube::Config, KubeE
         return explicit_config(host, settings);
     }
     if let Some(path) = settings.config_path.as_deref() {
-        let kubeconfig = Kubeconfig::read_from(expand_home(path))
-            .map_err(|e| KubeError::Client(format!("cannot read kubeconfig {path}: {e}")))?;
+        let kubeconfig = Kubeconfig::read_from(expand_home(path)).map_err(|e| {
+            KubeError::Client(format!(
+                "cannot read kubeconfig {path}: {}",
+                super::error::redacted_kubeconfig(&e)
+            ))
+        })?;
         let options = KubeConfigOptions {
             context: settings.config_context.clone(),
             ..Default::default()
         };
         let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
             .await
-            .map_err(|e| KubeError::Client(format!("kubeconfig {path}: {e}")))?;
+            .map_err(|e| {
+                KubeError::Client(format!(
+                    "kubeconfig {path}: {}",
+                    super::error::redacted_kubeconfig(&e)
+                ))
+            })?;
         if settings.insecure {
             config.accept_invalid_certs = true;
         }
@@ -99,7 +108,7 @@ fn expand_home(path: &str) -> std::path::PathBuf {
 /// A client for the settings.
 pub async fn client(settings: &KubernetesSettings) -> Result<kube::Client, KubeError> {
     let config = config(settings).await?;
-    kube::Client::try_from(config).map_err(|e| KubeError::Client(e.to_string()))
+    kube::Client::try_from(config).map_err(|e| KubeError::Client(super::error::redacted(&e)))
 }
 
 #[cfg(test)]

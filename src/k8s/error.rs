@@ -57,8 +57,46 @@ impl From<kube::Error> for KubeError {
     fn from(e: kube::Error) -> Self {
         match e {
             kube::Error::Api(status) => KubeError::Api(status),
-            other => KubeError::Transport(other.to_string()),
+            other => KubeError::Transport(redacted(&other)),
         }
+    }
+}
+
+/// Where a YAML/JSON parse error is, without the text around it.
+fn parse_location(e: &serde_saphyr::Error) -> String {
+    match e.location() {
+        Some(l) => format!(" (line {}, column {})", l.line(), l.column()),
+        None => String::new(),
+    }
+}
+
+/// kube's message for `e`, minus what could hold a credential. kube quotes the exec plugin's
+/// output when it cannot parse it (a source snippet) and its stdout when it exits non-zero,
+/// and that output is the token or the client key.
+pub fn redacted(e: &kube::Error) -> String {
+    use kube::client::AuthError;
+    match e {
+        kube::Error::Auth(AuthError::AuthExecParse(p)) => format!(
+            "auth error: the exec credential plugin printed something that is not an ExecCredential{};              its output is not shown because it may contain credentials",
+            parse_location(p)
+        ),
+        kube::Error::Auth(AuthError::AuthExecRun { cmd, out }) => format!(
+            "auth error: the exec credential plugin '{cmd}' failed ({}); its stderr: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ),
+        other => other.to_string(),
+    }
+}
+
+/// The kubeconfig error's message, minus quoted file content (the file holds credentials).
+pub fn redacted_kubeconfig(e: &kube::config::KubeconfigError) -> String {
+    match e {
+        kube::config::KubeconfigError::Parse(p) => format!(
+            "failed to parse kubeconfig YAML{}; the file's content is not shown because it may contain credentials",
+            parse_location(p)
+        ),
+        other => other.to_string(),
     }
 }
 

@@ -73,7 +73,7 @@ fn kubernetes_block() -> Block {
                     ])),
                 Attribute::string("command").required().describe("Command to run, e.g. `aws`.").validate(v::non_empty()),
                 Attribute::list_of("args", Type::String).describe("Arguments, e.g. `[\"eks\", \"get-token\", \"--cluster-name\", \"demo\"]`."),
-                Attribute::map_of("env", Type::String).describe("Extra environment variables for the command."),
+                Attribute::map_of("env", Type::String).sensitive().describe("Extra environment variables for the command (they often carry credentials for the plugin)."),
             ],
         )
         .describe("A credential plugin that prints a token, as `kubectl` runs it."),

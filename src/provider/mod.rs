@@ -172,6 +172,9 @@ impl Provider for KarpenterProvider {
 }
 
 #[cfg(test)]
+mod sensitive_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::framework::values::object;

@@ -379,6 +379,65 @@ pub async fn connect_mtls_versions(
     Ok(channel)
 }
 
+/// Presents a fixed chain and key without checking that they belong together (rustls's
+/// `with_client_auth_cert` would refuse a mismatched pair before the server could).
+#[derive(Debug)]
+struct FixedClientCert(Arc<rustls::sign::CertifiedKey>);
+
+impl rustls::client::ResolvesClientCert for FixedClientCert {
+    fn resolve(
+        &self,
+        _root_hint_subjects: &[&[u8]],
+        _sigschemes: &[SignatureScheme],
+    ) -> Option<Arc<rustls::sign::CertifiedKey>> {
+        Some(self.0.clone())
+    }
+
+    fn has_certs(&self) -> bool {
+        true
+    }
+}
+
+/// Connects over mTLS presenting `chain` (leaf first) signed with the PKCS#8 `key`, whether or
+/// not the key matches the leaf.
+pub async fn connect_mtls_presenting(
+    hs: &Handshake,
+    chain: Vec<CertificateDer<'static>>,
+    key_pkcs8: Vec<u8>,
+) -> Result<Channel, BoxError> {
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let verifier = PinnedServerCert {
+        expected: hs.server_cert_der.clone().ok_or("handshake has no server cert")?,
+        algorithms: provider.signature_verification_algorithms,
+    };
+    let signing_key = provider
+        .key_provider
+        .load_private_key(PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key_pkcs8)))?;
+    let certified = rustls::sign::CertifiedKey::new(chain, signing_key);
+    let mut config = rustls::ClientConfig::builder_with_provider(provider.clone() as Arc<CryptoProvider>)
+        .with_safe_default_protocol_versions()?
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(verifier))
+        .with_client_cert_resolver(Arc::new(FixedClientCert(Arc::new(certified))));
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let path = PathBuf::from(&hs.address);
+    let channel = Endpoint::try_from("http://localhost")?
+        .connect_timeout(HANG_GUARD)
+        .connect_with_connector(tower::service_fn(move |_: Uri| {
+            let connector = connector.clone();
+            let path = path.clone();
+            async move {
+                let stream = UnixStream::connect(path).await?;
+                let name = ServerName::try_from("localhost")?;
+                let tls = connector.connect(name, stream).await?;
+                Ok::<_, BoxError>(TokioIo::new(tls))
+            }
+        }))
+        .await?;
+    Ok(channel)
+}
+
 /// Connects without TLS to a unix socket (debug mode, or no client cert).
 pub async fn connect_plain(socket_path: &str) -> Result<Channel, BoxError> {
     let path = PathBuf::from(socket_path);

@@ -146,6 +146,19 @@ async fn handle_inner(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Re
             lock(&shared.faults).extend(specs);
             Ok(ok())
         }
+        (Method::GET, ["rbac"]) => Ok(json_response(200, &json!(*lock(&shared.grants)), &[])),
+        (Method::PUT, ["rbac"]) => {
+            let g: crate::rbac::Grant = serde_json::from_slice(&body)
+                .map_err(|e| ApiError::bad_request(format!("invalid grant: {e}")))?;
+            let mut grants = lock(&shared.grants);
+            grants.retain(|x| x.token != g.token);
+            grants.push(g);
+            Ok(ok())
+        }
+        (Method::DELETE, ["rbac"]) => {
+            lock(&shared.grants).clear();
+            Ok(ok())
+        }
         (Method::DELETE, ["faults"]) => {
             lock(&shared.faults).clear();
             Ok(ok())

@@ -60,6 +60,7 @@ pub mod admin;
 pub mod controller;
 pub mod eks;
 pub mod faults;
+pub mod rbac;
 pub mod schema;
 pub mod server;
 pub mod ssa;
@@ -71,6 +72,7 @@ pub mod webhooks;
 
 pub use controller::ControllerConfig;
 pub use faults::{FaultKind, FaultSpec, LoggedRequest};
+pub use rbac::{Grant, PolicyRule};
 pub use util::ApiError;
 
 use base64::Engine;
@@ -233,6 +235,7 @@ impl TestServer {
             scheduled: Mutex::new(Default::default()),
             token,
             eks_tokens: config.eks_tokens,
+            grants: Mutex::new(Vec::new()),
             addr: Mutex::new(None),
             shutdown: shutdown_rx,
             rt: tokio::runtime::Handle::current(),
@@ -459,6 +462,19 @@ current-context: kube-testserver\nusers:\n- name: kube-testserver\n  user:\n    
         lock(&self.shared.faults).push(f);
     }
     /// Drop all queued faults.
+    /// Accepts `grant.token` from now on, limited to its rules (replaces a grant with the same
+    /// token). See [`rbac`].
+    pub fn grant(&self, grant: Grant) {
+        let mut grants = lock(&self.shared.grants);
+        grants.retain(|g| g.token != grant.token);
+        grants.push(grant);
+    }
+
+    /// Removes every grant (their tokens are refused again).
+    pub fn clear_grants(&self) {
+        lock(&self.shared.grants).clear();
+    }
+
     pub fn clear_faults(&self) {
         lock(&self.shared.faults).clear();
     }

@@ -52,6 +52,8 @@ pub struct Shared {
     pub token: String,
     /// Accept well-formed EKS tokens too (`Config::eks_tokens`).
     pub eks_tokens: bool,
+    /// Restricted tokens (`rbac::Grant`); empty means only the unrestricted credentials.
+    pub grants: Mutex<Vec<crate::rbac::Grant>>,
     pub addr: Mutex<Option<SocketAddr>>,
     pub shutdown: watch::Receiver<bool>,
     /// The runtime the server runs on (timers are spawned here, also from non-async callers).
@@ -243,17 +245,25 @@ async fn handle(
         }
         return Ok(admin::handle(&shared, req).await);
     };
+    let bearer = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim);
+    // A granted token is authenticated but restricted to its rules (client certificates and
+    // the server's own token are not).
+    let grant = if has_cert {
+        None
+    } else {
+        bearer.and_then(|t| lock(&shared.grants).iter().find(|g| g.token == t).cloned())
+    };
     let authorized = has_cert
-        || req
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .is_some_and(|t| {
-                let t = t.trim();
-                t == shared.token
-                    || (shared.eks_tokens && crate::eks::check_token(t, std::time::SystemTime::now()).is_ok())
-            });
+        || grant.is_some()
+        || bearer.is_some_and(|t| {
+            t == shared.token
+                || (shared.eks_tokens && crate::eks::check_token(t, std::time::SystemTime::now()).is_ok())
+        });
     let mut entry = LoggedRequest {
         method: method.to_string(),
         path: path.clone(),
@@ -270,6 +280,19 @@ async fn handle(
         entry.duration = started.elapsed();
         shared.log(entry);
         return Ok(r);
+    }
+    if let Some(g) = &grant {
+        let denied = if is_admin {
+            Err(crate::rbac::admin_forbidden(&g.user))
+        } else {
+            crate::rbac::authorize(g, method.as_str(), &path, &query)
+        };
+        if let Err(e) = denied {
+            entry.status = e.code;
+            entry.duration = started.elapsed();
+            shared.log(entry);
+            return Ok(error_response(&e));
+        }
     }
     if is_admin {
         return Ok(admin::handle(&shared, req).await);

@@ -1,0 +1,126 @@
+//! Which attributes are secret: a walk over the provider schema and every resource and data
+//! source schema, checked against a named list. A new secret attribute without `.sensitive()`,
+//! or a new sensitive attribute, fails here until this list is edited on purpose.
+
+use std::collections::BTreeSet;
+
+use crate::framework::schema::{AttrType, Attribute, Block};
+use crate::framework::{Provider, Schema};
+use crate::provider::KarpenterProvider;
+
+/// Every attribute that must be marked sensitive, by dotted path.
+const SENSITIVE: &[&str] = &[
+    "provider.kubernetes.client_key",
+    "provider.kubernetes.exec.env",
+    "provider.kubernetes.token",
+];
+
+/// Attributes whose names look like secrets but are not, with the reason.
+const NOT_SECRET: &[(&str, &str)] = &[
+    (
+        "provider.kubernetes.client_certificate",
+        "a certificate is public; its key is client_key",
+    ),
+    (
+        "provider.kubernetes.cluster_ca_certificate",
+        "the CA certificate is public",
+    ),
+    (
+        "karpenter_ec2_node_class.metadata_options.http_tokens",
+        "the IMDSv2 setting (required/optional), not a token",
+    ),
+    (
+        "karpenter_node_template.metadata_options.http_tokens",
+        "the IMDSv2 setting (required/optional), not a token",
+    ),
+];
+
+/// Names that suggest a credential.
+fn looks_secret(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    [
+        "token",
+        "secret",
+        "password",
+        "passphrase",
+        "private",
+        "credential",
+        "certificate",
+    ]
+    .iter()
+    .any(|w| n.contains(w))
+        || n.ends_with("_key")
+        || n == "env"
+}
+
+fn walk_attrs(prefix: &str, attrs: &[Attribute], out: &mut Vec<(String, bool)>) {
+    for a in attrs {
+        let path = format!("{prefix}.{}", a.name);
+        out.push((path.clone(), a.sensitive));
+        if let AttrType::Nested { attributes, .. } = &a.ty {
+            walk_attrs(&path, attributes, out);
+        }
+    }
+}
+
+fn walk_blocks(prefix: &str, blocks: &[Block], out: &mut Vec<(String, bool)>) {
+    for b in blocks {
+        let path = format!("{prefix}.{}", b.name);
+        walk_attrs(&path, &b.attributes, out);
+        walk_blocks(&path, &b.blocks, out);
+    }
+}
+
+fn walk(prefix: &str, schema: &Schema, out: &mut Vec<(String, bool)>) {
+    walk_attrs(prefix, &schema.attributes, out);
+    walk_blocks(prefix, &schema.blocks, out);
+}
+
+/// (path, sensitive) for every attribute the provider declares anywhere.
+fn all_attributes() -> Vec<(String, bool)> {
+    let p = KarpenterProvider::new();
+    let mut out = Vec::new();
+    walk("provider", p.schema(), &mut out);
+    for r in p.resources() {
+        walk(r.type_name(), r.schema(), &mut out);
+    }
+    for d in p.data_sources() {
+        walk(&format!("data.{}", d.type_name()), d.schema(), &mut out);
+    }
+    out
+}
+
+#[test]
+fn exactly_the_named_secrets_are_sensitive() {
+    let all = all_attributes();
+    assert!(all.len() > 100, "the walk found only {} attributes", all.len());
+    let sensitive: BTreeSet<&str> = all.iter().filter(|(_, s)| *s).map(|(p, _)| p.as_str()).collect();
+    let expected: BTreeSet<&str> = SENSITIVE.iter().copied().collect();
+    assert_eq!(
+        sensitive, expected,
+        "sensitive attributes differ from the named list"
+    );
+}
+
+#[test]
+fn every_secret_looking_attribute_is_sensitive_or_explained() {
+    let all = all_attributes();
+    for path in SENSITIVE.iter().chain(NOT_SECRET.iter().map(|(p, _)| p)) {
+        assert!(
+            all.iter().any(|(p, _)| p == path),
+            "{path} is not in any schema any more"
+        );
+    }
+    let unexplained: Vec<&str> = all
+        .iter()
+        .filter(|(p, s)| {
+            let name = p.rsplit('.').next().unwrap_or("");
+            looks_secret(name) && !s && !NOT_SECRET.iter().any(|(n, _)| n == p)
+        })
+        .map(|(p, _)| p.as_str())
+        .collect();
+    assert!(
+        unexplained.is_empty(),
+        "attributes that look like secrets but are not sensitive (mark them, or add them to NOT_SECRET with a reason): {unexplained:?}"
+    );
+}
