@@ -260,7 +260,11 @@ pub async fn converge(iam: &Iam, want: &Desired, have: Option<&Actual>) -> Resul
 
 /// Deletes the role and every part of it, in the order IAM requires: managed policies
 /// detached, inline policies deleted, the role removed from its instance profiles (and the
-/// owned profile deleted), the role deleted, then the owned managed policies. Gone is success.
+/// owned profile deleted), the owned managed policies deleted, then the role. Gone is success.
+///
+/// The role goes last: while it exists a refresh finds the resource, so a delete that fails
+/// midway stays in state and the next apply finishes it. (With the role deleted first, a
+/// failed DeletePolicy left policies that no state listed: the refresh saw the role gone.)
 pub async fn delete(
     iam: &Iam,
     name: &str,
@@ -288,10 +292,10 @@ pub async fn delete(
         }
         iam.delete_instance_profile(profile).await?;
     }
-    iam.delete_role(name).await?;
     for arn in owned {
         iam.delete_managed_policy(arn).await?;
     }
+    iam.delete_role(name).await?;
     Ok(())
 }
 
