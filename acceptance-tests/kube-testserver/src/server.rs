@@ -290,6 +290,14 @@ async fn handle(
             entry.fault = Some(kind);
             error_response(&e)
         }
+        Some((kind, FaultAction::Delay(delay))) => {
+            entry.fault = Some(kind);
+            tokio::time::sleep(delay).await;
+            match route(&shared, req, &path, &query).await {
+                Ok(r) => r,
+                Err(e) => error_response(&e),
+            }
+        }
         None => match route(&shared, req, &path, &query).await {
             Ok(r) => r,
             Err(e) => error_response(&e),
