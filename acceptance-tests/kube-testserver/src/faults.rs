@@ -27,7 +27,8 @@ pub enum FaultKind {
     Unauthorized,
     /// 504 Timeout (`Timeout` reason, as when the server gives up on a request).
     GatewayTimeout,
-    /// Answer normally, but only after [`FaultSpec::delay_ms`] (a slow server for one step).
+    /// Serve the request at once but hold the answer back for [`FaultSpec::delay_ms`] (a
+    /// slow server for one step: the change is made even if the client stops waiting).
     Slow,
 }
 
@@ -68,7 +69,7 @@ impl FaultSpec {
             delay_ms: 0,
         }
     }
-    /// A `slow` fault: the next `count` matching requests are served after `delay`.
+    /// A `slow` fault: the next `count` matching requests are served, and answered `delay` later.
     pub fn slow(delay: Duration, count: u32) -> Self {
         Self {
             delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
@@ -99,7 +100,7 @@ impl FaultSpec {
 pub enum FaultAction {
     Respond(ApiError),
     Drop,
-    /// Serve the request normally after this delay.
+    /// Serve the request, and answer it after this delay.
     Delay(Duration),
 }
 
