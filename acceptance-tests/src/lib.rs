@@ -14,8 +14,10 @@ pub mod kube;
 pub mod moto;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 /// The provider's source address, as users write it in `required_providers`.
 pub const PROVIDER_SOURCE: &str = "karpenter/karpenter";
@@ -174,6 +176,51 @@ impl Run {
     }
 }
 
+/// A terraform command running in the background (see [`Workdir::spawn`]).
+pub struct Background {
+    child: Child,
+    stdout: PathBuf,
+    stderr: PathBuf,
+}
+
+impl Background {
+    /// The terraform process id.
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Whether terraform has ended.
+    pub fn finished(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
+    }
+
+    /// Waits for terraform to end; kills it and panics if it is still running after `guard`
+    /// (a hang guard). Returns what it printed and how long the wait took.
+    pub fn wait(mut self, guard: Duration) -> (Run, Duration) {
+        let started = Instant::now();
+        let status = loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                break status;
+            }
+            if started.elapsed() > guard {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                panic!(
+                    "terraform still running after {guard:?}:\n{}",
+                    std::fs::read_to_string(&self.stdout).unwrap_or_default()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let run = Run {
+            success: status.success(),
+            stdout: std::fs::read_to_string(&self.stdout).unwrap_or_default(),
+            stderr: std::fs::read_to_string(&self.stderr).unwrap_or_default(),
+        };
+        (run, started.elapsed())
+    }
+}
+
 /// A temporary Terraform working directory wired to the locally built provider.
 pub struct Workdir {
     dir: tempfile::TempDir,
@@ -236,6 +283,16 @@ impl Workdir {
 
     /// Runs `terraform <args>` here, with `-no-color` semantics and no prompts.
     pub fn terraform(&self, args: &[&str]) -> Run {
+        let mut cmd = self.command(args);
+        Run::from(
+            cmd.output()
+                .unwrap_or_else(|e| panic!("could not run terraform: {e}")),
+        )
+    }
+
+    /// The `terraform <args>` command [`Workdir::terraform`] runs, not started: for tests
+    /// that need the process itself (to signal it midway, or to find its plugin children).
+    pub fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(terraform_binary());
         cmd.current_dir(self.dir.path())
             .args(args)
@@ -249,10 +306,30 @@ impl Workdir {
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
-        Run::from(
-            cmd.output()
-                .unwrap_or_else(|e| panic!("could not run terraform: {e}")),
-        )
+        cmd
+    }
+
+    /// Starts `terraform <args>` in the background, its output going to files in the working
+    /// directory (a pipe nobody reads would stall terraform once its plan fills it).
+    pub fn spawn(&self, args: &[&str]) -> Background {
+        static RUNS: AtomicUsize = AtomicUsize::new(0);
+        let n = RUNS.fetch_add(1, Ordering::Relaxed);
+        let stdout = self.dir.path().join(format!("run-{n}.stdout"));
+        let stderr = self.dir.path().join(format!("run-{n}.stderr"));
+        let file =
+            |p: &Path| std::fs::File::create(p).unwrap_or_else(|e| panic!("create {}: {e}", p.display()));
+        let child = self
+            .command(args)
+            .stdin(Stdio::null())
+            .stdout(file(&stdout))
+            .stderr(file(&stderr))
+            .spawn()
+            .unwrap_or_else(|e| panic!("could not start terraform: {e}"));
+        Background {
+            child,
+            stdout,
+            stderr,
+        }
     }
 
     pub fn validate(&self) -> Run {

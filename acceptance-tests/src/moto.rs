@@ -8,7 +8,8 @@
 //!   files, no instance metadata; [`Moto::provider_block`] is the provider block HCL.
 //! - [`FaultProxy`] is a reverse proxy in front of moto (which has no fault injection) that a
 //!   test arms to fail matching calls, e.g. the next `PutTargets` with a 400
-//!   `ThrottlingException`, answering in the protocol shape of the service.
+//!   `ThrottlingException`, answering in the protocol shape of the service; or to drop the
+//!   connection without an answer, or to let the call through and answer it late.
 //!
 //! If `python3` is missing, tests fail with one line saying so.
 
@@ -300,6 +301,21 @@ pub struct Fault {
     pub message: String,
     /// Matching requests let through before the fault starts firing.
     pub skip: usize,
+    /// What the fault does instead of (or besides) the error answer.
+    pub mode: FaultMode,
+    /// Match the operation exactly (`Action=GetRole` then leaves `Action=GetRolePolicy` alone).
+    pub exact: bool,
+}
+
+/// How an armed fault treats a matching request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultMode {
+    /// Answer with the AWS-shaped error (`status`, `code`); moto never sees the call.
+    Error,
+    /// Close the client connection without answering; moto never sees the call.
+    Drop,
+    /// Forward to moto (the call takes effect) and hold its answer back for this long.
+    Slow(Duration),
 }
 
 impl Fault {
@@ -312,6 +328,30 @@ impl Fault {
             code: code.to_string(),
             message: format!("injected by the acceptance tests' fault proxy ({code})"),
             skip: 0,
+            mode: FaultMode::Error,
+            exact: false,
+        }
+    }
+
+    /// Matches only the operation named by `matches`, not others it is a prefix of.
+    pub fn exact(mut self) -> Fault {
+        self.exact = true;
+        self
+    }
+
+    /// `count` matching calls whose connection is closed without an answer.
+    pub fn drop_connection(matches: &str, count: usize) -> Fault {
+        Fault {
+            mode: FaultMode::Drop,
+            ..Fault::new(matches, count, 0, "ConnectionDropped")
+        }
+    }
+
+    /// `count` matching calls that reach moto but whose answer comes `delay` late.
+    pub fn slow(matches: &str, count: usize, delay: Duration) -> Fault {
+        Fault {
+            mode: FaultMode::Slow(delay),
+            ..Fault::new(matches, count, 200, "Slow")
         }
     }
 
@@ -485,10 +525,14 @@ fn serve(conn: TcpStream, upstream_port: u16, state: &Mutex<ProxyState>) -> std:
         let op = req.operation();
         let fault = {
             let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
-            let hit = s
-                .faults
-                .iter()
-                .position(|f| op.contains(&f.matches) && f.count > 0);
+            let hit = s.faults.iter().position(|f| {
+                f.count > 0
+                    && if f.exact {
+                        op == f.matches
+                    } else {
+                        op.contains(&f.matches)
+                    }
+            });
             let hit = match hit {
                 Some(i) if s.faults[i].skip > 0 => {
                     s.faults[i].skip -= 1;
@@ -509,6 +553,18 @@ fn serve(conn: TcpStream, upstream_port: u16, state: &Mutex<ProxyState>) -> std:
             fault
         };
         let response = match fault {
+            Some(f) if f.mode == FaultMode::Drop => {
+                let _ = writer.shutdown(Shutdown::Both);
+                return Ok(());
+            }
+            Some(Fault {
+                mode: FaultMode::Slow(delay),
+                ..
+            }) => {
+                let response = forward(&req, upstream_port)?;
+                std::thread::sleep(delay);
+                response
+            }
             Some(f) => error_response(&req, &f),
             None => forward(&req, upstream_port)?,
         };

@@ -75,6 +75,11 @@ impl IamError {
         self.code_is("NoSuchEntity")
     }
 
+    /// The entity exists already (`EntityAlreadyExists`).
+    pub fn is_already_exists(&self) -> bool {
+        self.code_is("EntityAlreadyExists")
+    }
+
     /// What IAM answers while a just-created role or profile has not reached every endpoint:
     /// the entity is "not found", or a trust policy naming it has an "invalid principal".
     pub fn is_eventual_consistency(&self) -> bool {

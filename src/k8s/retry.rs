@@ -3,7 +3,8 @@
 //! Karpenter's own start-up produces exactly these: a just-established kind answering 404
 //! for a moment, its webhook refusing connections, throttling (429, honouring the server's
 //! `Retry-After`), 5xx, dropped connections. Errors that will not heal (422 Invalid, 403) are
-//! returned at once.
+//! returned at once. A single request that is still unanswered at the deadline is abandoned:
+//! a slow server cannot hold an operation past its `timeouts {}` setting.
 
 use std::future::Future;
 use std::time::Duration;
@@ -34,9 +35,15 @@ where
     let started = Instant::now();
     let mut attempt = 1u32;
     loop {
-        let err = match op().await {
-            Ok(v) => return Ok(v),
-            Err(e) => e,
+        let err = match tokio::time::timeout_at(deadline, op()).await {
+            Ok(Ok(v)) => return Ok(v),
+            Ok(Err(e)) => e,
+            Err(_) => {
+                return Err(KubeError::Timeout {
+                    what: format!("{what}: the API server did not answer attempt {attempt} in time"),
+                    waited: started.elapsed(),
+                });
+            }
         };
         let retryable = err.is_transient() || (also == Also::NotFound && err.is_not_found());
         if !retryable {
@@ -104,6 +111,23 @@ mod tests {
         let out: Result<(), _> = retry("apply", deadline, Also::Nothing, || async { Err(status(500)) }).await;
         match out {
             Err(KubeError::Timeout { what, .. }) => assert!(what.contains("500"), "{what}"),
+            other => panic!("expected a timeout, got {other:?}"),
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_unanswered_request_is_abandoned_at_the_deadline() {
+        let deadline = Instant::now() + Duration::from_secs(2);
+        let out: Result<(), _> = retry("apply", deadline, Also::Nothing, || async {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            Ok(())
+        })
+        .await;
+        match out {
+            Err(KubeError::Timeout { what, waited }) => {
+                assert!(what.contains("did not answer"), "{what}");
+                assert!(waited <= Duration::from_secs(3), "{waited:?}");
+            }
             other => panic!("expected a timeout, got {other:?}"),
         }
     }

@@ -83,6 +83,7 @@ async fn serve_managed<P: Provider>(provider: P) -> Result<(), PluginError> {
     // SIGTERM must stop gracefully from the moment Terraform can see us.
     let shutdown = ShutdownSignal::new();
     stop_on_sigterm(&shutdown)?;
+    stop_when_orphaned(&shutdown);
     handshake::announce(&line)?;
     tracing::info!(
         network = endpoint.network,
@@ -173,6 +174,27 @@ fn stop_on_sigterm(shutdown: &ShutdownSignal) -> Result<(), PluginError> {
         }
     });
     Ok(())
+}
+
+/// How often a managed plugin checks that Terraform, its parent, is still there.
+const PARENT_CHECK_EVERY: Duration = Duration::from_secs(1);
+
+/// A managed plugin whose Terraform died (SIGKILL, OOM) is re-parented and would serve an
+/// unreachable socket forever: stop when the parent process changes.
+fn stop_when_orphaned(shutdown: &ShutdownSignal) {
+    let parent = std::os::unix::process::parent_id();
+    let shutdown = shutdown.clone();
+    tokio::spawn(async move {
+        let mut ticker = tokio::time::interval(PARENT_CHECK_EVERY);
+        loop {
+            ticker.tick().await;
+            if std::os::unix::process::parent_id() != parent {
+                tracing::warn!(parent, "Terraform (the parent process) is gone; stopping");
+                shutdown.trigger();
+                return;
+            }
+        }
+    });
 }
 
 /// Terraform sends Ctrl-C to the whole process group but wants to drive the shutdown itself

@@ -232,19 +232,30 @@ pub async fn converge(iam: &Iam, want: &Desired, have: Option<&Actual>) -> Resul
 
     // Instance profile.
     if let Some(profile) = &want.instance_profile {
-        let existing = have.and_then(|a| a.profile.as_ref());
-        let holds_role = existing.is_some_and(|p| p.roles.contains(&want.name));
-        match existing {
-            None => {
-                iam.create_instance_profile(profile, &want.path, &want.tags)
-                    .await?;
+        let mut existing = have.and_then(|a| a.profile.clone());
+        if existing.is_none() {
+            match iam.create_instance_profile(profile, &want.path, &want.tags).await {
+                Ok(_) => {}
+                // An earlier apply created the profile and failed before it held the role (e.g.
+                // AddRoleToInstanceProfile refused); the state then did not record it, and a
+                // replacement deleted only the role. Take over such a profile — one holding no
+                // role but ours — instead of failing on it at every apply.
+                Err(e) if e.is_already_exists() => match iam.get_instance_profile(profile).await? {
+                    Some(p) if p.roles.iter().all(|r| *r == want.name) => existing = Some(p),
+                    _ => return Err(e),
+                },
+                Err(e) => return Err(e),
             }
+        }
+        let holds_role = existing.as_ref().is_some_and(|p| p.roles.contains(&want.name));
+        match existing.as_ref() {
+            None => {}
             // The profile's tags follow the role's (applied whenever the role is updated).
             Some(p) if p.tags != want.tags => iam.sync_profile_tags(profile, &p.tags, &want.tags).await?,
             Some(_) => {}
         }
         if !holds_role {
-            if let Some(other) = existing.and_then(|p| p.roles.first()) {
+            if let Some(other) = existing.as_ref().and_then(|p| p.roles.first()) {
                 // A profile holds one role; replace whatever took our place.
                 iam.remove_role_from_profile(profile, other).await?;
             }
@@ -260,7 +271,11 @@ pub async fn converge(iam: &Iam, want: &Desired, have: Option<&Actual>) -> Resul
 
 /// Deletes the role and every part of it, in the order IAM requires: managed policies
 /// detached, inline policies deleted, the role removed from its instance profiles (and the
-/// owned profile deleted), the role deleted, then the owned managed policies. Gone is success.
+/// owned profile deleted), the owned managed policies deleted, then the role. Gone is success.
+///
+/// The role goes last: while it exists a refresh finds the resource, so a delete that fails
+/// midway stays in state and the next apply finishes it. (With the role deleted first, a
+/// failed DeletePolicy left policies that no state listed: the refresh saw the role gone.)
 pub async fn delete(
     iam: &Iam,
     name: &str,
@@ -288,10 +303,10 @@ pub async fn delete(
         }
         iam.delete_instance_profile(profile).await?;
     }
-    iam.delete_role(name).await?;
     for arn in owned {
         iam.delete_managed_policy(arn).await?;
     }
+    iam.delete_role(name).await?;
     Ok(())
 }
 

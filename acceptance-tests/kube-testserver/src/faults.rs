@@ -27,6 +27,9 @@ pub enum FaultKind {
     Unauthorized,
     /// 504 Timeout (`Timeout` reason, as when the server gives up on a request).
     GatewayTimeout,
+    /// Serve the request at once but hold the answer back for [`FaultSpec::delay_ms`] (a
+    /// slow server for one step: the change is made even if the client stops waiting).
+    Slow,
 }
 
 /// One queued fault: answers the next `count` matching requests.
@@ -45,6 +48,9 @@ pub struct FaultSpec {
     /// Seconds sent in `Retry-After` and `details.retryAfterSeconds` for 429.
     #[serde(default = "one")]
     pub retry_after_secs: u32,
+    /// Milliseconds a `slow` fault holds the request before serving it.
+    #[serde(default)]
+    pub delay_ms: u64,
 }
 
 fn one() -> u32 {
@@ -60,6 +66,14 @@ impl FaultSpec {
             method: None,
             path_contains: None,
             retry_after_secs: 1,
+            delay_ms: 0,
+        }
+    }
+    /// A `slow` fault: the next `count` matching requests are served, and answered `delay` later.
+    pub fn slow(delay: Duration, count: u32) -> Self {
+        Self {
+            delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+            ..Self::new(FaultKind::Slow, count)
         }
     }
     /// Restrict to one HTTP method.
@@ -86,6 +100,8 @@ impl FaultSpec {
 pub enum FaultAction {
     Respond(ApiError),
     Drop,
+    /// Serve the request, and answer it after this delay.
+    Delay(Duration),
 }
 
 /// Take one use of the first matching fault, if any.
@@ -94,6 +110,7 @@ pub fn take(queue: &mut Vec<FaultSpec>, method: &str, path: &str) -> Option<(Fau
     f.count -= 1;
     let kind = f.kind;
     let retry = f.retry_after_secs;
+    let delay = Duration::from_millis(f.delay_ms);
     queue.retain(|f| f.count > 0);
     let action = match kind {
         FaultKind::TooManyRequests => {
@@ -120,6 +137,7 @@ pub fn take(queue: &mut Vec<FaultSpec>, method: &str, path: &str) -> Option<(Fau
             )
         }
         FaultKind::DropConnection => FaultAction::Drop,
+        FaultKind::Slow => FaultAction::Delay(delay),
         FaultKind::Forbidden => FaultAction::Respond(forbidden(method, path)),
         FaultKind::Unauthorized => FaultAction::Respond(ApiError::unauthorized()),
         FaultKind::GatewayTimeout => FaultAction::Respond(

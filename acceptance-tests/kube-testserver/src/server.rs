@@ -313,6 +313,18 @@ async fn handle(
             entry.fault = Some(kind);
             error_response(&e)
         }
+        Some((kind, FaultAction::Delay(delay))) => {
+            // The request takes effect at once; only the answer is late (as from a server
+            // whose write went through but whose reply is stuck), so a client that gives up
+            // has changed the store without knowing it.
+            entry.fault = Some(kind);
+            let resp = match route(&shared, req, &path, &query).await {
+                Ok(r) => r,
+                Err(e) => error_response(&e),
+            };
+            tokio::time::sleep(delay).await;
+            resp
+        }
         None => match route(&shared, req, &path, &query).await {
             Ok(r) => r,
             Err(e) => error_response(&e),

@@ -1140,6 +1140,40 @@ async fn injected_faults_answer_like_the_real_server_and_the_log_counts_requests
     assert!(s.request_log().is_empty());
 }
 
+#[tokio::test]
+async fn a_slow_fault_makes_the_change_at_once_and_answers_late() {
+    let (s, _retrying) = start_v1().await;
+    let mut cfg = s.client_config("kube-testserver").await.unwrap();
+    cfg.default_retry = false;
+    let client = kube::Client::try_from(cfg).unwrap();
+    let np = nodepools(&client);
+    s.inject_fault(FaultSpec::slow(Duration::from_secs(5), 1).method("POST"));
+    let create = tokio::spawn(async move {
+        np.create(&PostParams::default(), &dynobj(nodepool_json("late")))
+            .await
+            .map(|_| ())
+    });
+    // The object is stored while its answer is still held back (bounded wait: a hang guard).
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while s.object("karpenter.sh", "v1", "nodepools", "late").is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the slow create never took effect"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(!create.is_finished(), "the answer was not held back");
+    create.abort();
+    assert_eq!(
+        s.request_log()
+            .iter()
+            .filter(|r| r.fault == Some(FaultKind::Slow))
+            .count(),
+        0,
+        "a held answer is logged when it is sent"
+    );
+}
+
 async fn http_plain(url: &str, method: &str, path: &str, body: &str) -> (u16, Value) {
     let hostport = url.trim_start_matches("http://");
     let mut tcp = tokio::net::TcpStream::connect(hostport).await.unwrap();

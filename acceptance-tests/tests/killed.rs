@@ -1,0 +1,401 @@
+//! Killed mid-apply (issue #10, item 5): 20 node pools on the Kubernetes API test server and an
+//! interruption queue in moto are applied with latency on both (every NodePool write and every
+//! PutTargets answered late, so there is a middle), and once
+//! the 8th NodePool write shows in the server's request log and the queue's second PutTargets
+//! has reached moto, SIGKILL hits either the provider
+//! plugin (a child of terraform) or terraform itself. Then, with the latency gone, a plain
+//! `terraform apply` must converge, the plan after it must be empty, and the server and moto
+//! must hold exactly what the state lists: 20 pools, one queue, five rules — nothing twice,
+//! nothing left over. Right after the kill, pools and the queue must exist that the state does
+//! not list (in flight), so the next apply has to adopt them: node pools by server-side apply,
+//! the queue because CreateQueue with the same name and attributes returns the existing queue
+//! (the policy is set afterwards, so it is not among the attributes compared), the rules and
+//! targets because PutRule/PutTargets are upserts. When terraform itself is killed, its
+//! orphaned provider must exit too.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use acceptance_tests::kube::{Cluster, FaultSpec};
+use acceptance_tests::moto::{self, Fault, FaultProxy, Moto};
+use acceptance_tests::{Background, Workdir};
+use serde_json::Value as Json;
+
+const POOLS: usize = 20;
+/// The kill comes after this many NodePool writes reached the server.
+const KILL_AFTER_WRITES: usize = 8;
+const GUARD: Duration = Duration::from_secs(180);
+
+struct Stack {
+    cluster: Cluster,
+    moto: Moto,
+    proxy: FaultProxy,
+    work: Workdir,
+}
+
+impl Stack {
+    fn new() -> Stack {
+        let cluster = Cluster::with_v1_crds();
+        let moto = Moto::start();
+        let proxy = FaultProxy::start(moto.port());
+        // One provider block with both sides.
+        let kube = cluster.provider_block();
+        let aws = proxy.provider_block();
+        let provider = format!(
+            "{}{}",
+            kube.trim_end().trim_end_matches('}'),
+            aws.trim_start_matches("provider \"karpenter\" {\n")
+        );
+        let config = format!(
+            r#"{provider}
+resource "karpenter_node_pool" "many" {{
+  count = {POOLS}
+  name  = "pool-${{count.index}}"
+  template = {{
+    spec = {{
+      node_class_ref = {{ name = "default" }}
+      requirements   = [{{ key = "karpenter.sh/capacity-type", operator = "In", values = ["spot"] }}]
+    }}
+  }}
+}}
+
+resource "karpenter_interruption_queue" "q" {{
+  cluster_name = "killed"
+}}
+"#
+        );
+        let mut work = Workdir::new(&config);
+        moto::configure_env(&mut work);
+        Stack {
+            cluster,
+            moto,
+            proxy,
+            work,
+        }
+    }
+
+    fn pool_writes(&self) -> usize {
+        self.cluster
+            .requests(Some("PATCH"), "/apis/karpenter.sh/v1/nodepools/")
+            .len()
+    }
+
+    /// PutTargets calls that reached the proxy (the queue's rules being wired).
+    fn put_targets(&self) -> usize {
+        self.proxy
+            .log()
+            .iter()
+            .filter(|(op, _)| op == "AWSEvents.PutTargets")
+            .count()
+    }
+
+    /// Starts an apply with latency on both sides and returns it once the middle is reached.
+    fn start_slow_apply(&self) -> Background {
+        self.cluster.server.set_latency(Duration::from_millis(200));
+        // Each NodePool write is answered 3 s late: with Terraform's parallelism of 10, the
+        // second ten are still in flight when the first ten are done.
+        self.cluster.server.inject_fault(
+            FaultSpec::slow(Duration::from_secs(3), POOLS as u32)
+                .method("PATCH")
+                .path_contains("/apis/karpenter.sh/v1/nodepools/"),
+        );
+        // The queue's five PutTargets each answer late, so the queue is still being built
+        // when the kill comes.
+        self.proxy
+            .arm(Fault::slow("AWSEvents.PutTargets", 5, Duration::from_millis(1500)).exact());
+        self.cluster.server.clear_request_log();
+        let mut child = self
+            .work
+            .spawn(&["apply", "-no-color", "-input=false", "-auto-approve"]);
+        let deadline = Instant::now() + GUARD;
+        while self.pool_writes() < KILL_AFTER_WRITES || self.put_targets() < 2 {
+            if child.finished() {
+                let (run, _) = child.wait(GUARD);
+                panic!(
+                    "terraform ended before the middle of the apply:\n{}",
+                    run.output()
+                );
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the apply never reached {KILL_AFTER_WRITES} writes"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        child
+    }
+
+    /// Right after the kill: what the state file records against what exists. The kill must
+    /// have left work in flight — pools and the queue that exist but are not in state — or the
+    /// case would not test adoption at all.
+    fn assert_left_in_flight(&self) {
+        let state: Json = serde_json::from_str(
+            &std::fs::read_to_string(self.work.path().join("terraform.tfstate")).unwrap_or_default(),
+        )
+        .unwrap_or(Json::Null);
+        let count = |t: &str| {
+            state["resources"]
+                .as_array()
+                .map(|rs| {
+                    rs.iter()
+                        .filter(|r| r["type"] == t)
+                        .map(|r| r["instances"].as_array().map_or(0, Vec::len))
+                        .sum::<usize>()
+                })
+                .unwrap_or(0)
+        };
+        let (pools_in_state, queue_in_state) = (
+            count("karpenter_node_pool"),
+            count("karpenter_interruption_queue"),
+        );
+        let pools_on_server = list_pools(&self.cluster).len();
+        let (queues, rules) = aws_objects(&self.moto);
+        println!(
+            "after the kill: {pools_on_server} pools on the server, {pools_in_state} in state; \
+             {} queue(s) and {} rule(s) in moto, {queue_in_state} queue in state",
+            queues.len(),
+            rules.len()
+        );
+        assert!(
+            pools_on_server > pools_in_state,
+            "no pool was in flight at the kill ({pools_on_server} on the server, {pools_in_state} in state)"
+        );
+        assert!(
+            queues.len() == 1 && !rules.is_empty() && queue_in_state == 0,
+            "the queue was not in flight at the kill ({} queue(s) and {} rule(s) in moto, {queue_in_state} in state)",
+            queues.len(),
+            rules.len()
+        );
+    }
+
+    fn clear_slowness(&self) {
+        self.cluster.server.set_latency(Duration::ZERO);
+        self.cluster.server.clear_faults();
+        self.proxy.disarm();
+    }
+
+    /// After the kill: a plain apply converges, the plan is empty, nothing is missing or extra.
+    fn converges(&self) {
+        let run = self.work.apply();
+        assert!(run.success, "the apply after the kill failed:\n{}", run.output());
+        assert!(
+            self.work.plan_is_empty(),
+            "plan after converging:\n{}",
+            self.work.plan().output()
+        );
+        let state = self.work.state();
+        let resources = state["values"]["root_module"]["resources"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let mut state_pools: Vec<String> = resources
+            .iter()
+            .filter(|r| r["type"] == "karpenter_node_pool")
+            .filter_map(|r| r["values"]["name"].as_str().map(str::to_string))
+            .collect();
+        state_pools.sort();
+        let mut server_pools = list_pools(&self.cluster);
+        server_pools.sort();
+        assert_eq!(state_pools.len(), POOLS);
+        assert_eq!(server_pools, state_pools, "NodePools on the server vs in state");
+
+        let queue: Vec<&Json> = resources
+            .iter()
+            .filter(|r| r["type"] == "karpenter_interruption_queue")
+            .map(|r| &r["values"])
+            .collect();
+        assert_eq!(queue.len(), 1);
+        let mut state_rules: Vec<String> = queue[0]["rules"]
+            .as_object()
+            .map(|m| {
+                m.values()
+                    .filter_map(|r| r["name"].as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        state_rules.sort();
+        let (queues, mut rules) = aws_objects(&self.moto);
+        rules.sort();
+        assert_eq!(
+            queues,
+            vec![queue[0]["queue_name"].as_str().unwrap_or_default().to_string()]
+        );
+        assert_eq!(state_rules.len(), 5);
+        assert_eq!(rules, state_rules, "EventBridge rules in moto vs in state");
+    }
+}
+
+fn list_pools(cluster: &Cluster) -> Vec<String> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        let client = cluster.server.client().await.expect("client");
+        let ar = kube::core::ApiResource::from_gvk_with_plural(
+            &kube::core::GroupVersionKind::gvk("karpenter.sh", "v1", "NodePool"),
+            "nodepools",
+        );
+        let api: kube::Api<kube::core::DynamicObject> = kube::Api::all_with(client, &ar);
+        api.list(&Default::default())
+            .await
+            .expect("list")
+            .items
+            .into_iter()
+            .filter_map(|o| o.metadata.name)
+            .collect()
+    })
+}
+
+/// Queue names and rule names in moto.
+fn aws_objects(moto: &Moto) -> (Vec<String>, Vec<String>) {
+    let config = moto.sdk_config();
+    let sqs = aws_sdk_sqs::Client::new(&config);
+    let events = aws_sdk_eventbridge::Client::new(&config);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        let queues = sqs.list_queues().send().await.expect("ListQueues");
+        let rules = events.list_rules().send().await.expect("ListRules");
+        (
+            queues
+                .queue_urls()
+                .iter()
+                .filter_map(|u| u.rsplit('/').next().map(str::to_string))
+                .collect(),
+            rules
+                .rules()
+                .iter()
+                .filter_map(|r| r.name().map(str::to_string))
+                .collect(),
+        )
+    })
+}
+
+/// (pid, parent pid, name, state) of a process from /proc.
+fn proc_stat(pid: u32) -> Option<(u32, String, char)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let open = text.find('(')?;
+    let close = text.rfind(')')?;
+    let name = text[open + 1..close].to_string();
+    let mut rest = text[close + 1..].split_whitespace();
+    let state = rest.next()?.chars().next()?;
+    let ppid = rest.next()?.parse().ok()?;
+    Some((ppid, name, state))
+}
+
+/// The provider plugin processes terraform `parent` started.
+fn provider_children(parent: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            proc_stat(*pid).is_some_and(|(ppid, name, state)| {
+                ppid == parent && name.starts_with("terraform-prov") && state != 'Z'
+            })
+        })
+        .collect()
+}
+
+fn alive(pid: u32) -> bool {
+    proc_stat(pid).is_some_and(|(_, _, state)| state != 'Z')
+}
+
+fn sigkill(pid: u32) {
+    let status = std::process::Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .unwrap_or_else(|e| panic!("kill: {e}"));
+    assert!(status.success(), "kill -KILL {pid} failed");
+}
+
+/// Waits (bounded) for terraform to end and returns what it printed.
+fn finish(child: Background) -> String {
+    child.wait(GUARD).0.output()
+}
+
+fn state_file_summary(dir: &Path) -> String {
+    let state = std::fs::read_to_string(dir.join("terraform.tfstate")).unwrap_or_default();
+    let parsed: Json = serde_json::from_str(&state).unwrap_or(Json::Null);
+    let instances: usize = parsed["resources"]
+        .as_array()
+        .map(|rs| {
+            rs.iter()
+                .map(|r| r["instances"].as_array().map_or(0, Vec::len))
+                .sum()
+        })
+        .unwrap_or(0);
+    format!(
+        "terraform.tfstate {} ({instances} resource instances), lock info file {}",
+        if state.is_empty() { "absent" } else { "present" },
+        if dir.join(".terraform.tfstate.lock.info").exists() {
+            "left behind"
+        } else {
+            "absent"
+        }
+    )
+}
+
+#[test]
+fn provider_killed_mid_apply_then_apply_converges_without_leaks() {
+    let stack = Stack::new();
+    let child = stack.start_slow_apply();
+    let terraform = child.id();
+    let providers = provider_children(terraform);
+    assert_eq!(
+        providers.len(),
+        1,
+        "provider processes under terraform: {providers:?}"
+    );
+    sigkill(providers[0]);
+    let output = finish(child);
+    println!(
+        "killed the provider after {} pool writes; terraform said:\n{output}\n{}",
+        stack.pool_writes(),
+        state_file_summary(stack.work.path())
+    );
+    assert!(
+        output.contains("Error"),
+        "terraform did not report the dead plugin:\n{output}"
+    );
+    stack.assert_left_in_flight();
+    stack.clear_slowness();
+    stack.converges();
+}
+
+#[test]
+fn terraform_killed_mid_apply_then_apply_converges_and_the_plugin_exits() {
+    let stack = Stack::new();
+    let child = stack.start_slow_apply();
+    let terraform = child.id();
+    let providers = provider_children(terraform);
+    assert_eq!(
+        providers.len(),
+        1,
+        "provider processes under terraform: {providers:?}"
+    );
+    sigkill(terraform);
+    let _ = finish(child);
+    println!(
+        "killed terraform after {} pool writes; {}",
+        stack.pool_writes(),
+        state_file_summary(stack.work.path())
+    );
+    // The orphaned plugin notices that Terraform is gone and exits (no process leak).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while alive(providers[0]) {
+        assert!(
+            Instant::now() < deadline,
+            "the provider (pid {}) outlived the killed terraform by 30 s",
+            providers[0]
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    stack.assert_left_in_flight();
+    stack.clear_slowness();
+    stack.converges();
+}
