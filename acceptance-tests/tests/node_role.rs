@@ -188,7 +188,7 @@ async fn node_role_lifecycle_drift_import_destroy() {
         .expect("tag profile");
     let plan = work.plan().ok();
     assert!(
-        plan.stdout.contains("\"added\""),
+        plan.stdout.contains("instance_profile_tags") && plan.stdout.contains("\"added\""),
         "profile tag drift not planned:\n{}",
         plan.stdout
     );

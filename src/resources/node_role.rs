@@ -4,7 +4,7 @@
 //! as Karpenter's reference uses, or read-only) and AmazonSSMManagedInstanceCore. Optionally an
 //! instance profile of the same name holds the role (for pre-v1 AWSNodeTemplate users).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::LazyLock;
 
 use async_trait::async_trait;
@@ -52,6 +52,9 @@ static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
             .describe("Create an instance profile of the role's name holding the role. Karpenter v1 creates its own profiles from the role name; this is for v1alpha5 / AWSNodeTemplate setups that name a profile."),
         Attribute::string("instance_profile_name").computed().describe("Name of the instance profile, when created."),
         Attribute::string("instance_profile_arn").computed().describe("ARN of the instance profile, when created."),
+        Attribute::map_of("instance_profile_tags", Type::String)
+            .computed()
+            .describe("The instance profile's tags, which follow `tags`: a change made to them outside Terraform shows here and the next apply puts them back."),
         Attribute::list_of("managed_policy_arns", Type::String)
             .computed()
             .describe("The node policies this resource attaches (besides `additional_policy_arns`)."),
@@ -96,6 +99,15 @@ fn trust_policy(partition: &str) -> Json {
             "Action": "sts:AssumeRole",
         }],
     })
+}
+
+/// Tags as a Terraform map of strings.
+fn tag_map(tags: &BTreeMap<String, String>) -> Value {
+    Value::Map(
+        tags.iter()
+            .map(|(k, v)| (k.clone(), Value::string(v.clone())))
+            .collect(),
+    )
 }
 
 fn bool_of(value: &Value, name: &str) -> bool {
@@ -158,15 +170,7 @@ fn state(base: &Value, actual: &Actual) -> Value {
         "permissions_boundary",
         opt_string(actual.role.permissions_boundary.clone()),
     );
-    // The profile's tags follow the role's, so a profile whose tags were changed outside
-    // Terraform shows as drift of `tags` (when the role's own tags are as recorded) and the
-    // next apply puts both back.
-    let recorded = iam_role::string_map_of(base, "tags");
-    let seen_tags = match profile {
-        Some(p) if p.tags != actual.tags && actual.tags == recorded => &p.tags,
-        _ => &actual.tags,
-    };
-    set("tags", iam_role::map_value(seen_tags, base.get("tags")));
+    set("tags", iam_role::map_value(&actual.tags, base.get("tags")));
     set(
         "additional_policy_arns",
         iam_role::set_value(&additional, base.get("additional_policy_arns")),
@@ -182,6 +186,10 @@ fn state(base: &Value, actual: &Actual) -> Value {
         opt_string(profile.map(|p| p.name.clone())),
     );
     set("instance_profile_arn", opt_string(profile.map(|p| p.arn.clone())));
+    set(
+        "instance_profile_tags",
+        profile.map_or(Value::Null, |p| tag_map(&p.tags)),
+    );
     Value::Object(fields)
 }
 
@@ -268,6 +276,17 @@ impl Resource<KarpenterContext> for NodeRole {
     fn modify_plan(&self, _config: &Value, prior: &Value, planned: &mut Value, _diags: &mut Diagnostics) {
         let Value::Object(fields) = planned else { return };
         let profile = fields.get("create_instance_profile").and_then(Value::as_bool);
+        // The profile carries the role's tags.
+        let profile_tags = match (profile, fields.get("tags")) {
+            (Some(false), _) => Value::Null,
+            (Some(true), Some(t)) if t.is_wholly_known() => match t {
+                Value::Null => Value::Map(Default::default()),
+                known => known.clone(),
+            },
+            (Some(true), None) => Value::Map(Default::default()),
+            _ => Value::unknown(),
+        };
+        fields.insert("instance_profile_tags".into(), profile_tags);
         if profile == Some(false) {
             fields.insert("instance_profile_name".into(), Value::Null);
             fields.insert("instance_profile_arn".into(), Value::Null);
