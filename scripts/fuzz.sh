@@ -14,6 +14,9 @@
 #   scripts/fuzz.sh repro TARGET FILE...   run the target once on each file (a crash reproduces)
 #   scripts/fuzz.sh list                   the targets
 #
+# FUZZ_TARGET_DIR: where the instrumented build goes (default target/fuzz); FUZZ_NO_BUILD=1
+# runs the binary already built there.
+#
 # Why not `cargo fuzz`: it needs nightly for -Zsanitizer. The instrumentation libFuzzer needs
 # (SanitizerCoverage: 8-bit counters, PC table, comparison tracing) is reachable through
 # stable codegen flags, which fuzz/rustc-wrapper.sh adds to this repository's crates only.
@@ -128,7 +131,7 @@ case "$mode" in
         printf '%s\n' "${targets[@]}"
         ;;
     *)
-        sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
         exit 2
         ;;
 esac
