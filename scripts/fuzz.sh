@@ -108,14 +108,20 @@ case "$mode" in
         for t in "${selected[@]}"; do
             new="$(mktemp -d)"
             mkdir -p "$CARGO_TARGET_DIR/corpus/$t"
-            FUZZ_TARGET="$t" "$bin/fuzz" -merge=1 -max_len=16384 "$new" "$fuzz/corpus/$t" "$CARGO_TARGET_DIR/corpus/$t" \
+            # Edges only (no hit-count buckets): the smallest corpus that reaches the same code.
+            FUZZ_TARGET="$t" "$bin/fuzz" -merge=1 -use_counters=0 -max_len=4096 "$new" "$fuzz/corpus/$t" "$CARGO_TARGET_DIR/corpus/$t" \
                 >"$CARGO_TARGET_DIR/cmin-$t.log" 2>&1
+            # Crash reproducers stay, whether or not they still add coverage.
+            cp "$fuzz/corpus/$t"/crash-* "$new"/ 2>/dev/null || true
             rm -rf "$fuzz/corpus/$t"
             mkdir -p "$fuzz/corpus/$t"
             # Name files by content, so re-minimising does not rename what stayed.
             for f in "$new"/*; do
                 [[ -e "$f" ]] || continue
-                cp "$f" "$fuzz/corpus/$t/$(sha1sum "$f" | cut -c1-16)"
+                case "$(basename "$f")" in
+                    crash-*) cp "$f" "$fuzz/corpus/$t/" ;;
+                    *) cp "$f" "$fuzz/corpus/$t/$(sha1sum "$f" | cut -c1-16)" ;;
+                esac
             done
             rm -rf "$new"
             echo "fuzz: $t corpus: $(ls "$fuzz/corpus/$t" | wc -l) files, $(du -sk "$fuzz/corpus/$t" | cut -f1) KB"
