@@ -110,8 +110,9 @@ impl KubeObjectType {
     }
 
     /// The Terraform state of a stored object. `base` supplies off-wire values and says which
-    /// labels and annotations Terraform manages.
-    fn state_from_object(&self, obj: &DynamicObject, base: &Value) -> Result<Value, Diagnostics> {
+    /// labels and annotations Terraform manages. Public for the fuzz targets (`fuzz/`), which
+    /// feed it objects as an API server could return them.
+    pub fn state_from_object(&self, obj: &DynamicObject, base: &Value) -> Result<Value, Diagnostics> {
         let spec = obj
             .data
             .get("spec")

@@ -165,9 +165,12 @@ fn primitive_from_json(doc: &Json, ty: &Type, trail: &Trail<'_>) -> Result<Value
         (Type::String, Json::String(s)) => Ok(Value::String(s.clone())),
         (Type::String, Json::Number(text)) => Ok(Value::String(text.clone())),
         (Type::String, Json::Bool(b)) => Ok(Value::String(b.to_string())),
+        // JSON cannot hold an infinity (the encoder refuses one), so "inf" in a string is not
+        // a number here either: what decodes from JSON must encode back to JSON.
         (Type::Number, Json::Number(text) | Json::String(text)) => Number::parse(text)
+            .filter(|n| !n.is_infinite())
             .map(Value::Number)
-            .ok_or_else(|| err(trail, format!("{text:?} is not a valid number"))),
+            .ok_or_else(|| err(trail, format!("{text:?} is not a valid (finite) number"))),
         (Type::Bool, Json::Bool(b)) => Ok(Value::Bool(*b)),
         (Type::Bool, Json::String(s)) if s == "true" => Ok(Value::Bool(true)),
         (Type::Bool, Json::String(s)) if s == "false" => Ok(Value::Bool(false)),
@@ -426,6 +429,21 @@ mod tests {
 
     fn obj(entries: &[(&str, Value)]) -> Value {
         Value::Object(entries.iter().map(|(k, v)| (k.to_string(), v.clone())).collect())
+    }
+
+    /// Fuzz crash (tfvalue_json, fuzz/corpus/tfvalue_json/crash-c79e5578…): the JSON string
+    /// `"inf"` for a number decoded to +Inf, which JSON cannot encode back.
+    #[test]
+    fn infinities_in_strings_are_not_numbers() {
+        for text in [&b"\"inf\""[..], b"\"-Infinity\""] {
+            let e = decode(text, &Type::Number).unwrap_err();
+            assert!(e.message.contains("finite"), "{e}");
+            assert!(decode_lenient(text, &Type::Number).is_err());
+        }
+        assert_eq!(
+            decode(b"\"1e400\"", &Type::Number).unwrap(),
+            Value::Number(Number::parse("1e400").unwrap())
+        );
     }
 
     #[test]

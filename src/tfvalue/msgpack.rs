@@ -541,7 +541,10 @@ fn decode_unknown(code: i8, payload: &[u8], ty: &Type, trail: &Trail<'_>) -> Res
                     Ok(Head::Str(b)) | Ok(Head::Bin(b)) => {
                         let prefix =
                             std::str::from_utf8(b).map_err(|_| bad("string prefix is not valid UTF-8"))?;
-                        refinements.string_prefix = Some(prefix.to_owned());
+                        // Kept as the encoder would write it, so a decoded value re-encodes to
+                        // itself: cut like any prefix we write, and an empty prefix says nothing.
+                        let prefix = safe_prefix(prefix);
+                        refinements.string_prefix = (!prefix.is_empty()).then(|| prefix.to_owned());
                     }
                     _ => return Err(bad("string prefix must be a string")),
                 }
@@ -551,10 +554,15 @@ fn decode_unknown(code: i8, payload: &[u8], ty: &Type, trail: &Trail<'_>) -> Res
                     return Err(bad(&format!("number bound for a value of type {ty}")));
                 }
                 let bound = read_bound(&mut r).ok_or_else(|| bad("a number bound must be [number, bool]"))?;
+                // A bound too long for the encoder to write is left out here as well (an unknown
+                // with fewer refinements is still true), so a decoded value re-encodes to itself.
+                let bound = encoded_bound(&bound.0, bound.1)
+                    .is_some_and(|item| item.len() <= MAX_BOUND_BYTES)
+                    .then_some(bound);
                 if key == REFINE_NUMBER_LOWER {
-                    refinements.number_lower = Some(bound);
+                    refinements.number_lower = bound;
                 } else {
-                    refinements.number_upper = Some(bound);
+                    refinements.number_upper = bound;
                 }
             }
             REFINE_LENGTH_LOWER | REFINE_LENGTH_UPPER => {
@@ -784,13 +792,9 @@ impl Writer {
                     let Some((n, inclusive)) = bound else {
                         continue;
                     };
-                    let mut item = Writer {
-                        out: Some(Vec::new()),
+                    let Some(item) = encoded_bound(n, *inclusive) else {
+                        continue;
                     };
-                    item.array(2)?;
-                    item.number(n)?;
-                    item.bool(*inclusive);
-                    let item = item.out.unwrap_or_default();
                     if item.len() <= MAX_BOUND_BYTES {
                         entries += 1;
                         body.int(key);
@@ -823,6 +827,17 @@ impl Writer {
         payload.put(&body.out.unwrap_or_default());
         self.ext(REFINED_UNKNOWN_EXT, &payload.out.unwrap_or_default())
     }
+}
+
+/// A number bound of a refinement as written: `[number, inclusive]`.
+fn encoded_bound(n: &Number, inclusive: bool) -> Option<Vec<u8>> {
+    let mut item = Writer {
+        out: Some(Vec::new()),
+    };
+    item.array(2).ok()?;
+    item.number(n).ok()?;
+    item.bool(inclusive);
+    item.out
 }
 
 /// A prefix short enough for cty's payload limit. When it has to be cut, it is cut just
@@ -1169,6 +1184,60 @@ mod tests {
             panic!("not unknown")
         };
         assert_eq!(r.string_prefix.as_deref(), Some(&*"a".repeat(254)));
+    }
+
+    /// Fuzz crash (tfvalue_msgpack, fuzz/corpus/tfvalue_msgpack/crash-8918bd23…): a refined
+    /// unknown string whose prefix is empty, `d7 0c 81 02 a0 …`, decoded with `Some("")` but
+    /// re-encoded without the (meaningless) prefix, so the round trip changed the value.
+    #[test]
+    fn decoded_refinements_re_encode_to_themselves() {
+        let empty_prefix = [0xd7, 0x0c, 0x81, 0x02, 0xa0, 0x27, 0x37, 0x3d, 0x00, 0x3b];
+        let v = decode(&empty_prefix, &Type::String).unwrap();
+        assert_eq!(v, Value::unknown());
+        assert_eq!(
+            decode(&encode(&v, &Type::String).unwrap(), &Type::String).unwrap(),
+            v
+        );
+
+        // A refined unknown (extension 12) with a one-entry map: key, then the value's bytes.
+        let refined = |key: u8, value: &[u8]| {
+            let mut payload = vec![0x81, key];
+            payload.extend_from_slice(value);
+            let mut bytes = vec![0xc8];
+            bytes.extend_from_slice(&u16::try_from(payload.len()).unwrap().to_be_bytes());
+            bytes.push(0x0c);
+            bytes.extend_from_slice(&payload);
+            bytes
+        };
+        let str16 = |text: &str| {
+            let mut out = vec![0xda];
+            out.extend_from_slice(&u16::try_from(text.len()).unwrap().to_be_bytes());
+            out.extend_from_slice(text.as_bytes());
+            out
+        };
+
+        // A prefix longer than the encoder writes is cut on the way in as well.
+        let v = decode(&refined(0x02, &str16(&"a".repeat(300))), &Type::String).unwrap();
+        let Value::Unknown(r) = &v else {
+            panic!("not unknown: {v:?}")
+        };
+        assert_eq!(r.string_prefix.as_deref(), Some(&*"a".repeat(256)));
+        assert_eq!(
+            decode(&encode(&v, &Type::String).unwrap(), &Type::String).unwrap(),
+            v
+        );
+
+        // A number bound too long to write back is left out on the way in.
+        let mut bound = vec![0x92];
+        bound.extend_from_slice(&str16(&"9".repeat(500)));
+        bound.push(0xc3);
+        let bytes = refined(0x03, &bound);
+        let v = decode(&bytes, &Type::Number).unwrap();
+        assert_eq!(v, Value::unknown());
+        assert_eq!(
+            decode(&encode(&v, &Type::Number).unwrap(), &Type::Number).unwrap(),
+            v
+        );
     }
 
     #[test]
