@@ -708,7 +708,7 @@ fn oracle(attribute: &Attribute, value: &Json, path: &AttributePath) -> BTreeSet
 fn show(v: &Json) -> String {
     let s = v.to_string();
     if s.len() > 60 {
-        format!("{}… ({} chars)", &s[..40.min(s.len())], s.len())
+        format!("{}… ({} chars)", s.chars().take(40).collect::<String>(), s.len())
     } else {
         s
     }
@@ -1305,11 +1305,11 @@ fn all_baselines() -> Vec<(Kind, Map<String, Json>)> {
 
 fn print_table(cases: &[Case]) {
     for (i, c) in cases.iter().enumerate() {
+        let category = format!("{:?}", c.category);
         println!(
-            "case_{i:<4} {:<32} {:<60} {:<13} {}",
+            "case_{i:<4} {:<32} {:<60} {category:<13} {}",
             c.kind.label(),
             c.attribute,
-            format!("{:?}", c.category),
             c.shown
         );
     }
