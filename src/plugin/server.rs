@@ -143,12 +143,32 @@ fn decode(value: Option<&pb::DynamicValue>, ty: &Type, what: &str) -> Result<Val
     } else {
         return Ok(Value::Null);
     };
-    decoded.map_err(|e| {
-        Diagnostics::from_error(
-            format!("Malformed {what}"),
-            format!("Terraform sent a {what} the provider could not decode: {e}. This is a bug in Terraform or the provider."),
-        )
-    })
+    let value = decoded.map_err(|e| malformed(what, &e))?;
+    // Terraform never sends a wholly unknown state or configuration (only attributes in it may be
+    // unknown): one at the root would reach the resources' code as a value of no shape.
+    if value.is_unknown() {
+        return Err(malformed(what, "the whole value is unknown"));
+    }
+    Ok(value)
+}
+
+fn malformed(what: &str, why: &str) -> Diagnostics {
+    Diagnostics::from_error(
+        format!("Malformed {what}"),
+        format!(
+            "Terraform sent a {what} the provider could not decode: {why}. This is a bug in Terraform or the provider."
+        ),
+    )
+}
+
+/// Decodes a configuration. Terraform always sends one as an object (validation, configure,
+/// data source reads): a missing or null configuration is malformed rather than "nothing set".
+fn decode_config(value: Option<&pb::DynamicValue>, ty: &Type, what: &str) -> Result<Value, Diagnostics> {
+    let value = decode(value, ty, what)?;
+    if value.is_null() {
+        return Err(malformed(what, "it is missing or null"));
+    }
+    Ok(value)
 }
 
 fn encode(value: &Value, ty: &Type, what: &str) -> Result<pb::DynamicValue, Diagnostics> {
@@ -167,7 +187,7 @@ fn validate_config(
     what: &str,
     rules: impl FnOnce(&Value, &mut Diagnostics),
 ) -> Diagnostics {
-    match decode(config, &schema.value_type(), what) {
+    match decode_config(config, &schema.value_type(), what) {
         Ok(config) => {
             let mut d = Diagnostics::new();
             validate_attributes(
@@ -302,6 +322,15 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
         let req = req.into_inner();
         let result = (|| {
             let schema = self.resource_schema(&req.type_name)?;
+            if req.version < 0 {
+                return Err(Diagnostics::from_error(
+                    "Malformed state version",
+                    format!(
+                        "Terraform sent schema version {}; versions start at 0. This is a bug in Terraform or the provider.",
+                        req.version
+                    ),
+                ));
+            }
             if req.version > schema.version {
                 return Err(Diagnostics::from_error(
                     "State written by a newer provider",
@@ -363,7 +392,7 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
         let req = req.into_inner();
         let schema = self.provider.schema();
         let result = async {
-            let config = decode(
+            let config = decode_config(
                 req.config.as_ref(),
                 &schema.value_type(),
                 "provider configuration",
@@ -462,6 +491,12 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
                 // Destroy: nothing to plan.
                 return Ok((encode(&Value::Null, &ty, "plan")?, vec![], Diagnostics::new()));
             }
+            if config.is_null() {
+                return Err(malformed(
+                    "configuration",
+                    "it is missing or null in a plan that is not a destroy",
+                ));
+            }
             let mut planned = plan(&schema.attributes, &schema.blocks, &config, &prior);
             let mut d = Diagnostics::new();
             resource.modify_plan(&config, &prior, &mut planned.planned, &mut d);
@@ -508,6 +543,9 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
             let ty = resource.schema().value_type();
             let prior = decode(req.prior_state.as_ref(), &ty, "prior state")?;
             let planned = decode(req.planned_state.as_ref(), &ty, "planned state")?;
+            // Not used (the plan has it all), but a configuration that does not decode means
+            // the request is not what Terraform planned.
+            decode(req.config.as_ref(), &ty, "configuration")?;
             let ctx = self.context()?;
             let (state, diags) = if planned.is_null() {
                 let d = self
@@ -644,7 +682,7 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
                 .data_source(&req.type_name)
                 .ok_or_else(|| unknown_type("data source", &req.type_name))?;
             let ty = ds.schema().value_type();
-            let config = decode(req.config.as_ref(), &ty, "data source configuration")?;
+            let config = decode_config(req.config.as_ref(), &ty, "data source configuration")?;
             let ctx = self.context()?;
             let state = self
                 .stop

@@ -1,0 +1,1397 @@
+//! The bad-input matrix: invalid values for every attribute of every resource type, the data
+//! source and the provider block, generated from the schemas themselves, validated in one batch
+//! by the real terraform binary.
+//!
+//! For each settable attribute (walking nested attributes and blocks), a pool of candidate
+//! values of its type is tried: empty, too long, out of range, malformed, the wrong type that
+//! Terraform converts on the way in (a number or bool where a string is expected, a numeric
+//! string for a number), collections that are empty, too large or hold a bad element or key.
+//! The attribute's own validators (run here, in-process, exactly as the provider runs them) say
+//! which candidates are invalid and on which path the error belongs; one invalid candidate per
+//! category becomes a case. Hand-written cases add the contradictory combinations that the
+//! resources' cross-attribute rules reject.
+//!
+//! All cases go into one `cases.tf.json` (one resource, data source or aliased provider block per
+//! line) beside valid baseline configurations of every type, and `terraform validate -json` runs
+//! once. Each case must come back as an error diagnostic on its own line whose detail starts with
+//! the expected attribute path; every baseline must validate clean in the same run (so the plugin
+//! kept serving after all the bad input), and terraform's debug log must show no plugin crash.
+//! A second, smaller batch feeds bad values through variables, unknown at validate and known at
+//! plan, so the same checks must hold at plan time.
+//!
+//! `BAD_INPUT_LIST=1` prints the table of cases.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use acceptance_tests::Workdir;
+use serde_json::{Map, Value as Json, json};
+use terraform_provider_karpenter::framework::validate::validate_attributes;
+use terraform_provider_karpenter::framework::{
+    Attribute, Block, Diagnostics, Nesting, Provider, Schema, Severity,
+};
+use terraform_provider_karpenter::provider::KarpenterProvider;
+use terraform_provider_karpenter::tfvalue::{AttributePath, Type, Value, json as tfjson};
+
+/// What kind of bad input a case is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Category {
+    Empty,
+    TooLong,
+    OutOfRange,
+    Malformed,
+    WrongType,
+    TooMany,
+    Duplicate,
+    BadKey,
+    Contradiction,
+}
+
+/// Where a configuration goes in the JSON configuration.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Kind {
+    Resource(String),
+    Data(String),
+    Provider,
+}
+
+impl Kind {
+    fn label(&self) -> String {
+        match self {
+            Kind::Resource(t) => t.clone(),
+            Kind::Data(t) => format!("data.{t}"),
+            Kind::Provider => "provider".into(),
+        }
+    }
+}
+
+/// One step of a path into a JSON configuration.
+#[derive(Debug, Clone)]
+enum Step {
+    Key(String),
+    Index(usize),
+    /// The first key of a map (whichever the baseline has).
+    FirstKey,
+}
+
+/// One bad-input case: a baseline configuration with one value replaced.
+#[derive(Debug, Clone)]
+struct Case {
+    kind: Kind,
+    category: Category,
+    /// The attribute, as a path (for the table).
+    attribute: String,
+    /// The whole configuration of the case.
+    body: Map<String, Json>,
+    /// The value written (for the table).
+    shown: String,
+    /// Any of these paths (an error's detail starts with `path: `) satisfies the case.
+    expected: BTreeSet<String>,
+    /// For generated cases: where the bad value is and what it is (the plan batch passes it
+    /// through a variable).
+    placed: Option<(Vec<Step>, Json)>,
+}
+
+/// Valid configurations of each type; every case is one of them with one value replaced.
+fn baselines() -> Vec<(Kind, Vec<&'static str>)> {
+    let r = |t: &str| Kind::Resource(t.to_string());
+    vec![
+        (r("karpenter_node_pool"), vec![NODE_POOL, NODE_POOL_STATIC]),
+        (
+            r("karpenter_ec2_node_class"),
+            vec![NODE_CLASS, NODE_CLASS_PROFILE],
+        ),
+        (r("karpenter_provisioner"), vec![PROVISIONER]),
+        (
+            r("karpenter_node_template"),
+            vec![NODE_TEMPLATE, NODE_TEMPLATE_LT],
+        ),
+        (r("karpenter_interruption_queue"), vec![QUEUE, QUEUE_KMS]),
+        (r("karpenter_node_role"), vec![NODE_ROLE, NODE_ROLE_PREFIX]),
+        (
+            r("karpenter_controller_role"),
+            vec![CONTROLLER_ROLE, CONTROLLER_ROLE_PREFIX],
+        ),
+        (
+            Kind::Data("karpenter_controller_policy".into()),
+            vec![CONTROLLER_POLICY],
+        ),
+        (Kind::Provider, vec![PROVIDER, PROVIDER_EKS]),
+    ]
+}
+
+const TIMEOUTS: &str = "";
+
+/// Cases per terraform run.
+const CHUNK: usize = 100;
+
+const NODE_POOL: &str = r#"
+name = "base"
+metadata = { labels = { team = "a" }, annotations = { "example.com/a" = "b" } }
+template = {
+  metadata = { labels = { workload = "general" }, annotations = { "example.com/a" = "b" } }
+  spec = {
+    node_class_ref = { group = "karpenter.k8s.aws", kind = "EC2NodeClass", name = "default" }
+    requirements = [{ key = "karpenter.sh/capacity-type", operator = "In", values = ["spot", "on-demand"], min_values = 1 }]
+    taints = [{ key = "example.com/dedicated", value = "general", effect = "NoSchedule" }]
+    startup_taints = [{ key = "example.com/startup", value = "x", effect = "NoSchedule" }]
+    expire_after = "720h"
+    termination_grace_period = "48h"
+  }
+}
+disruption = {
+  consolidation_policy = "WhenEmptyOrUnderutilized"
+  consolidate_after = "1m"
+  budgets = [{ nodes = "10%", schedule = "0 9 * * 1-5", duration = "8h", reasons = ["Empty"] }]
+}
+limits = { cpu = "1000" }
+weight = 10
+timeouts {
+  create = "10m"
+  update = "10m"
+  delete = "15m"
+}
+"#;
+
+const NODE_POOL_STATIC: &str = r#"
+name = "static"
+template = {
+  spec = {
+    node_class_ref = { name = "default" }
+    requirements = [{ key = "karpenter.sh/capacity-type", operator = "In", values = ["on-demand"] }]
+  }
+}
+limits = { nodes = "10" }
+replicas = 3
+"#;
+
+const NODE_CLASS: &str = r#"
+name = "base"
+metadata = { labels = { team = "a" }, annotations = { "example.com/a" = "b" } }
+role = "KarpenterNodeRole-demo"
+ami_selector_terms = [{ alias = "al2023@latest" }]
+subnet_selector_terms = [{ tags = { "karpenter.sh/discovery" = "demo" } }]
+security_group_selector_terms = [{ tags = { "karpenter.sh/discovery" = "demo" } }]
+capacity_reservation_selector_terms = [{ id = "cr-0123456789abcdef0" }]
+placement_group_selector = { name = "pg" }
+associate_public_ip_address = false
+tags = { team = "platform" }
+kubelet = {
+  cluster_dns = ["10.0.0.10"]
+  max_pods = 110
+  pods_per_core = 10
+  system_reserved = { cpu = "100m" }
+  kube_reserved = { memory = "1Gi" }
+  eviction_hard = { "memory.available" = "5%" }
+  eviction_soft = { "memory.available" = "10%" }
+  eviction_soft_grace_period = { "memory.available" = "1m" }
+  eviction_max_pod_grace_period = 60
+  image_gc_high_threshold_percent = 85
+  image_gc_low_threshold_percent = 80
+  cpu_cfs_quota = true
+}
+block_device_mappings = [{
+  device_name = "/dev/xvda"
+  root_volume = true
+  ebs = {
+    volume_size = "100Gi"
+    volume_type = "gp3"
+    encrypted = true
+    iops = 3000
+    throughput = 125
+    delete_on_termination = true
+    kms_key_id = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+    snapshot_id = "snap-0123456789abcdef0"
+  }
+}]
+instance_store_policy = "RAID0"
+user_data = "echo hello"
+detailed_monitoring = true
+metadata_options = { http_endpoint = "enabled", http_protocol_ipv6 = "disabled", http_put_response_hop_limit = 2, http_tokens = "required" }
+network_interfaces = [{ network_card_index = 0, device_index = 0, interface_type = "interface" }]
+ip_prefix_count = 1
+connection_tracking = { tcp_established_timeout = 3600, udp_stream_timeout = 60, udp_timeout = 30 }
+cpu_options = { nested_virtualization = "enabled" }
+context = "ctx"
+wait_for_ready = false
+timeouts {
+  create = "10m"
+}
+"#;
+
+const NODE_CLASS_PROFILE: &str = r#"
+name = "profile"
+instance_profile = "KarpenterNodeInstanceProfile-demo"
+ami_family = "AL2023"
+ami_selector_terms = [{ name = "my-ami-*", owner = "123456789012", ssm_parameter = "/aws/service/x", tags = { team = "a" } }]
+subnet_selector_terms = [{ id = "subnet-0123456789abcdef0" }]
+security_group_selector_terms = [{ name = "sg-name" }]
+capacity_reservation_selector_terms = [{ owner_id = "123456789012", instance_match_criteria = "open", tags = { team = "a" } }]
+placement_group_selector = { id = "pg-0123456789abcdef0" }
+block_device_mappings = [{ device_name = "/dev/xvda", ebs = { volume_size = "20Gi", volume_initialization_rate = 100, snapshot_id = "snap-0123456789abcdef0" } }]
+"#;
+
+const PROVISIONER: &str = r#"
+name = "base"
+metadata = { labels = { team = "a" }, annotations = { "example.com/a" = "b" } }
+labels = { workload = "general" }
+annotations = { "example.com/a" = "b" }
+requirements = [{ key = "karpenter.sh/capacity-type", operator = "In", values = ["on-demand"] }]
+taints = [{ key = "example.com/dedicated", value = "general", effect = "NoSchedule" }]
+startup_taints = [{ key = "example.com/startup", value = "x", effect = "NoSchedule" }]
+provider_ref = { name = "default", kind = "AWSNodeTemplate", api_version = "karpenter.k8s.aws/v1alpha1" }
+kubelet_configuration = {
+  cluster_dns = ["10.0.0.10"]
+  max_pods = 110
+  pods_per_core = 10
+  system_reserved = { cpu = "100m" }
+  kube_reserved = { memory = "1Gi" }
+  eviction_hard = { "memory.available" = "5%" }
+  eviction_soft = { "memory.available" = "10%" }
+  eviction_soft_grace_period = { "memory.available" = "1m" }
+  eviction_max_pod_grace_period = 60
+  image_gc_high_threshold_percent = 85
+  image_gc_low_threshold_percent = 80
+  cpu_cfs_quota = true
+  container_runtime = "containerd"
+}
+limits = { resources = { cpu = "1000" } }
+consolidation = { enabled = false }
+ttl_seconds_after_empty = 30
+ttl_seconds_until_expired = 2592000
+weight = 10
+timeouts {
+  create = "10m"
+}
+"#;
+
+const NODE_TEMPLATE: &str = r#"
+name = "base"
+metadata = { labels = { team = "a" }, annotations = { "example.com/a" = "b" } }
+subnet_selector = { "karpenter.sh/discovery" = "demo" }
+security_group_selector = { "karpenter.sh/discovery" = "demo" }
+ami_selector = { "karpenter.sh/discovery" = "demo" }
+ami_family = "AL2"
+instance_profile = "KarpenterNodeInstanceProfile-demo"
+user_data = "echo hello"
+tags = { team = "platform" }
+detailed_monitoring = true
+context = "ctx"
+metadata_options = { http_endpoint = "enabled", http_protocol_ipv6 = "disabled", http_put_response_hop_limit = 2, http_tokens = "required" }
+block_device_mappings = [{ device_name = "/dev/xvda", ebs = { volume_size = "100Gi", volume_type = "gp3", encrypted = true, iops = 3000, throughput = 125, delete_on_termination = true, kms_key_id = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab", snapshot_id = "snap-0123456789abcdef0" } }]
+timeouts {
+  create = "10m"
+}
+"#;
+
+const NODE_TEMPLATE_LT: &str = r#"
+name = "lt"
+subnet_selector = { "karpenter.sh/discovery" = "demo" }
+launch_template = "my-launch-template"
+"#;
+
+const QUEUE: &str = r#"
+cluster_name = "demo"
+name = "demo-queue"
+message_retention_seconds = 300
+sqs_managed_sse_enabled = true
+policy_statements = [{
+  sid = "Extra"
+  effect = "Allow"
+  actions = ["sqs:SendMessage"]
+  principals = [{ type = "Service", identifiers = ["sns.amazonaws.com"] }]
+  conditions = [{ test = "StringEquals", variable = "aws:SourceAccount", values = ["123456789012"] }]
+}]
+rule_name_prefix = "Karp"
+tags = { team = "platform" }
+timeouts {
+  create = "10m"
+}
+"#;
+
+const QUEUE_KMS: &str = r#"
+cluster_name = "demo"
+sqs_managed_sse_enabled = false
+kms_master_key_id = "alias/karpenter"
+kms_data_key_reuse_period_seconds = 300
+enabled_rules = ["spot_interruption"]
+"#;
+
+const NODE_ROLE: &str = r#"
+name = "KarpenterNodeRole-demo"
+path = "/karpenter/"
+permissions_boundary = "arn:aws:iam::123456789012:policy/boundary"
+tags = { team = "platform" }
+additional_policy_arns = ["arn:aws:iam::aws:policy/CloudWatchAgentServerPolicy"]
+partition = "aws"
+ip_family = "ipv4"
+attach_cni_policy = true
+create_instance_profile = true
+"#;
+
+const NODE_ROLE_PREFIX: &str = r#"
+name_prefix = "KarpenterNode-"
+"#;
+
+const CONTROLLER_ROLE: &str = r#"
+name = "KarpenterControllerRole-demo"
+cluster_name = "demo"
+region = "us-east-1"
+node_role_arn = "arn:aws:iam::123456789012:role/KarpenterNodeRole-demo"
+interruption_queue_arn = "arn:aws:sqs:us-east-1:123456789012:demo"
+path = "/karpenter/"
+permissions_boundary = "arn:aws:iam::123456789012:policy/boundary"
+tags = { team = "platform" }
+additional_policy_arns = ["arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"]
+account_id = "123456789012"
+irsa = {
+  oidc_provider_arn = "arn:aws:iam::123456789012:oidc-provider/oidc.eks.us-east-1.amazonaws.com/id/EXAMPLED539D4633E53DE1B71EXAMPLE"
+  namespace = "kube-system"
+  service_account = "karpenter"
+}
+pod_identity = true
+policy_attachment = "managed"
+"#;
+
+const CONTROLLER_ROLE_PREFIX: &str = r#"
+name_prefix = "KarpenterController-"
+cluster_name = "demo"
+region = "us-east-1"
+node_role_arn = "arn:aws:iam::123456789012:role/KarpenterNodeRole-demo"
+pod_identity = true
+"#;
+
+const CONTROLLER_POLICY: &str = r#"
+cluster_name = "demo"
+region = "us-east-1"
+account_id = "123456789012"
+partition = "aws"
+node_role_arn = "arn:aws:iam::123456789012:role/KarpenterNodeRole-demo"
+interruption_queue_arn = "arn:aws:sqs:us-east-1:123456789012:demo"
+"#;
+
+const PROVIDER: &str = r#"
+kubernetes {
+  host = "https://127.0.0.1:6443"
+  cluster_ca_certificate = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+  insecure = false
+  exec {
+    api_version = "client.authentication.k8s.io/v1beta1"
+    command = "aws"
+    args = ["eks", "get-token", "--cluster-name", "demo"]
+    env = { AWS_PROFILE = "demo" }
+  }
+}
+aws {
+  region = "us-east-1"
+  profile = "demo"
+  assume_role {
+    role_arn = "arn:aws:iam::123456789012:role/terraform"
+    session_name = "terraform"
+    external_id = "x"
+  }
+  endpoints {
+    iam = "http://127.0.0.1:5000"
+    sqs = "http://127.0.0.1:5000"
+    events = "http://127.0.0.1:5000"
+    sts = "http://127.0.0.1:5000"
+  }
+}
+"#;
+
+const PROVIDER_EKS: &str = r#"
+kubernetes {
+  eks {
+    cluster_name = "demo"
+    region = "us-east-1"
+    role_arn = "arn:aws:iam::123456789012:role/eks-access"
+  }
+}
+"#;
+
+fn parse_body(hcl_text: &str) -> Map<String, Json> {
+    let text = hcl_text.replace("{TIMEOUTS}", TIMEOUTS);
+    match hcl::from_str::<Json>(&text) {
+        Ok(Json::Object(m)) => m,
+        other => panic!("baseline does not parse: {other:?}\n{text}"),
+    }
+}
+
+/// The schemas by kind, from the provider itself.
+fn schemas() -> BTreeMap<Kind, Schema> {
+    let provider = KarpenterProvider::new();
+    let mut out = BTreeMap::new();
+    for r in provider.resources() {
+        out.insert(Kind::Resource(r.type_name().to_string()), r.schema().clone());
+    }
+    for d in provider.data_sources() {
+        out.insert(Kind::Data(d.type_name().to_string()), d.schema().clone());
+    }
+    out.insert(Kind::Provider, provider.schema().clone());
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Candidate values
+
+const LONG_LENGTHS: [usize; 4] = [64, 254, 320, 2100];
+
+/// Strings worth trying anywhere: each is invalid for some rule.
+fn string_pool() -> Vec<(Category, Json)> {
+    let mut pool = vec![(Category::Empty, json!(""))];
+    for s in [
+        " ",
+        "not valid!",
+        "UPPER_Case",
+        "a/b/c",
+        "-1",
+        "1.5",
+        "0",
+        "Never",
+        "in",
+        "ünïcode",
+        "line\nbreak",
+        "-leading-dash",
+        "arn:aws:iam::12345:role/x",
+        "ami-zz",
+        "http//missing-colon",
+        "@daily",
+        "101%",
+        "9999999999999",
+    ] {
+        pool.push((Category::Malformed, json!(s)));
+    }
+    for n in LONG_LENGTHS {
+        pool.push((Category::TooLong, json!("x".repeat(n))));
+    }
+    // Converted by Terraform to the strings "-1", "1.5", "true", "0", "99999".
+    for v in [json!(-1), json!(1.5), json!(true), json!(0), json!(99999)] {
+        pool.push((Category::WrongType, v));
+    }
+    pool
+}
+
+fn number_pool() -> Vec<(Category, Json)> {
+    let mut pool = Vec::new();
+    for v in [json!(-1), json!(0), json!(1.5), json!(-2147483649i64)] {
+        pool.push((Category::Malformed, v));
+    }
+    for v in [
+        json!(51),
+        json!(65),
+        json!(101),
+        json!(1_000_000),
+        json!(1_000_000_000_000_000i64),
+    ] {
+        pool.push((Category::OutOfRange, v));
+    }
+    // Converted by Terraform to the numbers -1, 0.5 and 1e9.
+    for v in [json!("-1"), json!("0.5"), json!("1000000000")] {
+        pool.push((Category::WrongType, v));
+    }
+    pool
+}
+
+fn keys_pool() -> Vec<(Category, String)> {
+    vec![
+        (Category::BadKey, String::new()),
+        (Category::BadKey, "bad key!".into()),
+        (Category::BadKey, "-x".into()),
+        (Category::BadKey, "a/b/c".into()),
+        (Category::BadKey, "kubernetes.io/hostname".into()),
+        (Category::BadKey, "karpenter.sh/unknown".into()),
+        (Category::BadKey, "kubernetes.io/cluster/demo".into()),
+        (Category::BadKey, "memory.unavailable".into()),
+        (Category::BadKey, "aws:reserved".into()),
+        (Category::BadKey, format!("example.com/{}", "k".repeat(64))),
+    ]
+}
+
+/// Candidates for an attribute; `current` is the baseline's value (used to build collections
+/// of valid elements).
+fn candidates(attribute: &Attribute, current: Option<&Json>) -> Vec<(Category, Json)> {
+    let ty = attribute.value_type();
+    let mut out = Vec::new();
+    match (&ty, attribute.nested()) {
+        (_, Some((nesting, nested))) => {
+            let any_required = nested
+                .iter()
+                .any(|a| a.mode == terraform_provider_karpenter::framework::Mode::Required);
+            match nesting {
+                Nesting::Single => {
+                    if !any_required {
+                        out.push((Category::Empty, json!({})));
+                    }
+                }
+                Nesting::List | Nesting::Set => {
+                    out.push((Category::Empty, json!([])));
+                    if let Some(first) = current.and_then(|c| c.as_array()).and_then(|a| a.first()) {
+                        out.push((Category::Duplicate, json!([first, first])));
+                        for n in [3, 6, 11, 51, 101] {
+                            out.push((Category::TooMany, Json::Array(vec![first.clone(); n])));
+                        }
+                    }
+                }
+                Nesting::Map => {
+                    out.push((Category::Empty, json!({})));
+                    if let Some(first) = current
+                        .and_then(|c| c.as_object())
+                        .and_then(|m| m.values().next())
+                    {
+                        for (c, k) in keys_pool() {
+                            out.push((c, obj1(&k, first)));
+                        }
+                    }
+                }
+            }
+        }
+        (Type::String, None) => out = string_pool(),
+        (Type::Number, None) => out = number_pool(),
+        (Type::List(e) | Type::Set(e), None) if **e == Type::String => {
+            out.push((Category::Empty, json!([])));
+            for (c, s) in string_pool() {
+                out.push((c, json!([s])));
+            }
+            out.push((Category::Duplicate, json!(["a", "a"])));
+            for n in [3, 6, 11, 51, 101] {
+                let many: Vec<String> = (0..n).map(|i| format!("v{i}")).collect();
+                out.push((Category::TooMany, json!(many)));
+            }
+        }
+        (Type::Map(e), None) if **e == Type::String => {
+            out.push((Category::Empty, json!({})));
+            for (c, k) in keys_pool() {
+                out.push((c, obj1(&k, &json!("x"))));
+            }
+            for (c, s) in string_pool() {
+                out.push((c, json!({ "key": s })));
+            }
+            let many: Map<String, Json> = (0..101).map(|i| (format!("k{i}"), json!("v"))).collect();
+            out.push((Category::TooMany, Json::Object(many)));
+        }
+        _ => {}
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Walking the schema
+
+/// A place in the schema to put bad values: the attribute and the JSON path to it.
+struct Slot<'a> {
+    attribute: &'a Attribute,
+    json_path: Vec<Step>,
+}
+
+fn slots<'a>(attributes: &'a [Attribute], blocks: &'a [Block], prefix: &[Step], out: &mut Vec<Slot<'a>>) {
+    for a in attributes.iter().filter(|a| a.is_settable()) {
+        let mut path = prefix.to_vec();
+        path.push(Step::Key(a.name.to_string()));
+        out.push(Slot {
+            attribute: a,
+            json_path: path.clone(),
+        });
+        if let Some((nesting, nested)) = a.nested() {
+            let mut inner = path.clone();
+            match nesting {
+                Nesting::Single => {}
+                Nesting::List | Nesting::Set => inner.push(Step::Index(0)),
+                Nesting::Map => inner.push(Step::FirstKey),
+            }
+            slots(nested, &[], &inner, out);
+        }
+    }
+    for b in blocks {
+        let mut path = prefix.to_vec();
+        path.push(Step::Key(b.name.to_string()));
+        slots(&b.attributes, &b.blocks, &path, out);
+    }
+}
+
+/// Resolves `path` in `body` (FirstKey becomes the actual key); `None` when a parent is missing.
+/// Returns the resolved steps and the terraform attribute path.
+fn resolve(body: &Map<String, Json>, path: &[Step]) -> Option<(Vec<Step>, AttributePath)> {
+    let mut node = Json::Object(body.clone());
+    let mut steps = Vec::new();
+    let mut tf = AttributePath::root();
+    for (i, step) in path.iter().enumerate() {
+        let last = i + 1 == path.len();
+        let (resolved, next) = match step {
+            Step::Key(k) => {
+                tf = tf.attr(k.clone());
+                (Step::Key(k.clone()), node.get(k).cloned())
+            }
+            Step::Index(n) => {
+                tf = tf.index(*n);
+                (Step::Index(*n), node.get(*n).cloned())
+            }
+            Step::FirstKey => {
+                let k = node.as_object()?.keys().next()?.clone();
+                tf = tf.key(k.clone());
+                (Step::Key(k.clone()), node.get(&k).cloned())
+            }
+        };
+        steps.push(resolved);
+        match next {
+            Some(n) => node = n,
+            None if last => node = Json::Null,
+            None => return None,
+        }
+    }
+    Some((steps, tf))
+}
+
+fn get_at<'a>(body: &'a Map<String, Json>, steps: &[Step]) -> Option<&'a Json> {
+    let (first, rest) = steps.split_first()?;
+    let Step::Key(k) = first else { return None };
+    let mut node = body.get(k)?;
+    for s in rest {
+        node = match s {
+            Step::Key(k) => node.get(k)?,
+            Step::Index(i) => node.get(*i)?,
+            Step::FirstKey => return None,
+        };
+    }
+    Some(node)
+}
+
+fn set_at(body: &mut Map<String, Json>, steps: &[Step], value: Json) {
+    let mut whole = Json::Object(std::mem::take(body));
+    let (last, parents) = steps.split_last().expect("a non-empty path");
+    let mut node = &mut whole;
+    for s in parents {
+        node = match s {
+            Step::Key(k) => node.get_mut(k.as_str()),
+            Step::Index(i) => node.get_mut(*i),
+            Step::FirstKey => None,
+        }
+        .unwrap_or_else(|| panic!("no parent at {s:?} of {steps:?}"));
+    }
+    match (last, value) {
+        (Step::Key(k), Json::Null) => {
+            node.as_object_mut().expect("an object").remove(k.as_str());
+        }
+        (Step::Key(k), value) => {
+            node.as_object_mut().expect("an object").insert(k.clone(), value);
+        }
+        (Step::Index(i), value) => node[*i] = value,
+        (Step::FirstKey, _) => panic!("unresolved path {steps:?}"),
+    }
+    if let Json::Object(m) = whole {
+        *body = m;
+    }
+}
+
+fn obj1(key: &str, value: &Json) -> Json {
+    let mut m = Map::new();
+    m.insert(key.to_string(), value.clone());
+    Json::Object(m)
+}
+
+/// The errors the attribute's validators (and those of the attributes nested in it) give for
+/// `value` at `path`, run in-process exactly as the provider runs them.
+fn oracle(attribute: &Attribute, value: &Json, path: &AttributePath) -> BTreeSet<String> {
+    let Ok(converted) = tfjson::decode_lenient(value.to_string().as_bytes(), &attribute.value_type()) else {
+        return BTreeSet::new();
+    };
+    let parent = AttributePath {
+        steps: path.steps[..path.steps.len() - 1].to_vec(),
+    };
+    let mut d = Diagnostics::new();
+    let holder = Value::object([(attribute.name, converted)]);
+    validate_attributes(std::slice::from_ref(attribute), &[], &holder, &parent, &mut d);
+    d.iter()
+        .filter(|d| d.severity == Severity::Error)
+        .filter_map(|d| d.path.as_ref().map(|p| p.to_string()))
+        .collect()
+}
+
+fn show(v: &Json) -> String {
+    let s = v.to_string();
+    if s.len() > 60 {
+        format!("{}… ({} chars)", s.chars().take(40).collect::<String>(), s.len())
+    } else {
+        s
+    }
+}
+
+/// Generates the cases for every kind: one per (attribute, category) the validators reject.
+fn generated_cases(schemas: &BTreeMap<Kind, Schema>) -> (Vec<Case>, Vec<String>) {
+    let mut cases = Vec::new();
+    let mut unplaced = Vec::new();
+    for (kind, texts) in baselines() {
+        let schema = &schemas[&kind];
+        let bodies: Vec<Map<String, Json>> = texts.iter().map(|t| parse_body(t)).collect();
+        let mut all = Vec::new();
+        slots(&schema.attributes, &schema.blocks, &[], &mut all);
+        for slot in all {
+            let Some((body, steps, tf_path)) = bodies
+                .iter()
+                .find_map(|b| resolve(b, &slot.json_path).map(|(s, p)| (b, s, p)))
+            else {
+                unplaced.push(format!("{} {:?}", kind.label(), slot.json_path));
+                continue;
+            };
+            let current = get_at(body, &steps);
+            let mut seen = BTreeSet::new();
+            for (category, value) in candidates(slot.attribute, current) {
+                if seen.contains(&category) {
+                    continue;
+                }
+                let expected = oracle(slot.attribute, &value, &tf_path);
+                if expected.is_empty() {
+                    continue;
+                }
+                seen.insert(category);
+                let mut case_body = body.clone();
+                set_at(&mut case_body, &steps, value.clone());
+                cases.push(Case {
+                    kind: kind.clone(),
+                    category,
+                    attribute: tf_path.to_string(),
+                    body: case_body,
+                    shown: show(&value),
+                    expected,
+                    placed: Some((steps.clone(), value)),
+                });
+            }
+        }
+    }
+    (cases, unplaced)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Contradictory combinations: the cross-attribute rules of each type's `validate` (the
+// node pool and node class rules already have their own table in invalid_inputs.rs; these are
+// the others, and the rules that table does not reach).
+
+/// (kind, baseline index, changes as (top-level attribute or `a.b` path, JSON value; null
+/// removes), expected path)
+fn contradiction_specs() -> Vec<(Kind, usize, Vec<(&'static str, Json)>, &'static str)> {
+    let r = |t: &str| Kind::Resource(t.to_string());
+    let q = r("karpenter_interruption_queue");
+    let nr = r("karpenter_node_role");
+    let cr = r("karpenter_controller_role");
+    let cp = Kind::Data("karpenter_controller_policy".into());
+    let p = Kind::Provider;
+    let np = r("karpenter_node_pool");
+    let nc = r("karpenter_ec2_node_class");
+    let pr = r("karpenter_provisioner");
+    let nt = r("karpenter_node_template");
+    vec![
+        // interruption queue
+        (
+            q.clone(),
+            0,
+            vec![("name", Json::Null), ("cluster_name", json!("c".repeat(81)))],
+            "cluster_name",
+        ),
+        (
+            q.clone(),
+            1,
+            vec![("kms_master_key_id", Json::Null)],
+            "kms_data_key_reuse_period_seconds",
+        ),
+        (
+            q.clone(),
+            1,
+            vec![("sqs_managed_sse_enabled", json!(true))],
+            "sqs_managed_sse_enabled",
+        ),
+        (
+            q.clone(),
+            0,
+            vec![(
+                "policy_statements",
+                json!([{ "actions": ["sqs:SendMessage"], "principals": [{ "type": "AWS", "identifiers": [] }] }]),
+            )],
+            "policy_statements[0].principals[0].identifiers",
+        ),
+        // node role
+        (
+            nr.clone(),
+            0,
+            vec![("name_prefix", json!("KarpenterNode-"))],
+            "name_prefix",
+        ),
+        (
+            nr.clone(),
+            0,
+            vec![("partition", json!("aws-cn"))],
+            "permissions_boundary",
+        ),
+        // controller role
+        (
+            cr.clone(),
+            0,
+            vec![("name_prefix", json!("KarpenterController-"))],
+            "name_prefix",
+        ),
+        (
+            cr.clone(),
+            0,
+            vec![("irsa", Json::Null), ("pod_identity", json!(false))],
+            "irsa",
+        ),
+        (cr.clone(), 1, vec![("pod_identity", json!(false))], "irsa"),
+        (
+            cr.clone(),
+            0,
+            vec![("account_id", json!("210987654321"))],
+            "node_role_arn",
+        ),
+        (
+            cr.clone(),
+            0,
+            vec![(
+                "interruption_queue_arn",
+                json!("arn:aws:sqs:us-east-1:210987654321:demo"),
+            )],
+            "interruption_queue_arn",
+        ),
+        (
+            cr.clone(),
+            0,
+            vec![(
+                "interruption_queue_arn",
+                json!("arn:aws:sqs:eu-west-1:123456789012:demo"),
+            )],
+            "interruption_queue_arn",
+        ),
+        (cr.clone(), 0, vec![("region", json!("cn-north-1"))], "region"),
+        // controller policy
+        (
+            cp.clone(),
+            0,
+            vec![("partition", json!("aws-cn"))],
+            "node_role_arn",
+        ),
+        (
+            cp.clone(),
+            0,
+            vec![("account_id", json!("210987654321"))],
+            "node_role_arn",
+        ),
+        (
+            cp.clone(),
+            0,
+            vec![(
+                "interruption_queue_arn",
+                json!("arn:aws:sqs:eu-west-1:123456789012:demo"),
+            )],
+            "interruption_queue_arn",
+        ),
+        (
+            cp.clone(),
+            0,
+            vec![(
+                "interruption_queue_arn",
+                json!("arn:aws:sqs:us-east-1:210987654321:demo"),
+            )],
+            "interruption_queue_arn",
+        ),
+        // provider: eks {} beside other credentials
+        (
+            p.clone(),
+            1,
+            vec![("kubernetes.token", json!("t"))],
+            "kubernetes.token",
+        ),
+        (
+            p.clone(),
+            1,
+            vec![("kubernetes.config_path", json!("/tmp/kubeconfig"))],
+            "kubernetes.config_path",
+        ),
+        (
+            p.clone(),
+            1,
+            vec![(
+                "kubernetes.client_certificate",
+                json!("-----BEGIN CERTIFICATE-----"),
+            )],
+            "kubernetes.client_certificate",
+        ),
+        (
+            p.clone(),
+            1,
+            vec![(
+                "kubernetes.exec",
+                json!({ "api_version": "client.authentication.k8s.io/v1beta1", "command": "aws" }),
+            )],
+            "kubernetes.exec",
+        ),
+        // node pool
+        (np.clone(), 1, vec![("weight", json!(5))], "weight"),
+        (
+            np.clone(),
+            1,
+            vec![("limits", json!({ "cpu": "10" }))],
+            "limits[\"cpu\"]",
+        ),
+        (
+            np.clone(),
+            0,
+            vec![(
+                "disruption",
+                json!({ "consolidate_after": "1m", "budgets": [{ "nodes": "1", "duration": "1h" }] }),
+            )],
+            "disruption.budgets[0].schedule",
+        ),
+        // node class
+        (
+            nc.clone(),
+            0,
+            vec![("instance_profile", json!("p"))],
+            "instance_profile",
+        ),
+        (nc.clone(), 1, vec![("instance_profile", Json::Null)], "role"),
+        (
+            nc.clone(),
+            0,
+            vec![(
+                "ami_selector_terms",
+                json!([{ "alias": "al2023@latest" }, { "id": "ami-0123456789abcdef0" }]),
+            )],
+            "ami_selector_terms[0].alias",
+        ),
+        // provisioner
+        (
+            pr.clone(),
+            0,
+            vec![("consolidation", json!({ "enabled": true }))],
+            "ttl_seconds_after_empty",
+        ),
+        // node template
+        (nt.clone(), 1, vec![("user_data", json!("echo x"))], "user_data"),
+        (
+            nt.clone(),
+            1,
+            vec![("metadata_options", json!({ "http_tokens": "required" }))],
+            "metadata_options",
+        ),
+        (
+            nt.clone(),
+            0,
+            vec![("subnet_selector", Json::Null)],
+            "subnet_selector",
+        ),
+    ]
+}
+
+fn contradiction_cases() -> Vec<Case> {
+    let bodies: BTreeMap<Kind, Vec<Map<String, Json>>> = baselines()
+        .into_iter()
+        .map(|(k, texts)| (k, texts.iter().map(|t| parse_body(t)).collect()))
+        .collect();
+    contradiction_specs()
+        .into_iter()
+        .map(|(kind, index, changes, expected)| {
+            let mut body = bodies[&kind][index].clone();
+            let mut shown = Vec::new();
+            for (path, value) in changes {
+                shown.push(format!("{path} = {}", show(&value)));
+                let steps: Vec<Step> = path.split('.').map(|s| Step::Key(s.to_string())).collect();
+                set_at(&mut body, &steps, value);
+            }
+            Case {
+                kind,
+                category: Category::Contradiction,
+                attribute: expected.to_string(),
+                body,
+                shown: shown.join(", "),
+                expected: BTreeSet::from([expected.to_string()]),
+                placed: None,
+            }
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running a batch through terraform
+
+/// A configuration line: a case or a baseline that must validate clean.
+struct Entry<'a> {
+    name: String,
+    kind: &'a Kind,
+    body: &'a Map<String, Json>,
+}
+
+/// Writes the entries as a JSON configuration, one entry per line; returns the text and the
+/// entry on each line.
+fn render(entries: &[Entry<'_>], extra: &str) -> (String, BTreeMap<usize, usize>) {
+    let mut lines: Vec<String> = vec!["{".into()];
+    let mut on_line = BTreeMap::new();
+    let mut groups: BTreeMap<(u8, String), Vec<usize>> = BTreeMap::new();
+    for (i, e) in entries.iter().enumerate() {
+        let key = match e.kind {
+            Kind::Resource(t) => (0, t.clone()),
+            Kind::Data(t) => (1, t.clone()),
+            Kind::Provider => (2, String::new()),
+        };
+        groups.entry(key).or_default().push(i);
+    }
+    let mut sections: Vec<String> = Vec::new();
+    for block in [0u8, 1, 2] {
+        let mine: Vec<_> = groups.iter().filter(|((b, _), _)| *b == block).collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let mut section = vec![match block {
+            0 => "\"resource\": {".to_string(),
+            1 => "\"data\": {".to_string(),
+            _ => "\"provider\": {\"karpenter\": [".to_string(),
+        }];
+        let ntypes = mine.len();
+        for (ti, ((_, ty), members)) in mine.into_iter().enumerate() {
+            if block != 2 {
+                section.push(format!("\"{ty}\": {{"));
+            }
+            for (mi, &i) in members.iter().enumerate() {
+                let e = &entries[i];
+                let comma = if mi + 1 < members.len() { "," } else { "" };
+                let text = if block == 2 {
+                    let mut body = e.body.clone();
+                    body.insert("alias".into(), json!(e.name));
+                    format!("{}{comma}", Json::Object(body))
+                } else {
+                    format!("\"{}\": {}{comma}", e.name, Json::Object(e.body.clone()))
+                };
+                section.push(format!("\u{0}{i}\u{0}{text}"));
+            }
+            if block != 2 {
+                section.push(if ti + 1 < ntypes { "}," } else { "}" }.to_string());
+            }
+        }
+        section.push(if block == 2 { "]}" } else { "}" }.to_string());
+        sections.push(section.join("\n"));
+    }
+    let body = sections.join(",\n");
+    for extra_line in extra.lines() {
+        lines.push(extra_line.to_string());
+    }
+    for line in body.lines() {
+        if let Some(rest) = line.strip_prefix('\u{0}') {
+            let (index, text) = rest.split_once('\u{0}').expect("marker");
+            on_line.insert(lines.len() + 1, index.parse().expect("index"));
+            lines.push(text.to_string());
+        } else {
+            lines.push(line.to_string());
+        }
+    }
+    lines.push("}".into());
+    (lines.join("\n"), on_line)
+}
+
+/// One diagnostic terraform reported: severity, detail, and the line it points at.
+#[derive(Debug)]
+struct Reported {
+    error: bool,
+    summary: String,
+    detail: String,
+    line: Option<usize>,
+}
+
+fn reported(doc: &Json) -> Vec<Reported> {
+    doc.get("diagnostics")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+        .map(|d| Reported {
+            error: d.get("severity").and_then(Json::as_str) == Some("error"),
+            summary: d
+                .get("summary")
+                .and_then(Json::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            detail: d
+                .get("detail")
+                .and_then(Json::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            line: d
+                .pointer("/range/start/line")
+                .and_then(Json::as_u64)
+                .and_then(|l| usize::try_from(l).ok()),
+        })
+        .collect()
+}
+
+/// Signs in terraform's debug log or output that the plugin died or panicked.
+fn crash_signs(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| {
+            let l = l.to_ascii_lowercase();
+            // (a plain "[DEBUG] provider: plugin exited" is terraform stopping the plugin at the end)
+            l.contains("panic")
+                || (l.contains("plugin")
+                    && l.contains("exited")
+                    && (l.contains("[error]") || l.contains("error=")))
+                || l.contains("failed to respond to the plugin")
+                || l.contains("plugin did not respond")
+                || l.contains("unexpected eof")
+                || l.contains("connection refused")
+                || l.contains("transport is closing")
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// Validates `cases` and `baselines` together in one terraform run. Returns the failures
+/// (cases without their diagnostic, baselines with an error, crash signs).
+fn run_batch(cases: &[Case], baselines: &[(Kind, Map<String, Json>)], plan: bool) -> Vec<String> {
+    let mut entries = Vec::new();
+    for (i, c) in cases.iter().enumerate() {
+        entries.push(Entry {
+            name: format!("case_{i}"),
+            kind: &c.kind,
+            body: &c.body,
+        });
+    }
+    for (i, (k, b)) in baselines.iter().enumerate() {
+        entries.push(Entry {
+            name: format!("valid_{i}"),
+            kind: k,
+            body: b,
+        });
+    }
+    // Terraform prunes (and never validates) an aliased provider nothing uses: give each one a
+    // data source (its own diagnostics are not checked).
+    let data_kind = Kind::Data("karpenter_controller_policy".into());
+    let users: Vec<(String, Map<String, Json>)> = entries
+        .iter()
+        .filter(|e| *e.kind == Kind::Provider)
+        .map(|e| {
+            let mut body = parse_body(CONTROLLER_POLICY);
+            body.insert("provider".into(), json!(format!("karpenter.{}", e.name)));
+            (format!("uses_{}", e.name), body)
+        })
+        .collect();
+    let checked = entries.len();
+    for (name, body) in &users {
+        entries.push(Entry {
+            name: name.clone(),
+            kind: &data_kind,
+            body,
+        });
+    }
+    let (text, on_line) = render(&entries, "");
+    let mut work = Workdir::new("");
+    work.write("cases.tf.json", &text);
+    if plan {
+        work.write("variables.tf.json", &variables(cases));
+    }
+    let log = work.path().join("terraform.log");
+    work.env("TF_LOG", "debug")
+        .env("TF_LOG_PATH", &log.display().to_string());
+    let (run, diags) = if plan {
+        let run = work.terraform(&["plan", "-json", "-no-color", "-input=false", "-refresh=false"]);
+        let docs: Vec<Json> = run
+            .stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Json>(l).ok())
+            .filter(|d| d.get("type").and_then(Json::as_str) == Some("diagnostic"))
+            .filter_map(|d| d.get("diagnostic").cloned())
+            .collect();
+        let diags = reported(&json!({ "diagnostics": docs }));
+        (run, diags)
+    } else {
+        let run = work.terraform(&["validate", "-json", "-no-color"]);
+        let doc: Json = serde_json::from_str(&run.stdout)
+            .unwrap_or_else(|e| panic!("validate -json: {e}\n{}", run.output()));
+        let diags = reported(&doc);
+        (run, diags)
+    };
+    if diags.is_empty() {
+        failures_early(&run);
+    }
+    let mut failures = Vec::new();
+    let by_entry = |i: usize| -> Vec<&Reported> {
+        diags
+            .iter()
+            .filter(|d| d.line.and_then(|l| on_line.get(&l)) == Some(&i) && i < checked)
+            .collect()
+    };
+    for (i, c) in cases.iter().enumerate() {
+        let mine = by_entry(i);
+        let hit = mine
+            .iter()
+            .any(|d| d.error && c.expected.iter().any(|p| d.detail.starts_with(&format!("{p}: "))));
+        if !hit {
+            failures.push(format!(
+                "case_{i} {} {} [{:?}] {} expected an error at {:?}; got {:?}",
+                c.kind.label(),
+                c.attribute,
+                c.category,
+                c.shown,
+                c.expected,
+                mine.iter()
+                    .map(|d| format!("{}: {}", d.summary, d.detail))
+                    .collect::<Vec<_>>()
+            ));
+        }
+    }
+    for (j, (k, _)) in baselines.iter().enumerate() {
+        let mine = by_entry(cases.len() + j);
+        if mine.iter().any(|d| d.error) {
+            failures.push(format!(
+                "baseline valid_{j} ({}) has errors: {:?}",
+                k.label(),
+                mine.iter()
+                    .map(|d| format!("{}: {}", d.summary, d.detail))
+                    .collect::<Vec<_>>()
+            ));
+        }
+    }
+    let unmatched: Vec<_> = diags.iter().filter(|d| d.error && d.line.is_none()).collect();
+    if !unmatched.is_empty() {
+        failures.push(format!("errors without a line: {unmatched:?}"));
+    }
+    let log_text = std::fs::read_to_string(&log).unwrap_or_default();
+    for sign in crash_signs(&run.stderr)
+        .into_iter()
+        .chain(crash_signs(&log_text))
+        .chain(diags.iter().flat_map(|d| crash_signs(&d.detail)))
+    {
+        failures.push(format!("crash sign: {sign}"));
+    }
+    let started = log_text.matches("plugin started").count();
+    if started == 0 {
+        failures.push("the debug log shows no plugin start".into());
+    }
+    failures
+}
+
+#[track_caller]
+fn failures_early(run: &acceptance_tests::Run) {
+    panic!("terraform reported no diagnostics at all:\n{}", run.output());
+}
+
+/// `variable "case_N" { default = <bad value> }` for each generated case.
+fn variables(cases: &[Case]) -> String {
+    let vars: Map<String, Json> = cases
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| {
+            c.placed
+                .as_ref()
+                .map(|(_, v)| (format!("case_{i}"), json!({ "default": v })))
+        })
+        .collect();
+    json!({ "variable": vars }).to_string()
+}
+
+/// The cases with their bad value replaced by a reference to a variable holding it: unknown
+/// to `terraform validate`, known at plan.
+fn through_variables(cases: &[Case]) -> Vec<Case> {
+    cases
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let mut c = c.clone();
+            if let Some((steps, _)) = &c.placed {
+                set_at(&mut c.body, steps, json!(format!("${{var.case_{i}}}")));
+            }
+            c
+        })
+        .collect()
+}
+
+fn all_baselines() -> Vec<(Kind, Map<String, Json>)> {
+    baselines()
+        .into_iter()
+        .flat_map(|(k, texts)| texts.into_iter().map(move |t| (k.clone(), parse_body(t))))
+        .collect()
+}
+
+fn print_table(cases: &[Case]) {
+    for (i, c) in cases.iter().enumerate() {
+        let category = format!("{:?}", c.category);
+        println!(
+            "case_{i:<4} {:<32} {:<60} {category:<13} {}",
+            c.kind.label(),
+            c.attribute,
+            c.shown
+        );
+    }
+}
+
+#[test]
+fn every_bad_input_is_an_error_on_its_attribute_and_the_plugin_keeps_serving() {
+    let schemas = schemas();
+    let (mut cases, unplaced) = generated_cases(&schemas);
+    let generated = cases.len();
+    cases.extend(contradiction_cases());
+    if std::env::var_os("BAD_INPUT_LIST").is_some() {
+        print_table(&cases);
+    }
+    let mut per_kind: BTreeMap<String, usize> = BTreeMap::new();
+    let mut per_category: BTreeMap<String, usize> = BTreeMap::new();
+    for c in &cases {
+        *per_kind.entry(c.kind.label()).or_default() += 1;
+        *per_category.entry(format!("{:?}", c.category)).or_default() += 1;
+    }
+    println!(
+        "bad-input matrix: {} cases ({generated} generated from the schemas, {} contradictions)\nby type: {per_kind:?}\nby category: {per_category:?}",
+        cases.len(),
+        cases.len() - generated
+    );
+    assert!(
+        unplaced.is_empty(),
+        "attributes no baseline reaches: {unplaced:#?}"
+    );
+    for kind in schemas.keys() {
+        assert!(
+            per_kind.contains_key(&kind.label()),
+            "no case for {}",
+            kind.label()
+        );
+    }
+    assert!(cases.len() >= 150, "only {} cases", cases.len());
+    // Terraform's JSON diagnostics slow down badly with thousands of errors in one file, so
+    // the cases go in chunks, each run with every baseline (a fresh plugin process per run).
+    let mut failures = Vec::new();
+    let mut offset = 0;
+    for chunk in cases.chunks(CHUNK) {
+        failures.extend(
+            run_batch(chunk, &all_baselines(), false)
+                .into_iter()
+                .map(|f| format!("(chunk from case {offset}) {f}")),
+        );
+        offset += chunk.len();
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases (or checks) failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}
+
+/// The same checks at plan time: one generated case per type and category, its bad value
+/// coming from a variable (unknown when terraform validates, known when it plans).
+#[test]
+fn bad_values_from_variables_are_errors_at_plan() {
+    let schemas = schemas();
+    let (cases, _) = generated_cases(&schemas);
+    let mut seen = BTreeSet::new();
+    let picked: Vec<Case> = cases
+        .into_iter()
+        .filter(|c| c.kind != Kind::Provider && seen.insert((c.kind.clone(), c.category)))
+        .collect();
+    let picked = through_variables(&picked);
+    println!("plan batch: {} cases through variables", picked.len());
+    assert!(picked.len() >= 20, "only {} plan cases", picked.len());
+    let baselines: Vec<_> = all_baselines()
+        .into_iter()
+        .filter(|(k, _)| *k != Kind::Provider)
+        .collect();
+    let failures = run_batch(&picked, &baselines, true);
+    assert!(
+        failures.is_empty(),
+        "{} of {} plan cases (or checks) failed:\n{}",
+        failures.len(),
+        picked.len(),
+        failures.join("\n")
+    );
+}
