@@ -387,7 +387,10 @@ impl Tally {
     }
 }
 
-fn schemas() -> (Type, Vec<(String, Type)>, Vec<(String, Type)>) {
+/// A list of type names with their value types.
+type NamedTypes = Vec<(String, Type)>;
+
+fn schemas() -> (Type, NamedTypes, NamedTypes) {
     let p = KarpenterProvider::new();
     (
         p.schema().value_type(),

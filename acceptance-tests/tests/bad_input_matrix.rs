@@ -764,9 +764,11 @@ fn generated_cases(schemas: &BTreeMap<Kind, Schema>) -> (Vec<Case>, Vec<String>)
 // node pool and node class rules already have their own table in invalid_inputs.rs; these are
 // the others, and the rules that table does not reach).
 
-/// (kind, baseline index, changes as (top-level attribute or `a.b` path, JSON value; null
-/// removes), expected path)
-fn contradiction_specs() -> Vec<(Kind, usize, Vec<(&'static str, Json)>, &'static str)> {
+/// One contradiction: (kind, baseline index, changes as (top-level attribute or `a.b` path,
+/// JSON value; null removes), expected path).
+type ContradictionSpec = (Kind, usize, Vec<(&'static str, Json)>, &'static str);
+
+fn contradiction_specs() -> Vec<ContradictionSpec> {
     let r = |t: &str| Kind::Resource(t.to_string());
     let q = r("karpenter_interruption_queue");
     let nr = r("karpenter_node_role");
