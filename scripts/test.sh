@@ -19,3 +19,6 @@ echo "== clippy"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 echo "== tests (unit, property, protocol, test server, acceptance)"
 cargo test --workspace --no-fail-fast -- --test-threads="${TEST_THREADS:-2}"
+echo "== fuzz (short: every target for ${FUZZ_CI_SECONDS:-20} s from the committed corpus)"
+need g++ "libFuzzer is built from C++ source by libfuzzer-sys"
+scripts/fuzz.sh ci
