@@ -232,6 +232,9 @@ pub struct State {
     tx: broadcast::Sender<Arc<Event>>,
     /// CRDs created since the last drain: (name, uid). The server schedules their establishment.
     pub pending_establish: Vec<(String, String)>,
+    /// When each CRD (by name) last became Established, in microseconds since the Unix epoch:
+    /// the known moment a gate-reaction measurement starts from.
+    pub established_at: BTreeMap<String, u64>,
     /// Resolved kinds by (group, version, plural), valid while the CRD's resourceVersion matches.
     rt_cache: std::cell::RefCell<TypeCache>,
 }
@@ -445,6 +448,7 @@ impl State {
             history: VecDeque::new(),
             tx,
             pending_establish: Vec::new(),
+            established_at: BTreeMap::new(),
             rt_cache: Default::default(),
         }
     }
@@ -1248,6 +1252,8 @@ impl State {
             }
         }
         self.put(&key, o);
+        self.established_at
+            .insert(name.to_string(), crate::util::unix_micros(std::time::SystemTime::now()));
     }
 
     /// Out-of-band: replace an object as stored (no validation, no managedFields), keeping identity.
