@@ -522,12 +522,16 @@ fn serve(conn: TcpStream, upstream_port: u16, state: &Mutex<ProxyState>) -> std:
         };
         writer.write_all(&response)?;
         writer.flush()?;
-        state.lock().unwrap_or_else(|e| e.into_inner()).calls.push(ProxyCall {
-            operation: op,
-            failed,
-            started,
-            finished: Instant::now(),
-        });
+        state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .calls
+            .push(ProxyCall {
+                operation: op,
+                failed,
+                started,
+                finished: Instant::now(),
+            });
     }
     let _ = writer.shutdown(Shutdown::Both);
     Ok(())

@@ -51,9 +51,8 @@ fn pool_body(i: usize, class_name: &str) -> String {
 
 /// `provider_block`, one node class and `n` node pools that name it.
 pub fn karpenter(provider_block: &str, n: usize) -> String {
-    let mut out = format!(
-        "{provider_block}\nresource \"karpenter_ec2_node_class\" \"default\" {{\n{CLASS_BODY}}}\n"
-    );
+    let mut out =
+        format!("{provider_block}\nresource \"karpenter_ec2_node_class\" \"default\" {{\n{CLASS_BODY}}}\n");
     for i in 0..n {
         out.push_str(&format!(
             "\nresource \"karpenter_node_pool\" \"pool_{i}\" {{\n{}}}\n",

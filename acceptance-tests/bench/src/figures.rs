@@ -40,7 +40,8 @@ impl Pair {
 #[derive(Debug, Clone, Default)]
 pub struct Requests {
     pub n: usize,
-    /// Objects written: N pools and the class.
+    /// Objects written: N pools and the class. The figures divide every request (the CRD
+    /// gate's and discovery's included) by this.
     pub objects: usize,
     pub apply_per_pool: Samples,
     pub refresh_per_pool: Samples,
@@ -120,7 +121,12 @@ fn terraform_version() -> String {
         .env("CHECKPOINT_DISABLE", "1")
         .output()
         .ok()
-        .and_then(|o| String::from_utf8_lossy(&o.stdout).lines().next().map(str::to_string))
+        .and_then(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .next()
+                .map(str::to_string)
+        })
         .unwrap_or_default()
 }
 
@@ -166,7 +172,9 @@ fn plans(o: &Options, p: &ProviderDir) -> Result<Vec<Pair>, BenchError> {
                 if (turn == 0) == provider_first {
                     out[i].provider.push(timed(karp, PLAN, &format!("plan N={n}"))?);
                 } else {
-                    out[i].baseline.push(timed(base, PLAN, &format!("plan of the baseline N={n}"))?);
+                    out[i]
+                        .baseline
+                        .push(timed(base, PLAN, &format!("plan of the baseline N={n}"))?);
                 }
             }
         }
@@ -222,23 +230,32 @@ fn applies(o: &Options, p: &ProviderDir) -> Result<(Vec<Pair>, Vec<Pair>, Reques
                     let cluster = Cluster::with_v1_crds();
                     let work = provider_work(p, &configs::karpenter(&cluster.provider_block(), n));
                     cluster.server.clear_request_log();
-                    apply[i].provider.push(timed(&work, APPLY, &format!("apply N={n}"))?);
+                    apply[i]
+                        .provider
+                        .push(timed(&work, APPLY, &format!("apply N={n}"))?);
                     let log = cluster.server.request_log();
                     cluster.server.clear_request_log();
-                    refresh[i].provider.push(timed(&work, PLAN, &format!("plan after apply N={n}"))?);
+                    refresh[i]
+                        .provider
+                        .push(timed(&work, PLAN, &format!("plan after apply N={n}"))?);
                     let log_refresh = cluster.server.request_log();
                     if n == max_n {
-                        req.apply_per_pool.push(log.len() as f64 / n as f64);
-                        req.refresh_per_pool.push(log_refresh.len() as f64 / n as f64);
+                        req.apply_per_pool.push(log.len() as f64 / (n + 1) as f64);
+                        req.refresh_per_pool
+                            .push(log_refresh.len() as f64 / (n + 1) as f64);
                         req.apply_breakdown = breakdown(&log);
                         req.refresh_breakdown = breakdown(&log_refresh);
                     }
                 } else {
                     let work = provider_work(p, &configs::baseline(n));
-                    apply[i].baseline.push(timed(&work, APPLY, &format!("apply of the baseline N={n}"))?);
-                    refresh[i]
+                    apply[i]
                         .baseline
-                        .push(timed(&work, PLAN, &format!("plan after apply of the baseline N={n}"))?);
+                        .push(timed(&work, APPLY, &format!("apply of the baseline N={n}"))?);
+                    refresh[i].baseline.push(timed(
+                        &work,
+                        PLAN,
+                        &format!("plan after apply of the baseline N={n}"),
+                    )?);
                 }
             }
         }
@@ -281,12 +298,18 @@ fn one_rss_apply(p: &ProviderDir, n: usize) -> Result<Vec<u64>, BenchError> {
     let out = out_dir.path().join("rss.txt");
     let wrapper = rss_wrapper(&p.binary, &out)?;
     let cluster = Cluster::with_v1_crds();
-    let work = Workdir::with_provider_dir(&configs::karpenter(&cluster.provider_block(), n), wrapper.path(), &[]);
+    let work = Workdir::with_provider_dir(
+        &configs::karpenter(&cluster.provider_block(), n),
+        wrapper.path(),
+        &[],
+    );
     timed(&work, APPLY, &format!("apply N={n} (RSS)"))?;
     let text = std::fs::read_to_string(&out).map_err(BenchError::io("reading the RSS record"))?;
     let kb: Vec<u64> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
     if kb.is_empty() {
-        return Err(BenchError::Measure(format!("no RSS recorded by GNU time:\n{text}")));
+        return Err(BenchError::Measure(format!(
+            "no RSS recorded by GNU time:\n{text}"
+        )));
     }
     Ok(kb)
 }
@@ -324,7 +347,8 @@ fn gate(o: &Options, p: &ProviderDir) -> Result<Samples, BenchError> {
         let run = std::thread::scope(|s| {
             let apply = s.spawn(|| work.terraform(APPLY));
             let deadline = Instant::now() + Duration::from_secs(60);
-            while cluster.requests(None, "customresourcedefinitions").is_empty() && Instant::now() < deadline {
+            while cluster.requests(None, "customresourcedefinitions").is_empty() && Instant::now() < deadline
+            {
                 std::thread::sleep(Duration::from_millis(20));
             }
             // Let the provider settle into its wait before the CRDs arrive.

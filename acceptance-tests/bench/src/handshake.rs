@@ -53,7 +53,9 @@ fn once(binary: &Path, cert: &str, sockets: &Path) -> Result<f64, BenchError> {
     let _ = child.wait();
     match read {
         Ok(n) if n > 0 && line.starts_with("1|6|") => Ok(ms),
-        Ok(_) => Err(BenchError::Measure(format!("no handshake line from the provider (got {line:?})"))),
+        Ok(_) => Err(BenchError::Measure(format!(
+            "no handshake line from the provider (got {line:?})"
+        ))),
         Err(e) => Err(BenchError::io("reading the handshake line")(e)),
     }
 }

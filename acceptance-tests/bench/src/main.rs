@@ -96,10 +96,15 @@ fn parse_args(args: &[String]) -> Result<Options, BenchError> {
                 let list = it
                     .next()
                     .ok_or_else(|| BenchError::Usage("--sizes needs a list such as 1,10,100".into()))?;
-                let parsed: Result<Vec<usize>, _> = list.split(',').map(|s| s.trim().parse::<usize>()).collect();
+                let parsed: Result<Vec<usize>, _> =
+                    list.split(',').map(|s| s.trim().parse::<usize>()).collect();
                 match parsed {
                     Ok(v) if !v.is_empty() && v.iter().all(|n| *n > 0) => sizes = Some(v),
-                    _ => return Err(BenchError::Usage(format!("--sizes {list}: positive numbers, comma-separated"))),
+                    _ => {
+                        return Err(BenchError::Usage(format!(
+                            "--sizes {list}: positive numbers, comma-separated"
+                        )));
+                    }
                 }
             }
             "-h" | "--help" => return Err(BenchError::Usage("help".into())),
@@ -133,7 +138,9 @@ fn build_provider(quick: bool) -> Result<PathBuf, BenchError> {
     );
     let out = cmd.output().map_err(BenchError::io("running cargo"))?;
     if !out.status.success() {
-        return Err(BenchError::Build(String::from_utf8_lossy(&out.stderr).into_owned()));
+        return Err(BenchError::Build(
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        ));
     }
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
@@ -161,7 +168,9 @@ impl ProviderDir {
         let binary = binary
             .canonicalize()
             .map_err(BenchError::io(format!("provider binary {}", binary.display())))?;
-        if binary.file_name().is_some_and(|n| n == "terraform-provider-karpenter")
+        if binary
+            .file_name()
+            .is_some_and(|n| n == "terraform-provider-karpenter")
             && let Some(dir) = binary.parent()
         {
             return Ok(ProviderDir {
@@ -244,7 +253,10 @@ mod tests {
     #[test]
     fn bad_arguments_are_usage_errors() {
         for bad in [&["--reps", "0"][..], &["--sizes", "1,x"], &["--what"]] {
-            assert!(matches!(parse_args(&args(bad)), Err(BenchError::Usage(_))), "{bad:?}");
+            assert!(
+                matches!(parse_args(&args(bad)), Err(BenchError::Usage(_))),
+                "{bad:?}"
+            );
         }
     }
 }

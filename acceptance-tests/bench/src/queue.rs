@@ -18,9 +18,17 @@ use crate::{BenchError, Options, ProviderDir};
 /// The rules Karpenter's template has, in the provider's order: (suffix, source, detail-type).
 const RULES: &[(&str, &str, &str)] = &[
     ("ScheduledChange", "aws.health", "AWS Health Event"),
-    ("SpotInterruption", "aws.ec2", "EC2 Spot Instance Interruption Warning"),
+    (
+        "SpotInterruption",
+        "aws.ec2",
+        "EC2 Spot Instance Interruption Warning",
+    ),
     ("Rebalance", "aws.ec2", "EC2 Instance Rebalance Recommendation"),
-    ("InstanceStateChange", "aws.ec2", "EC2 Instance State-change Notification"),
+    (
+        "InstanceStateChange",
+        "aws.ec2",
+        "EC2 Instance State-change Notification",
+    ),
     (
         "CapacityReservationInterruption",
         "aws.ec2",
@@ -80,7 +88,11 @@ struct ProviderCalls {
 
 /// One provider create → refresh → destroy of the queue for `cluster`; the seconds are those
 /// of apply and destroy.
-fn provider_run(p: &ProviderDir, proxy: &FaultProxy, cluster: &str) -> Result<(f64, ProviderCalls), BenchError> {
+fn provider_run(
+    p: &ProviderDir,
+    proxy: &FaultProxy,
+    cluster: &str,
+) -> Result<(f64, ProviderCalls), BenchError> {
     let mut work = Workdir::with_provider_dir(
         &format!(
             "{}\nresource \"karpenter_interruption_queue\" \"this\" {{\n  cluster_name = \"{cluster}\"\n  tags = {{ \"karpenter.sh/discovery\" = \"{cluster}\" }}\n}}\n",
@@ -112,7 +124,13 @@ fn provider_run(p: &ProviderDir, proxy: &FaultProxy, cluster: &str) -> Result<(f
     let refresh = proxy.calls();
     proxy.clear_log();
     let start = Instant::now();
-    let run = work.terraform(&["destroy", "-no-color", "-input=false", "-auto-approve", "-refresh=false"]);
+    let run = work.terraform(&[
+        "destroy",
+        "-no-color",
+        "-input=false",
+        "-auto-approve",
+        "-refresh=false",
+    ]);
     let destroy_s = start.elapsed().as_secs_f64();
     if !run.success {
         return Err(BenchError::Terraform {
@@ -379,7 +397,12 @@ pub fn measure(o: &Options, p: &ProviderDir) -> Result<QueueFigures, BenchError>
     // Untimed: learns the provider's call sequence, warms moto and the SDK's connections.
     let (_, calls) = provider_run(p, &proxy, "bench-warmup")?;
     f.record(&calls);
-    rt.block_on(sdk_run(&sdk, "bench-sdk-warmup", &f.create_calls, &f.destroy_calls))?;
+    rt.block_on(sdk_run(
+        &sdk,
+        "bench-sdk-warmup",
+        &f.create_calls,
+        &f.destroy_calls,
+    ))?;
     for rep in 0..o.reps {
         let provider_first = rep % 2 == 0;
         for turn in 0..2 {

@@ -62,10 +62,16 @@ fn quick_mode_produces_every_figure() {
 
     // The generated part replaced the old one; the hand-written text around it stayed.
     let text = std::fs::read_to_string(&md).unwrap();
-    assert!(text.starts_with("# Performance\n\nhand-written intro\n"), "{text}");
+    assert!(
+        text.starts_with("# Performance\n\nhand-written intro\n"),
+        "{text}"
+    );
     assert!(text.contains("## History\nkept"), "{text}");
     assert!(!text.contains("\nold\n"), "{text}");
     assert_eq!(text.matches("<!-- bench:begin").count(), 1, "{text}");
-    assert!(text.contains("| 7 | interruption queue: AWS calls of create"), "{text}");
+    assert!(
+        text.contains("| 7 | interruption queue: AWS calls of create"),
+        "{text}"
+    );
     assert!(text.contains("Quick mode"), "{text}");
 }

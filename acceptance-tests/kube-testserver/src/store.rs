@@ -1252,8 +1252,10 @@ impl State {
             }
         }
         self.put(&key, o);
-        self.established_at
-            .insert(name.to_string(), crate::util::unix_micros(std::time::SystemTime::now()));
+        self.established_at.insert(
+            name.to_string(),
+            crate::util::unix_micros(std::time::SystemTime::now()),
+        );
     }
 
     /// Out-of-band: replace an object as stored (no validation, no managedFields), keeping identity.
