@@ -192,7 +192,7 @@ pub fn rows(r: &Results) -> Vec<Row> {
     rows.push(Row {
         figure: 6,
         key: "handshake_ms".into(),
-        what: format!("plugin start → handshake line ({} starts)", h.to_line_ms.len()),
+        what: format!("plugin start → handshake line ({} starts)", h.to_line_ms.count()),
         value: h.to_line_ms.median(),
         unit: "ms",
         shown: format!("{} ms", h.to_line_ms.summary(2)),

@@ -16,7 +16,7 @@ impl Samples {
         self.values.push(v);
     }
 
-    pub fn len(&self) -> usize {
+    pub fn count(&self) -> usize {
         self.values.len()
     }
 
