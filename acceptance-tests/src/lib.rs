@@ -236,13 +236,18 @@ impl Workdir {
 
     /// Like [`Workdir::new`], with further `dev_overrides` (provider address → directory).
     pub fn with_overrides(config: &str, overrides: &[(&str, &Path)]) -> Self {
+        Self::with_provider_dir(config, &provider_dir(), overrides)
+    }
+
+    /// Like [`Workdir::with_overrides`], with the provider binary taken from `plugin_dir`
+    /// (for example a release build, as the benchmarks use) instead of the debug build.
+    pub fn with_provider_dir(config: &str, plugin_dir: &Path, overrides: &[(&str, &Path)]) -> Self {
         terraform_binary();
         let dir = tempfile::Builder::new()
             .prefix("tfacc-")
             .tempdir()
             .unwrap_or_else(|e| panic!("tempdir: {e}"));
         let cli_config = dir.path().join("terraformrc");
-        let plugin_dir = provider_dir();
         std::fs::write(
             &cli_config,
             format!(

@@ -362,11 +362,24 @@ impl Fault {
     }
 }
 
+/// One call that went through the proxy, with when it arrived and when its answer was sent.
+#[derive(Debug, Clone)]
+pub struct ProxyCall {
+    /// `X-Amz-Target` (e.g. `AmazonSQS.CreateQueue`) or the form's `Action=…`.
+    pub operation: String,
+    /// Whether an armed fault answered it.
+    pub failed: bool,
+    pub started: Instant,
+    pub finished: Instant,
+}
+
 #[derive(Default)]
 struct ProxyState {
     faults: VecDeque<Fault>,
     /// Every request's operation (X-Amz-Target or Action=), in order, and whether it was failed.
     log: Vec<(String, bool)>,
+    /// The same calls with their timing, for the benchmarks.
+    calls: Vec<ProxyCall>,
 }
 
 /// A reverse proxy in front of moto that fails armed calls; stops on drop.
@@ -428,6 +441,18 @@ impl FaultProxy {
     /// The operations seen so far, in order, with whether each was failed by the proxy.
     pub fn log(&self) -> Vec<(String, bool)> {
         self.lock().log.clone()
+    }
+
+    /// The calls answered so far, in the order they arrived, with their timing.
+    pub fn calls(&self) -> Vec<ProxyCall> {
+        self.lock().calls.clone()
+    }
+
+    /// Forgets the logged operations and calls (armed faults stay).
+    pub fn clear_log(&self) {
+        let mut s = self.lock();
+        s.log.clear();
+        s.calls.clear();
     }
 
     /// The provider block with every AWS endpoint pointing at this proxy.
@@ -522,6 +547,7 @@ fn serve(conn: TcpStream, upstream_port: u16, state: &Mutex<ProxyState>) -> std:
     let mut writer = conn.try_clone()?;
     let mut reader = BufReader::new(conn);
     while let Some(req) = read_request(&mut reader)? {
+        let started = Instant::now();
         let op = req.operation();
         let fault = {
             let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
@@ -552,6 +578,7 @@ fn serve(conn: TcpStream, upstream_port: u16, state: &Mutex<ProxyState>) -> std:
             s.log.push((op.clone(), fault.is_some()));
             fault
         };
+        let failed = fault.is_some();
         let response = match fault {
             Some(f) if f.mode == FaultMode::Drop => {
                 let _ = writer.shutdown(Shutdown::Both);
@@ -570,6 +597,16 @@ fn serve(conn: TcpStream, upstream_port: u16, state: &Mutex<ProxyState>) -> std:
         };
         writer.write_all(&response)?;
         writer.flush()?;
+        state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .calls
+            .push(ProxyCall {
+                operation: op,
+                failed,
+                started,
+                finished: Instant::now(),
+            });
     }
     let _ = writer.shutdown(Shutdown::Both);
     Ok(())

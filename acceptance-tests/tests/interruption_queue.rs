@@ -658,3 +658,93 @@ resource "karpenter_interruption_queue" "this" {
     work.destroy().ok();
     assert!(aws.queue_names().await.is_empty());
 }
+
+/// Create makes each part once (no tag listing of the rules it just created with their
+/// tags); destroy removes our known target and the rule without listing targets first; and
+/// a rule that someone gave a target of their own is still deleted (DeleteRule refuses, the
+/// provider lists and removes every target, then deletes it).
+#[tokio::test(flavor = "multi_thread")]
+async fn create_and_destroy_make_the_fewest_calls_and_foreign_targets_do_not_block_destroy() {
+    let moto = Moto::start();
+    let aws = Aws::new(&moto);
+    let proxy = FaultProxy::start(moto.port());
+    let work = workdir(
+        &proxy.provider_block(),
+        r#"
+resource "karpenter_interruption_queue" "this" {
+  cluster_name = "lean"
+  tags         = { team = "platform" }
+}
+"#,
+    );
+    work.apply().ok();
+    let ops = |log: Vec<(String, bool)>| -> Vec<String> {
+        log.into_iter()
+            .map(|(op, _)| op.rsplit(['.', '=']).next().unwrap_or_default().to_string())
+            .collect()
+    };
+    let create = ops(proxy.log());
+    let count = |list: &[String], op: &str| list.iter().filter(|o| o.as_str() == op).count();
+    assert_eq!(count(&create, "ListTagsForResource"), 0, "{create:?}");
+    assert_eq!(count(&create, "PutRule"), 5, "{create:?}");
+    assert_eq!(count(&create, "PutTargets"), 5, "{create:?}");
+    // the rules carry their tags all the same
+    for (_, suffix, _) in RULE_SUFFIXES {
+        let arn = aws
+            .events
+            .describe_rule()
+            .name(format!("Karpenter-lean-{suffix}"))
+            .send()
+            .await
+            .unwrap()
+            .arn()
+            .unwrap()
+            .to_string();
+        let tags = aws
+            .events
+            .list_tags_for_resource()
+            .resource_arn(arn)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            tags.tags()
+                .iter()
+                .map(|t| (t.key(), t.value()))
+                .collect::<Vec<_>>(),
+            vec![("team", "platform")],
+            "{suffix}"
+        );
+    }
+    assert!(work.plan_is_empty(), "{}", work.plan().output());
+
+    // A target of someone else's on one rule.
+    let foreign = aws_sdk_eventbridge::types::Target::builder()
+        .id("someone-else")
+        .arn("arn:aws:sqs:us-east-1:123456789012:lean")
+        .build()
+        .unwrap();
+    aws.events
+        .put_targets()
+        .rule("Karpenter-lean-Rebalance")
+        .targets(foreign)
+        .send()
+        .await
+        .unwrap();
+    let before = proxy.log().len();
+    work.terraform(&[
+        "destroy",
+        "-no-color",
+        "-input=false",
+        "-auto-approve",
+        "-refresh=false",
+    ])
+    .ok();
+    let destroy = ops(proxy.log()[before..].to_vec());
+    // 4 rules: RemoveTargets + DeleteRule; the fifth: RemoveTargets, a refused DeleteRule, then
+    // ListTargetsByRule, RemoveTargets, DeleteRule; and DeleteQueue.
+    assert_eq!(count(&destroy, "ListTargetsByRule"), 1, "{destroy:?}");
+    assert_eq!(count(&destroy, "DeleteQueue"), 1, "{destroy:?}");
+    assert!(aws.queue_names().await.is_empty());
+    assert!(aws.rule_names("Karpenter-lean-").await.is_empty());
+}

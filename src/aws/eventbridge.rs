@@ -198,6 +198,17 @@ impl EventBridge {
         }
     }
 
+    /// Removes the target `id`, then the rule: two calls when `id` is the rule's only target.
+    /// If DeleteRule still fails (e.g. someone added targets of their own), falls back to
+    /// [`delete_rule_and_targets`](Self::delete_rule_and_targets).
+    pub async fn delete_rule_with_target(&self, name: &str, id: &str) -> Result<(), AwsError> {
+        self.remove_targets(name, &[id.to_string()]).await?;
+        match self.delete_rule(name).await {
+            Ok(()) => Ok(()),
+            Err(_) => self.delete_rule_and_targets(name).await,
+        }
+    }
+
     /// Removes every target of the rule, then the rule.
     pub async fn delete_rule_and_targets(&self, name: &str) -> Result<(), AwsError> {
         let Some(targets) = self.list_targets(name).await? else {

@@ -5,7 +5,7 @@
 //! `StopProvider` cancels whatever is in flight: each long call runs under [`Stop::guard`],
 //! so a Ctrl-C during a long wait returns promptly with a diagnostic.
 
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 use tonic::{Request, Response, Status};
 
@@ -23,7 +23,10 @@ pub struct ProviderServer<P: Provider> {
     provider: Arc<P>,
     context: RwLock<Option<Arc<P::Context>>>,
     stop: Stop,
-    schema_response: pb::get_provider_schema::Response,
+    /// Built on the first `GetProviderSchema`: we advertise `get_provider_schema_optional`, so
+    /// Terraform asks in one process of a run and reuses the answer in the others, which then
+    /// never pay for encoding every schema.
+    schema_response: OnceLock<pb::get_provider_schema::Response>,
 }
 
 /// Cancellation for in-flight calls, triggered by `StopProvider`.
@@ -63,12 +66,11 @@ fn stopped_diagnostics() -> Diagnostics {
 
 impl<P: Provider> ProviderServer<P> {
     pub fn new(provider: P) -> Self {
-        let schema_response = schema_response(&provider);
         Self {
             provider: Arc::new(provider),
             context: RwLock::new(None),
             stop: Stop::new(),
-            schema_response,
+            schema_response: OnceLock::new(),
         }
     }
 
@@ -244,7 +246,10 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
         &self,
         _: Request<pb::get_provider_schema::Request>,
     ) -> Rpc<pb::get_provider_schema::Response> {
-        Ok(Response::new(self.schema_response.clone()))
+        let response = self
+            .schema_response
+            .get_or_init(|| schema_response(self.provider.as_ref()));
+        Ok(Response::new(response.clone()))
     }
 
     async fn get_resource_identity_schemas(

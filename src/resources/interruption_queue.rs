@@ -744,6 +744,7 @@ async fn converge(
             .await
             .map_err(|e| fail(e, Some(root.attr("rule_name_prefix"))))?;
         let prior = cur.rules.get(k.key).filter(|r| r.name == name);
+        let known_before = prior.is_some();
         let target_arn = prior.and_then(|r| r.target_arn.clone());
         let tags = prior.and_then(|r| r.tags.clone());
         cur.rules.insert(
@@ -757,11 +758,16 @@ async fn converge(
                 tags,
             },
         );
-        // PutRule applies tags only when it creates the rule: make them exact either way.
-        c.events
-            .sync_tags(&arn, &d.tags)
-            .await
-            .map_err(|e| fail(e, Some(root.attr("tags"))))?;
+        // PutRule applies tags only when it creates the rule. A create makes new rules, whose
+        // tags are then exact (a same-named rule made out of band would keep its own tags,
+        // which the next refresh shows as drift and the next apply repairs); otherwise the rule
+        // may have existed, so make its tags exact.
+        if !creating || known_before {
+            c.events
+                .sync_tags(&arn, &d.tags)
+                .await
+                .map_err(|e| fail(e, Some(root.attr("tags"))))?;
+        }
         if let Some(r) = cur.rules.get_mut(k.key) {
             r.tags = Some(d.tags.clone());
         }
@@ -1115,19 +1121,25 @@ impl Resource<KarpenterContext> for InterruptionQueue {
             Err(d) => return d,
         };
         let cur = Current::from_state(prior);
-        // Recorded rules, plus every name this resource could have made (nothing of ours left).
-        let mut names: Vec<String> = cur.rules.values().map(|r| r.name.clone()).collect();
-        if let Some(prefix) = get_str(prior, "rule_name_prefix") {
-            for k in RULE_KINDS {
-                let n = k.rule_name(prefix);
-                if !names.contains(&n) {
-                    names.push(n);
-                }
+        // Recorded rules: their one target is ours and known, so RemoveTargets + DeleteRule
+        // (listing the targets only if DeleteRule refuses because others were added).
+        let recorded: Vec<String> = cur.rules.values().map(|r| r.name.clone()).collect();
+        for name in &recorded {
+            if let Err(e) = c.events.delete_rule_with_target(name, TARGET_ID).await {
+                return e.to_diagnostics();
             }
         }
-        for name in names {
-            if let Err(e) = c.events.delete_rule_and_targets(&name).await {
-                return e.to_diagnostics();
+        // Every other name this resource could have made (nothing of ours left): one
+        // ListTargetsByRule each, which finds most of them absent.
+        if let Some(prefix) = get_str(prior, "rule_name_prefix") {
+            for k in RULE_KINDS {
+                let name = k.rule_name(prefix);
+                if recorded.contains(&name) {
+                    continue;
+                }
+                if let Err(e) = c.events.delete_rule_and_targets(&name).await {
+                    return e.to_diagnostics();
+                }
             }
         }
         let url = match cur.queue_url {

@@ -206,6 +206,9 @@ pub struct LoggedRequest {
     pub status: u16,
     /// When the request arrived, in milliseconds since the Unix epoch.
     pub at_unix_ms: u64,
+    /// The same moment in microseconds since the Unix epoch (for timing reactions precisely).
+    #[serde(default)]
+    pub at_unix_us: u64,
     /// Time to the response head (for watches: to the start of the stream).
     #[serde(with = "crate::millis")]
     pub duration: Duration,

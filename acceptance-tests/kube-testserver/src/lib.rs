@@ -37,7 +37,7 @@
 //! `client_for_context(ctx)`, `client_config(ctx)`,
 //! `install_crds_from_dir(dir)`, `install_crd(yaml)`, `set_establish_delay(d)`,
 //! `inject_fault(spec)`, `clear_faults()`, `set_latency(d)`, `request_log()`,
-//! `clear_request_log()`, `set_controller(cfg)`, `object(..)`, `object_in(..)`,
+//! `clear_request_log()`, `established_at_unix_us(crd)`, `set_controller(cfg)`, `object(..)`, `object_in(..)`,
 //! `patch_object(..)`, `delete_object(..)`, `work_dir()`, `addr()`, `stop()`. Dropping the
 //! handle stops the server and removes its work directory (unless `Config::work_dir` was given).
 //!
@@ -485,6 +485,11 @@ current-context: kube-testserver\nusers:\n- name: kube-testserver\n  user:\n    
     /// The requests answered so far (admin requests excluded).
     pub fn request_log(&self) -> Vec<LoggedRequest> {
         lock(&self.shared.log).clone()
+    }
+    /// When the CRD `name` (`<plural>.<group>`) last became Established, in microseconds since
+    /// the Unix epoch (compare with [`LoggedRequest::at_unix_us`]).
+    pub fn established_at_unix_us(&self, name: &str) -> Option<u64> {
+        lock(&self.shared.state).established_at.get(name).copied()
     }
     /// Forget the logged requests.
     pub fn clear_request_log(&self) {

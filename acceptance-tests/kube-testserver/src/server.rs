@@ -8,7 +8,7 @@ use crate::faults::{self, FaultAction, FaultSpec, LoggedRequest};
 use crate::ssa;
 use crate::store::{CRD_GROUP, Event, ResourceType, Selectors, State, Sub, WriteCtx, type_from_crd};
 use crate::table;
-use crate::util::{ApiError, merge_patch, meta_str, parse_json_or_yaml, unix_millis};
+use crate::util::{ApiError, merge_patch, meta_str, parse_json_or_yaml, unix_micros, unix_millis};
 use base64::Engine;
 use bytes::Bytes;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
@@ -270,6 +270,7 @@ async fn handle(
         query: query.clone(),
         status: 0,
         at_unix_ms: unix_millis(at),
+        at_unix_us: unix_micros(at),
         duration: Duration::ZERO,
         user_agent,
         fault: None,

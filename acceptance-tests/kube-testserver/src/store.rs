@@ -232,6 +232,9 @@ pub struct State {
     tx: broadcast::Sender<Arc<Event>>,
     /// CRDs created since the last drain: (name, uid). The server schedules their establishment.
     pub pending_establish: Vec<(String, String)>,
+    /// When each CRD (by name) last became Established, in microseconds since the Unix epoch:
+    /// the known moment a gate-reaction measurement starts from.
+    pub established_at: BTreeMap<String, u64>,
     /// Resolved kinds by (group, version, plural), valid while the CRD's resourceVersion matches.
     rt_cache: std::cell::RefCell<TypeCache>,
     /// Admit Provisioners as Karpenter v0.32's mutating webhook did ([`crate::webhooks`]).
@@ -447,6 +450,7 @@ impl State {
             history: VecDeque::new(),
             tx,
             pending_establish: Vec::new(),
+            established_at: BTreeMap::new(),
             rt_cache: Default::default(),
             legacy_webhook_defaults: false,
         }
@@ -1254,6 +1258,10 @@ impl State {
             }
         }
         self.put(&key, o);
+        self.established_at.insert(
+            name.to_string(),
+            crate::util::unix_micros(std::time::SystemTime::now()),
+        );
     }
 
     /// Out-of-band: replace an object as stored (no validation, no managedFields), keeping identity.

@@ -152,6 +152,13 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
+/// Microseconds since the Unix epoch.
+pub fn unix_micros(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH)
+        .map(|d| d.as_micros() as u64)
+        .unwrap_or(0)
+}
+
 /// Milliseconds since the Unix epoch.
 pub fn unix_millis(t: SystemTime) -> u64 {
     t.duration_since(UNIX_EPOCH)
