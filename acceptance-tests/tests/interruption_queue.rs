@@ -688,6 +688,10 @@ resource "karpenter_interruption_queue" "this" {
     assert_eq!(count(&create, "ListTagsForResource"), 0, "{create:?}");
     assert_eq!(count(&create, "PutRule"), 5, "{create:?}");
     assert_eq!(count(&create, "PutTargets"), 5, "{create:?}");
+    // The parts' minimum: CreateQueue, the policy (SetQueueAttributes), 5 × PutRule, 5 ×
+    // PutTargets; the new queue's ARN is derived from its URL, not fetched.
+    assert_eq!(count(&create, "GetQueueAttributes"), 0, "{create:?}");
+    assert_eq!(create.len(), 12, "{create:?}");
     // the rules carry their tags all the same
     for (_, suffix, _) in RULE_SUFFIXES {
         let arn = aws

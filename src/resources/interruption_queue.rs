@@ -614,6 +614,8 @@ fn set_attr(v: &mut Value, name: &str, value: Value) {
 struct Clients {
     sqs: Sqs,
     events: EventBridge,
+    /// The region the clients talk to, when the SDK configuration names one.
+    region: Option<String>,
 }
 
 async fn clients(ctx: &KarpenterContext) -> Result<Clients, Diagnostics> {
@@ -621,7 +623,23 @@ async fn clients(ctx: &KarpenterContext) -> Result<Clients, Diagnostics> {
     Ok(Clients {
         sqs: Sqs::new(aws.sqs()),
         events: EventBridge::new(aws.events()),
+        region: aws.region().map(str::to_string),
     })
+}
+
+/// The ARN of the queue at `url` (`…/<account>/<name>`) in `region`, for the partitions whose
+/// region names are certain (aws, aws-cn, aws-us-gov); None otherwise.
+fn queue_arn_from_url(url: &str, region: &str) -> Option<String> {
+    if region.is_empty() || region.contains("iso") {
+        return None;
+    }
+    let mut parts = url.trim_end_matches('/').rsplit('/');
+    let name = parts.next().filter(|n| !n.is_empty())?;
+    let account = parts
+        .next()
+        .filter(|a| a.len() == 12 && a.bytes().all(|b| b.is_ascii_digit()))?;
+    let partition = crate::policy::arn::partition_of_region(region);
+    Some(format!("arn:{partition}:sqs:{region}:{account}:{name}"))
 }
 
 /// How long to wait between CreateQueue attempts while SQS refuses a recently deleted name.
@@ -690,8 +708,16 @@ async fn converge(
         }
     };
     if cur.queue_arn.is_none() {
-        let attrs = c.sqs.get_attributes(&url).await.map_err(|e| fail(e, None))?;
-        cur.queue_arn = attrs.get("QueueArn").cloned();
+        // A queue URL names its account and queue, so the ARN of a queue just created is known
+        // without asking (one call fewer); otherwise, or where the partition is not certain,
+        // SQS says.
+        cur.queue_arn = match c.region.as_deref().and_then(|r| queue_arn_from_url(&url, r)) {
+            Some(arn) => Some(arn),
+            None => {
+                let attrs = c.sqs.get_attributes(&url).await.map_err(|e| fail(e, None))?;
+                attrs.get("QueueArn").cloned()
+            }
+        };
     }
     let Some(queue_arn) = cur.queue_arn.clone() else {
         return Err(AwsError::new(
@@ -1374,6 +1400,45 @@ mod tests {
         assert_eq!(
             canonical_json("{\"b\": [1, 2], \"a\": \"x\"}"),
             r#"{"a":"x","b":[1,2]}"#
+        );
+    }
+
+    #[test]
+    fn queue_arns_come_from_the_url_where_the_partition_is_certain() {
+        assert_eq!(
+            queue_arn_from_url(
+                "https://sqs.us-east-1.amazonaws.com/123456789012/demo",
+                "us-east-1"
+            )
+            .as_deref(),
+            Some("arn:aws:sqs:us-east-1:123456789012:demo")
+        );
+        assert_eq!(
+            queue_arn_from_url(
+                "https://sqs.cn-north-1.amazonaws.com.cn/123456789012/demo",
+                "cn-north-1"
+            )
+            .as_deref(),
+            Some("arn:aws-cn:sqs:cn-north-1:123456789012:demo")
+        );
+        assert_eq!(
+            queue_arn_from_url("http://127.0.0.1:4566/123456789012/demo", "us-gov-west-1").as_deref(),
+            Some("arn:aws-us-gov:sqs:us-gov-west-1:123456789012:demo")
+        );
+        assert_eq!(
+            queue_arn_from_url(
+                "https://sqs.us-iso-east-1.c2s.ic.gov/123456789012/q",
+                "us-iso-east-1"
+            ),
+            None
+        );
+        assert_eq!(
+            queue_arn_from_url("https://example.com/not-an-account/q", "us-east-1"),
+            None
+        );
+        assert_eq!(
+            queue_arn_from_url("https://example.com/123456789012/", "us-east-1"),
+            None
         );
     }
 
