@@ -108,7 +108,15 @@ resource "karpenter_interruption_queue" "q" {{
             .work
             .spawn(&["apply", "-no-color", "-input=false", "-auto-approve"]);
         let deadline = Instant::now() + GUARD;
-        while self.pool_writes() < KILL_AFTER_WRITES || self.put_targets() < 2 {
+        // The middle: enough writes answered, the queue's rules being wired, and at least one
+        // pool created on the server whose write is not answered yet (so it cannot be in state).
+        // The log records a write when it is answered; the pools are listed first, so a write
+        // answered in between only makes the comparison stricter.
+        let in_flight = || {
+            let on_server = list_pools(&self.cluster).len();
+            on_server > self.pool_writes()
+        };
+        while self.pool_writes() < KILL_AFTER_WRITES || self.put_targets() < 2 || !in_flight() {
             if child.finished() {
                 let (run, _) = child.wait(GUARD);
                 panic!(
