@@ -4,7 +4,7 @@
 //! as Karpenter's reference uses, or read-only) and AmazonSSMManagedInstanceCore. Optionally an
 //! instance profile of the same name holds the role (for pre-v1 AWSNodeTemplate users).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::LazyLock;
 
 use async_trait::async_trait;
@@ -13,7 +13,7 @@ use serde_json::{Value as Json, json};
 use super::iam_role::{self, Actual, Desired, ReadScope};
 use crate::aws::iam::Iam;
 use crate::framework::validate as v;
-use crate::framework::values::{get_str, opt_string, string_list};
+use crate::framework::values::{get_str, opt_string, string_list, string_map};
 use crate::framework::{ApplyOutcome, Attribute, Diagnostics, ReadOutcome, Resource, Schema};
 use crate::policy::arn::{self, PARTITIONS};
 use crate::provider::KarpenterContext;
@@ -101,15 +101,6 @@ fn trust_policy(partition: &str) -> Json {
     })
 }
 
-/// Tags as a Terraform map of strings.
-fn tag_map(tags: &BTreeMap<String, String>) -> Value {
-    Value::Map(
-        tags.iter()
-            .map(|(k, v)| (k.clone(), Value::string(v.clone())))
-            .collect(),
-    )
-}
-
 fn bool_of(value: &Value, name: &str) -> bool {
     value.get(name).and_then(Value::as_bool).unwrap_or(false)
 }
@@ -188,7 +179,7 @@ fn state(base: &Value, actual: &Actual) -> Value {
     set("instance_profile_arn", opt_string(profile.map(|p| p.arn.clone())));
     set(
         "instance_profile_tags",
-        profile.map_or(Value::Null, |p| tag_map(&p.tags)),
+        profile.map_or(Value::Null, |p| string_map(p.tags.iter())),
     );
     Value::Object(fields)
 }
