@@ -10,6 +10,7 @@ pub mod config;
 pub mod error;
 pub mod eventbridge;
 pub mod iam;
+pub mod ownership;
 pub mod sqs;
 pub mod tags;
 
