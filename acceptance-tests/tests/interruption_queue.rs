@@ -772,11 +772,7 @@ resource "karpenter_interruption_queue" "this" {
             "-refresh=false",
         ])
         .ok();
-    assert!(
-        run.output().contains("EventBridge rule kept"),
-        "{}",
-        run.output()
-    );
+    assert!(run.output().contains("EventBridge rule kept"), "{}", run.output());
     let destroy = ops(proxy.log()[before..].to_vec());
     // 4 rules: RemoveTargets + DeleteRule; the fifth: RemoveTargets, a refused DeleteRule,
     // then ListTargetsByRule, which shows the other target: the rule stays. And DeleteQueue.
@@ -813,8 +809,14 @@ async fn an_existing_queue_or_rule_of_our_name_is_refused_and_left_alone() {
         .sqs
         .create_queue()
         .queue_name("taken")
-        .attributes(aws_sdk_sqs::types::QueueAttributeName::MessageRetentionPeriod, "300")
-        .attributes(aws_sdk_sqs::types::QueueAttributeName::SqsManagedSseEnabled, "true")
+        .attributes(
+            aws_sdk_sqs::types::QueueAttributeName::MessageRetentionPeriod,
+            "300",
+        )
+        .attributes(
+            aws_sdk_sqs::types::QueueAttributeName::SqsManagedSseEnabled,
+            "true",
+        )
         .tags("owner", "other-team")
         .send()
         .await
@@ -863,22 +865,30 @@ resource "karpenter_interruption_queue" "taken" {
     let out = run.output();
     assert!(out.contains("SQS queue already exists"), "{out}");
     assert!(out.contains("terraform import"), "{out}");
-    assert!(out.contains("cluster_name = \"taken\""), "the error is on the name attribute: {out}");
-    let queue_tags = aws
-        .sqs
-        .list_queue_tags()
-        .queue_url(&theirs)
-        .send()
-        .await
-        .unwrap();
+    assert!(
+        out.contains("cluster_name = \"taken\""),
+        "the error is on the name attribute: {out}"
+    );
+    let queue_tags = aws.sqs.list_queue_tags().queue_url(&theirs).send().await.unwrap();
     assert_eq!(
-        queue_tags.tags().cloned().unwrap_or_default().into_iter().collect::<BTreeMap<_, _>>(),
+        queue_tags
+            .tags()
+            .cloned()
+            .unwrap_or_default()
+            .into_iter()
+            .collect::<BTreeMap<_, _>>(),
         BTreeMap::from([("owner".to_string(), "other-team".to_string())])
     );
     let attrs = aws.queue_attributes("taken").await;
     assert_eq!(attrs["ApproximateNumberOfMessages"], "1");
-    assert!(attrs.get("Policy").is_none(), "their queue got our policy: {attrs:?}");
-    assert!(aws.rule_names("Karpenter-taken-").await.is_empty(), "nothing was created");
+    assert!(
+        attrs.get("Policy").is_none(),
+        "their queue got our policy: {attrs:?}"
+    );
+    assert!(
+        aws.rule_names("Karpenter-taken-").await.is_empty(),
+        "nothing was created"
+    );
 
     work.set_config(&format!(
         "{}\n{}",
@@ -903,12 +913,22 @@ resource "karpenter_interruption_queue" "ruled" {
             "arn:aws:sqs:us-east-1:123456789012:taken".to_string()
         )]
     );
-    assert_eq!(aws.rule_names("Karpenter-ruled-").await.len(), 1, "no rule of ours was made");
-    assert!(!aws.queue_names().await.contains(&"ruled".to_string()), "refused before the queue");
+    assert_eq!(
+        aws.rule_names("Karpenter-ruled-").await.len(),
+        1,
+        "no rule of ours was made"
+    );
+    assert!(
+        !aws.queue_names().await.contains(&"ruled".to_string()),
+        "refused before the queue"
+    );
 
     work.destroy().ok();
     assert_eq!(aws.queue_names().await, vec!["taken".to_string()]);
-    assert_eq!(aws.queue_attributes("taken").await["ApproximateNumberOfMessages"], "1");
+    assert_eq!(
+        aws.queue_attributes("taken").await["ApproximateNumberOfMessages"],
+        "1"
+    );
     assert_eq!(aws.rule_names("Karpenter-ruled-").await.len(), 1);
 }
 
@@ -942,15 +962,27 @@ resource "karpenter_interruption_queue" "this" {
     let rule_arns = |rules: serde_json::Value| -> Vec<String> {
         rules
             .as_object()
-            .map(|m| m.values().filter_map(|r| r["arn"].as_str().map(str::to_string)).collect())
+            .map(|m| {
+                m.values()
+                    .filter_map(|r| r["arn"].as_str().map(str::to_string))
+                    .collect()
+            })
             .unwrap_or_default()
     };
     let before = rule_arns(resource_values(&work)["rules"].clone());
     let plan = work.plan().ok();
-    assert!(plan.stdout.contains("will be updated in-place"), "{}", plan.output());
+    assert!(
+        plan.stdout.contains("will be updated in-place"),
+        "{}",
+        plan.output()
+    );
     work.apply().ok();
     assert_matches_template(&aws, "vanish", "Karpenter-vanish-").await;
-    assert_eq!(rule_arns(resource_values(&work)["rules"].clone()), before, "the rules were kept");
+    assert_eq!(
+        rule_arns(resource_values(&work)["rules"].clone()),
+        before,
+        "the rules were kept"
+    );
     assert!(work.plan_is_empty(), "{}", work.plan().output());
 
     delete_queue().await;
@@ -980,7 +1012,12 @@ async fn a_new_rule_prefix_builds_the_new_rules_before_deleting_the_old() {
     work.apply().ok();
     assert_eq!(aws.rule_names("old-").await.len(), 5);
     work.set_config(&config("new-"));
-    proxy.arm(Fault::new("AWSEvents.RemoveTargets", 3, 400, "ThrottlingException"));
+    proxy.arm(Fault::new(
+        "AWSEvents.RemoveTargets",
+        3,
+        400,
+        "ThrottlingException",
+    ));
     let run = work.apply().failed();
     assert!(run.stderr.contains("events:RemoveTargets"), "{}", run.output());
     assert_eq!(aws.rule_names("new-").await.len(), 5, "new rules first");
@@ -991,7 +1028,11 @@ async fn a_new_rule_prefix_builds_the_new_rules_before_deleting_the_old() {
     }
     let mut in_state: Vec<String> = resource_values(&work)["rules"]
         .as_object()
-        .map(|m| m.values().filter_map(|r| r["name"].as_str().map(str::to_string)).collect())
+        .map(|m| {
+            m.values()
+                .filter_map(|r| r["name"].as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default();
     in_state.sort();
     let mut in_moto = aws.rule_names("new-").await;
@@ -1024,7 +1065,8 @@ async fn import_with_generated_config_plans_empty_for_short_and_long_cluster_nam
             ),
         );
         work.apply().ok();
-        work.terraform(&["state", "rm", "karpenter_interruption_queue.q"]).ok();
+        work.terraform(&["state", "rm", "karpenter_interruption_queue.q"])
+            .ok();
         work.set_config(&format!(
             "{}\nimport {{\n  to = karpenter_interruption_queue.q\n  id = \"{queue}\"\n}}\n",
             moto.provider_block()
@@ -1046,7 +1088,8 @@ async fn import_with_generated_config_plans_empty_for_short_and_long_cluster_nam
         assert_eq!(generated_cluster.as_deref(), Some(cluster), "{generated}");
         let plan = work.plan().ok();
         assert!(
-            plan.stdout.contains("1 to import, 0 to add, 0 to change, 0 to destroy"),
+            plan.stdout
+                .contains("1 to import, 0 to add, 0 to change, 0 to destroy"),
             "{cluster}: {}\n{generated}",
             plan.output()
         );

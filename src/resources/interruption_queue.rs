@@ -179,9 +179,7 @@ fn is_shortened_prefix(prefix: &str) -> bool {
         return false;
     };
     let hash = rest.rsplit('-').next().unwrap_or_default();
-    prefix.len() == max_prefix_len()
-        && hash.len() == 4
-        && hash.bytes().all(|b| b.is_ascii_hexdigit())
+    prefix.len() == max_prefix_len() && hash.len() == 4 && hash.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// The default rule-name prefix for a cluster: `Karpenter-<cluster>-`, shortened (with a hash
@@ -293,7 +291,19 @@ static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
          that send it AWS Health, Spot interruption, rebalance, instance state-change and capacity \
          reservation interruption events, after Karpenter's getting-started CloudFormation template. \
          Feed `queue_name` to the Helm value `settings.interruptionQueue` and `queue_arn` to the \
-         `karpenter_controller_policy` data source.",
+         `karpenter_controller_policy` data source.\n\n\
+         **Ownership.** Create never takes over what already exists: a queue or rule of the same name \
+         that this resource did not create fails the apply (on `name`/`cluster_name` or \
+         `rule_name_prefix`) and is left untouched; adopt an existing queue on purpose with \
+         `terraform import` or an `import {}` block (the rules that target it come with it; the next \
+         apply adds the ownership tag). Parts recorded in state are this resource's, tagged or not \
+         (states of earlier versions keep working). Destroy removes only this resource's target from \
+         each rule and deletes a rule only when no other target is left (a warning names a rule kept \
+         for someone else's targets). A queue deleted out of band is recreated by the next apply, \
+         which keeps the rules and points them at it; destroy still removes the rules. A new \
+         `rule_name_prefix` creates the new rules before deleting the old ones. On AWS, a deleted \
+         queue's name cannot be reused for 60 seconds (the provider retries within the create \
+         timeout).",
         vec![
             Attribute::string("cluster_name")
                 .required()
@@ -1144,8 +1154,10 @@ async fn delete_parts(c: &Clients, prior: &Value, notes: &mut Diagnostics) -> Re
     let cur = Current::from_state(prior);
     let recorded: Vec<String> = cur.rules.values().map(|r| r.name.clone()).collect();
     for name in &recorded {
-        if let RuleRemoval::Kept { other_targets } =
-            c.events.remove_target_and_delete_if_empty(name, TARGET_ID).await?
+        if let RuleRemoval::Kept { other_targets } = c
+            .events
+            .remove_target_and_delete_if_empty(name, TARGET_ID)
+            .await?
         {
             kept_rule_warning(notes, name, &other_targets);
         }
@@ -1165,8 +1177,10 @@ async fn delete_parts(c: &Clients, prior: &Value, notes: &mut Diagnostics) -> Re
                 tracing::info!(rule = %name, "rule under our name is not ours; left alone");
                 continue;
             }
-            if let RuleRemoval::Kept { other_targets } =
-                c.events.remove_target_and_delete_if_empty(&name, TARGET_ID).await?
+            if let RuleRemoval::Kept { other_targets } = c
+                .events
+                .remove_target_and_delete_if_empty(&name, TARGET_ID)
+                .await?
             {
                 kept_rule_warning(notes, &name, &other_targets);
             }
