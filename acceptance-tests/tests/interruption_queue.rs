@@ -762,6 +762,26 @@ resource "karpenter_interruption_queue" "this" {
         .send()
         .await
         .unwrap();
+    // reported at plan, recorded, and not a change
+    let plan = work.plan().ok();
+    assert!(
+        plan.output().contains("EventBridge rule has targets of others"),
+        "{}",
+        plan.output()
+    );
+    assert!(plan.stdout.contains("No changes"), "{}", plan.output());
+    work.terraform(&[
+        "apply",
+        "-refresh-only",
+        "-auto-approve",
+        "-no-color",
+        "-input=false",
+    ])
+    .ok();
+    assert_eq!(
+        resource_values(&work)["rules"]["rebalance"]["other_target_ids"],
+        serde_json::json!(["someone-else"])
+    );
     let before = proxy.log().len();
     let run = work
         .terraform(&[
@@ -882,7 +902,7 @@ resource "karpenter_interruption_queue" "taken" {
     let attrs = aws.queue_attributes("taken").await;
     assert_eq!(attrs["ApproximateNumberOfMessages"], "1");
     assert!(
-        attrs.get("Policy").is_none(),
+        !attrs.contains_key("Policy"),
         "their queue got our policy: {attrs:?}"
     );
     assert!(

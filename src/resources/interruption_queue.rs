@@ -279,6 +279,10 @@ static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
         Attribute::bool("enabled")
             .computed()
             .describe("Whether the rule is enabled."),
+        Attribute::list_of("other_target_ids", Type::String).computed().describe(
+            "Ids of targets on the rule that this resource did not add (someone else's); null when none. They are \
+             never changed or removed: the plan warns about them, and destroy keeps the rule for them.",
+        ),
         Attribute::string("target_arn").computed().describe(
             "ARN of the rule's `KarpenterInterruptionQueueTarget` target (the queue); null when missing.",
         ),
@@ -451,6 +455,13 @@ fn strings(v: Option<&Value>) -> Vec<String> {
         .collect()
 }
 
+/// A list of strings, or null for None.
+fn string_list(v: Option<&[String]>) -> Value {
+    v.map_or(Value::Null, |l| {
+        Value::List(l.iter().map(Value::string).collect())
+    })
+}
+
 fn string_map(v: Option<&Value>) -> BTreeMap<String, String> {
     v.and_then(Value::as_entries)
         .into_iter()
@@ -584,6 +595,8 @@ struct RuleState {
     enabled: Option<bool>,
     target_arn: Option<String>,
     tags: Option<BTreeMap<String, String>>,
+    /// Targets of others seen at the last refresh (None: none).
+    other_targets: Option<Vec<String>>,
 }
 
 impl RuleState {
@@ -594,6 +607,7 @@ impl RuleState {
             ("event_pattern", opt_string(self.event_pattern.clone())),
             ("enabled", self.enabled.map_or(Value::Null, Value::Bool)),
             ("target_arn", opt_string(self.target_arn.clone())),
+            ("other_target_ids", string_list(self.other_targets.as_deref())),
             (
                 "tags",
                 self.tags
@@ -610,6 +624,10 @@ impl RuleState {
             event_pattern: get_str(v, "event_pattern").map(str::to_string),
             enabled: v.get("enabled").and_then(Value::as_bool),
             target_arn: get_str(v, "target_arn").map(str::to_string),
+            other_targets: v
+                .get("other_target_ids")
+                .filter(|t| !t.is_null())
+                .map(|t| strings(Some(t))),
             tags: v
                 .get("tags")
                 .filter(|t| !t.is_null())
@@ -971,6 +989,7 @@ async fn converge(
         let existed = prior.is_some() || adopted.rules.contains(&name);
         let target_arn = prior.and_then(|r| r.target_arn.clone());
         let tags = prior.and_then(|r| r.tags.clone());
+        let other_targets = prior.and_then(|r| r.other_targets.clone());
         cur.rules.insert(
             k.key.to_string(),
             RuleState {
@@ -980,6 +999,7 @@ async fn converge(
                 enabled: Some(true),
                 target_arn,
                 tags,
+                other_targets,
             },
         );
         if existed {
@@ -1116,10 +1136,10 @@ async fn refresh(c: &Clients, state: &Value) -> Result<Option<Value>, AwsError> 
         };
         let pattern = info.event_pattern.as_deref().map(canonical_json);
         let targets = c.events.list_targets(&r.name).await?.unwrap_or_default();
-        let others: Vec<&str> = targets
+        let others: Vec<String> = targets
             .iter()
             .filter(|t| t.id != TARGET_ID)
-            .map(|t| t.id.as_str())
+            .map(|t| t.id.clone())
             .collect();
         if !others.is_empty() {
             tracing::warn!(rule = %r.name, targets = ?others, "targets of others on our rule: left alone, and destroy keeps the rule for them");
@@ -1135,6 +1155,7 @@ async fn refresh(c: &Clients, state: &Value) -> Result<Option<Value>, AwsError> 
                 enabled: Some(info.enabled),
                 target_arn,
                 tags: Some(tags),
+                other_targets: (!others.is_empty()).then_some(others),
             }
             .to_value(),
         );
@@ -1323,7 +1344,7 @@ impl Resource<KarpenterContext> for InterruptionQueue {
         }
     }
 
-    fn modify_plan(&self, config: &Value, prior: &Value, planned: &mut Value, _diags: &mut Diagnostics) {
+    fn modify_plan(&self, config: &Value, prior: &Value, planned: &mut Value, diags: &mut Diagnostics) {
         if planned.is_null() {
             return;
         }
@@ -1389,6 +1410,22 @@ impl Resource<KarpenterContext> for InterruptionQueue {
         };
         set_attr(planned, "policy_json", policy);
 
+        // Someone else's targets on our rules: reported, never touched.
+        for (key, r) in Current::from_state(prior).rules {
+            if let Some(others) = r.other_targets.filter(|o| !o.is_empty()) {
+                diags.warning_at(
+                    &AttributePath::root().attr("rules").key(key),
+                    "EventBridge rule has targets of others",
+                    format!(
+                        "The rule {:?} has targets this resource did not add ({}). The provider leaves them as they \
+                         are; on destroy it removes only its own target and keeps the rule for them.",
+                        r.name,
+                        others.join(", ")
+                    ),
+                );
+            }
+        }
+
         let enabled_known = planned.get("enabled_rules").is_none_or(Value::is_wholly_known);
         let rule_tags = match planned.get("tags") {
             Some(t) if !t.is_wholly_known() => Value::unknown(),
@@ -1407,17 +1444,18 @@ impl Resource<KarpenterContext> for InterruptionQueue {
                         .into_iter()
                         .map(|k| {
                             let name = k.rule_name(prefix);
-                            let arn = prior_rules
-                                .get(k.key)
-                                .filter(|r| r.name == name)
+                            let same = prior_rules.get(k.key).filter(|r| r.name == name);
+                            let arn = same
                                 .and_then(|r| r.arn.clone())
                                 .map_or_else(Value::unknown, Value::string);
+                            let others = string_list(same.and_then(|r| r.other_targets.as_deref()));
                             let v = object([
                                 ("name", Value::string(name)),
                                 ("arn", arn),
                                 ("event_pattern", Value::string(k.event_pattern())),
                                 ("enabled", Value::Bool(true)),
                                 ("target_arn", queue_arn.clone()),
+                                ("other_target_ids", others),
                                 ("tags", rule_tags.clone()),
                             ]);
                             (k.key.to_string(), v)
@@ -1520,6 +1558,7 @@ impl Resource<KarpenterContext> for InterruptionQueue {
                         enabled: None,
                         target_arn: None,
                         tags: None,
+                        other_targets: None,
                     }
                     .to_value(),
                 );
