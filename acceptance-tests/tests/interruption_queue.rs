@@ -1118,3 +1118,80 @@ async fn import_with_generated_config_plans_empty_for_short_and_long_cluster_nam
         work.destroy().ok();
     }
 }
+
+/// Issue #15, compatibility: a state written by an earlier version (no `other_target_ids`) over
+/// parts without the bookkeeping tags is still this resource's: plan empty, no error, no
+/// replacement; the next apply adds the tags in place, and destroy removes everything.
+#[tokio::test(flavor = "multi_thread")]
+async fn untagged_parts_recorded_by_an_earlier_version_stay_ours() {
+    let moto = Moto::start();
+    let aws = Aws::new(&moto);
+    let config = |team: &str| {
+        format!(
+            "{}\nresource \"karpenter_interruption_queue\" \"this\" {{\n  cluster_name = \"legacy\"\n  tags = {{ team = \"{team}\" }}\n}}\n",
+            moto.provider_block()
+        )
+    };
+    let work = workdir("", &config("a"));
+    work.apply().ok();
+    // What an earlier version left: no bookkeeping tags in AWS, no `other_target_ids` in state.
+    let bookkeeping = [
+        "terraform-provider-karpenter/resource-type",
+        "terraform-provider-karpenter/cluster-name",
+    ];
+    let url = aws.sqs.get_queue_url().queue_name("legacy").send().await.unwrap();
+    let url = url.queue_url().unwrap().to_string();
+    aws.sqs
+        .untag_queue()
+        .queue_url(&url)
+        .set_tag_keys(Some(bookkeeping.iter().map(|k| k.to_string()).collect()))
+        .send()
+        .await
+        .unwrap();
+    let rule_arns: Vec<String> = resource_values(&work)["rules"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|r| r["arn"].as_str().unwrap().to_string())
+        .collect();
+    for arn in &rule_arns {
+        aws.events
+            .untag_resource()
+            .resource_arn(arn)
+            .tag_keys(bookkeeping[0])
+            .send()
+            .await
+            .unwrap();
+    }
+    let path = work.path().join("terraform.tfstate");
+    let mut raw: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    for rule in raw["resources"][0]["instances"][0]["attributes"]["rules"]
+        .as_object_mut()
+        .unwrap()
+        .values_mut()
+    {
+        rule.as_object_mut().unwrap().remove("other_target_ids");
+    }
+    std::fs::write(&path, serde_json::to_string(&raw).unwrap()).unwrap();
+
+    assert!(work.plan_is_empty(), "{}", work.plan().output());
+    work.set_config(&config("b"));
+    let plan = work.plan().ok();
+    assert!(
+        plan.stdout.contains("1 to change, 0 to destroy"),
+        "{}",
+        plan.output()
+    );
+    work.apply().ok();
+    let tags = aws.sqs.list_queue_tags().queue_url(&url).send().await.unwrap();
+    let tags: BTreeMap<String, String> = tags.tags().cloned().unwrap_or_default().into_iter().collect();
+    assert_eq!(
+        tags.get(bookkeeping[0]).map(String::as_str),
+        Some("karpenter_interruption_queue")
+    );
+    assert_eq!(tags.get("team").map(String::as_str), Some("b"));
+    assert!(work.plan_is_empty(), "{}", work.plan().output());
+    work.destroy().ok();
+    assert!(aws.queue_names().await.is_empty());
+    assert!(aws.rule_names("Karpenter-legacy-").await.is_empty());
+}
