@@ -462,12 +462,21 @@ resource "karpenter_interruption_queue" "this" {
         .send()
         .await
         .unwrap();
+    // the user's tags, and the provider's two bookkeeping tags, which tag sync never removes
     let tags: BTreeMap<String, String> = tags.tags().cloned().unwrap_or_default().into_iter().collect();
     assert_eq!(
         tags,
         BTreeMap::from([
             ("env".to_string(), "test".to_string()),
-            ("team".to_string(), "b".to_string())
+            ("team".to_string(), "b".to_string()),
+            (
+                "terraform-provider-karpenter/cluster-name".to_string(),
+                "upd".to_string()
+            ),
+            (
+                "terraform-provider-karpenter/resource-type".to_string(),
+                "karpenter_interruption_queue".to_string()
+            )
         ])
     );
     let rule_arn = aws
@@ -492,7 +501,10 @@ resource "karpenter_interruption_queue" "this" {
         .iter()
         .map(|t| (t.key().to_string(), t.value().to_string()))
         .collect();
-    assert_eq!(rule_tags, tags, "rules carry the same tags");
+    // the same tags, but the cluster tag, which only the queue carries
+    let mut queue_tags = tags.clone();
+    queue_tags.remove("terraform-provider-karpenter/cluster-name");
+    assert_eq!(rule_tags, queue_tags, "rules carry the same tags");
     assert!(work.plan_is_empty(), "{}", work.plan().output());
 
     // Only the target removed out of band: detected on that rule and put back.
@@ -660,11 +672,12 @@ resource "karpenter_interruption_queue" "this" {
 }
 
 /// Create makes each part once (no tag listing of the rules it just created with their
-/// tags); destroy removes our known target and the rule without listing targets first; and
-/// a rule that someone gave a target of their own is still deleted (DeleteRule refuses, the
-/// provider lists and removes every target, then deletes it).
+/// tags) after one ownership look-up per service; destroy removes our known target and the
+/// rule without listing targets first; and a rule that someone gave a target of their own
+/// keeps that target and stays (DeleteRule refuses, the provider lists what is left and keeps
+/// the rule, with a warning).
 #[tokio::test(flavor = "multi_thread")]
-async fn create_and_destroy_make_the_fewest_calls_and_foreign_targets_do_not_block_destroy() {
+async fn create_and_destroy_make_the_fewest_calls_and_foreign_targets_are_left_alone() {
     let moto = Moto::start();
     let aws = Aws::new(&moto);
     let proxy = FaultProxy::start(moto.port());
@@ -689,10 +702,14 @@ resource "karpenter_interruption_queue" "this" {
     assert_eq!(count(&create, "PutRule"), 5, "{create:?}");
     assert_eq!(count(&create, "PutTargets"), 5, "{create:?}");
     // The parts' minimum: CreateQueue, the policy (SetQueueAttributes), 5 × PutRule, 5 ×
-    // PutTargets; the new queue's ARN is derived from its URL, not fetched.
+    // PutTargets; the new queue's ARN is derived from its URL, not fetched. Ownership adds
+    // two look-ups before anything is created (create never adopts): GetQueueUrl and one
+    // ListRules for all five rule names.
     assert_eq!(count(&create, "GetQueueAttributes"), 0, "{create:?}");
-    assert_eq!(create.len(), 12, "{create:?}");
-    // the rules carry their tags all the same
+    assert_eq!(count(&create, "GetQueueUrl"), 1, "{create:?}");
+    assert_eq!(count(&create, "ListRules"), 1, "{create:?}");
+    assert_eq!(create.len(), 14, "{create:?}");
+    // the rules carry their tags all the same, and the ownership tag
     for (_, suffix, _) in RULE_SUFFIXES {
         let arn = aws
             .events
@@ -711,21 +728,31 @@ resource "karpenter_interruption_queue" "this" {
             .send()
             .await
             .unwrap();
+        let mut tags: Vec<(&str, &str)> = tags.tags().iter().map(|t| (t.key(), t.value())).collect();
+        tags.sort();
         assert_eq!(
-            tags.tags()
-                .iter()
-                .map(|t| (t.key(), t.value()))
-                .collect::<Vec<_>>(),
-            vec![("team", "platform")],
+            tags,
+            vec![
+                ("team", "platform"),
+                (
+                    "terraform-provider-karpenter/resource-type",
+                    "karpenter_interruption_queue"
+                )
+            ],
             "{suffix}"
         );
     }
     assert!(work.plan_is_empty(), "{}", work.plan().output());
+    // the bookkeeping tags are not the user's
+    assert_eq!(
+        resource_values(&work)["tags"],
+        serde_json::json!({"team": "platform"})
+    );
 
     // A target of someone else's on one rule.
     let foreign = aws_sdk_eventbridge::types::Target::builder()
         .id("someone-else")
-        .arn("arn:aws:sqs:us-east-1:123456789012:lean")
+        .arn("arn:aws:sqs:us-east-1:123456789012:elsewhere")
         .build()
         .unwrap();
     aws.events
@@ -735,20 +762,436 @@ resource "karpenter_interruption_queue" "this" {
         .send()
         .await
         .unwrap();
-    let before = proxy.log().len();
+    // reported at plan, recorded, and not a change
+    let plan = work.plan().ok();
+    assert!(
+        plan.output().contains("EventBridge rule has targets of others"),
+        "{}",
+        plan.output()
+    );
+    assert!(plan.stdout.contains("No changes"), "{}", plan.output());
     work.terraform(&[
-        "destroy",
+        "apply",
+        "-refresh-only",
+        "-auto-approve",
         "-no-color",
         "-input=false",
-        "-auto-approve",
-        "-refresh=false",
     ])
     .ok();
+    assert_eq!(
+        resource_values(&work)["rules"]["rebalance"]["other_target_ids"],
+        serde_json::json!(["someone-else"])
+    );
+    let before = proxy.log().len();
+    let run = work
+        .terraform(&[
+            "destroy",
+            "-no-color",
+            "-input=false",
+            "-auto-approve",
+            "-refresh=false",
+        ])
+        .ok();
+    assert!(run.output().contains("EventBridge rule kept"), "{}", run.output());
     let destroy = ops(proxy.log()[before..].to_vec());
-    // 4 rules: RemoveTargets + DeleteRule; the fifth: RemoveTargets, a refused DeleteRule, then
-    // ListTargetsByRule, RemoveTargets, DeleteRule; and DeleteQueue.
+    // 4 rules: RemoveTargets + DeleteRule; the fifth: RemoveTargets, a refused DeleteRule,
+    // then ListTargetsByRule, which shows the other target: the rule stays. And DeleteQueue.
     assert_eq!(count(&destroy, "ListTargetsByRule"), 1, "{destroy:?}");
     assert_eq!(count(&destroy, "DeleteQueue"), 1, "{destroy:?}");
+    assert_eq!(count(&destroy, "DeleteRule"), 5, "{destroy:?}");
+    assert_eq!(destroy.len(), 12, "{destroy:?}");
     assert!(aws.queue_names().await.is_empty());
-    assert!(aws.rule_names("Karpenter-lean-").await.is_empty());
+    assert_eq!(
+        aws.rule_names("Karpenter-lean-").await,
+        vec!["Karpenter-lean-Rebalance".to_string()]
+    );
+    let (_, _, targets) = aws.rule("Karpenter-lean-Rebalance").await;
+    assert_eq!(
+        targets,
+        vec![(
+            "someone-else".to_string(),
+            "arn:aws:sqs:us-east-1:123456789012:elsewhere".to_string()
+        )]
+    );
+}
+
+/// Issue #15, point 1 and 2: a queue of our name that someone else made (even with the very
+/// attributes we would set, a message in it and a tag of theirs) and a rule of one of our names
+/// (their pattern, their target) are refused before anything is created; neither is changed,
+/// and destroy deletes neither. Before the fix, CreateQueue's idempotence adopted the queue
+/// and PutRule overwrote the rule's pattern and added our target beside theirs.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_existing_queue_or_rule_of_our_name_is_refused_and_left_alone() {
+    let moto = Moto::start();
+    let aws = Aws::new(&moto);
+    // Their queue, named like the cluster, with our attributes.
+    let theirs = aws
+        .sqs
+        .create_queue()
+        .queue_name("taken")
+        .attributes(
+            aws_sdk_sqs::types::QueueAttributeName::MessageRetentionPeriod,
+            "300",
+        )
+        .attributes(
+            aws_sdk_sqs::types::QueueAttributeName::SqsManagedSseEnabled,
+            "true",
+        )
+        .tags("owner", "other-team")
+        .send()
+        .await
+        .unwrap()
+        .queue_url()
+        .unwrap()
+        .to_string();
+    aws.sqs
+        .send_message()
+        .queue_url(&theirs)
+        .message_body("theirs")
+        .send()
+        .await
+        .unwrap();
+    // Their rule, with one of the names the second cluster's rules would get.
+    let their_pattern = r#"{"source":["their.app"]}"#;
+    aws.events
+        .put_rule()
+        .name("Karpenter-ruled-SpotInterruption")
+        .event_pattern(their_pattern)
+        .send()
+        .await
+        .unwrap();
+    let their_target = aws_sdk_eventbridge::types::Target::builder()
+        .id("their-target")
+        .arn("arn:aws:sqs:us-east-1:123456789012:taken")
+        .build()
+        .unwrap();
+    aws.events
+        .put_targets()
+        .rule("Karpenter-ruled-SpotInterruption")
+        .targets(their_target)
+        .send()
+        .await
+        .unwrap();
+
+    let work = workdir(
+        &moto.provider_block(),
+        r#"
+resource "karpenter_interruption_queue" "taken" {
+  cluster_name = "taken"
+}
+"#,
+    );
+    let run = work.apply().failed();
+    let out = run.output();
+    assert!(out.contains("SQS queue already exists"), "{out}");
+    assert!(out.contains("terraform import"), "{out}");
+    assert!(
+        out.contains("cluster_name = \"taken\""),
+        "the error is on the name attribute: {out}"
+    );
+    let queue_tags = aws.sqs.list_queue_tags().queue_url(&theirs).send().await.unwrap();
+    assert_eq!(
+        queue_tags
+            .tags()
+            .cloned()
+            .unwrap_or_default()
+            .into_iter()
+            .collect::<BTreeMap<_, _>>(),
+        BTreeMap::from([("owner".to_string(), "other-team".to_string())])
+    );
+    let attrs = aws.queue_attributes("taken").await;
+    assert_eq!(attrs["ApproximateNumberOfMessages"], "1");
+    assert!(
+        !attrs.contains_key("Policy"),
+        "their queue got our policy: {attrs:?}"
+    );
+    assert!(
+        aws.rule_names("Karpenter-taken-").await.is_empty(),
+        "nothing was created"
+    );
+
+    work.set_config(&format!(
+        "{}\n{}",
+        moto.provider_block(),
+        r#"
+resource "karpenter_interruption_queue" "ruled" {
+  cluster_name = "ruled"
+}
+"#
+    ));
+    let run = work.apply().failed();
+    let out = run.output();
+    assert!(out.contains("EventBridge rule already exists"), "{out}");
+    assert!(out.contains("Karpenter-ruled-SpotInterruption"), "{out}");
+    assert!(out.contains("rule_name_prefix"), "{out}");
+    let (pattern, _, targets) = aws.rule("Karpenter-ruled-SpotInterruption").await;
+    assert_eq!(pattern, serde_json::json!({"source": ["their.app"]}));
+    assert_eq!(
+        targets,
+        vec![(
+            "their-target".to_string(),
+            "arn:aws:sqs:us-east-1:123456789012:taken".to_string()
+        )]
+    );
+    assert_eq!(
+        aws.rule_names("Karpenter-ruled-").await.len(),
+        1,
+        "no rule of ours was made"
+    );
+    assert!(
+        !aws.queue_names().await.contains(&"ruled".to_string()),
+        "refused before the queue"
+    );
+
+    work.destroy().ok();
+    assert_eq!(aws.queue_names().await, vec!["taken".to_string()]);
+    assert_eq!(
+        aws.queue_attributes("taken").await["ApproximateNumberOfMessages"],
+        "1"
+    );
+    assert_eq!(aws.rule_names("Karpenter-ruled-").await.len(), 1);
+}
+
+/// Issue #15, point 3: a queue deleted out of band is recreated in place (an update, not a
+/// create) with the existing rules kept and re-pointed; deleted again, `destroy` removes the
+/// rules that remain. Before the fix, refresh dropped the whole resource when the queue was
+/// gone, so destroy reported "0 destroyed" and left all five rules behind.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_queue_deleted_out_of_band_is_recreated_and_destroy_removes_the_rules_left() {
+    let moto = Moto::start();
+    let aws = Aws::new(&moto);
+    let work = workdir(
+        &moto.provider_block(),
+        r#"
+resource "karpenter_interruption_queue" "this" {
+  cluster_name = "vanish"
+}
+"#,
+    );
+    work.apply().ok();
+    let delete_queue = || async {
+        let url = aws.sqs.get_queue_url().queue_name("vanish").send().await.unwrap();
+        aws.sqs
+            .delete_queue()
+            .queue_url(url.queue_url().unwrap())
+            .send()
+            .await
+            .unwrap();
+    };
+    delete_queue().await;
+    let rule_arns = |rules: serde_json::Value| -> Vec<String> {
+        rules
+            .as_object()
+            .map(|m| {
+                m.values()
+                    .filter_map(|r| r["arn"].as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let before = rule_arns(resource_values(&work)["rules"].clone());
+    let plan = work.plan().ok();
+    assert!(
+        plan.stdout.contains("will be updated in-place"),
+        "{}",
+        plan.output()
+    );
+    work.apply().ok();
+    assert_matches_template(&aws, "vanish", "Karpenter-vanish-").await;
+    assert_eq!(
+        rule_arns(resource_values(&work)["rules"].clone()),
+        before,
+        "the rules were kept"
+    );
+    assert!(work.plan_is_empty(), "{}", work.plan().output());
+
+    delete_queue().await;
+    let run = work.destroy().ok();
+    assert!(run.stdout.contains("1 destroyed"), "{}", run.output());
+    assert!(aws.rule_names("Karpenter-vanish-").await.is_empty());
+    assert!(aws.queue_names().await.is_empty());
+}
+
+/// Issue #15, point 6: a new `rule_name_prefix` builds the new rules (with their targets)
+/// before deleting the old ones. A fault on the first RemoveTargets of the old rules stops the
+/// apply between the two steps: both sets exist and are in state, never neither; the next
+/// apply finishes. Before the fix the old rules went first, so the same fault left the old set
+/// only (and a fault one step later, none).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_new_rule_prefix_builds_the_new_rules_before_deleting_the_old() {
+    let moto = Moto::start();
+    let aws = Aws::new(&moto);
+    let proxy = FaultProxy::start(moto.port());
+    let config = |prefix: &str| {
+        format!(
+            "{}\nresource \"karpenter_interruption_queue\" \"this\" {{\n  cluster_name     = \"renamed\"\n  rule_name_prefix = \"{prefix}\"\n}}\n",
+            proxy.provider_block()
+        )
+    };
+    let work = workdir("", &config("old-"));
+    work.apply().ok();
+    assert_eq!(aws.rule_names("old-").await.len(), 5);
+    work.set_config(&config("new-"));
+    proxy.arm(Fault::new(
+        "AWSEvents.RemoveTargets",
+        3,
+        400,
+        "ThrottlingException",
+    ));
+    let run = work.apply().failed();
+    assert!(run.stderr.contains("events:RemoveTargets"), "{}", run.output());
+    assert_eq!(aws.rule_names("new-").await.len(), 5, "new rules first");
+    assert_eq!(aws.rule_names("old-").await.len(), 5, "old rules still there");
+    for (_, suffix, _) in RULE_SUFFIXES {
+        let (_, _, targets) = aws.rule(&format!("new-{suffix}")).await;
+        assert_eq!(targets.len(), 1, "{suffix}");
+    }
+    let mut in_state: Vec<String> = resource_values(&work)["rules"]
+        .as_object()
+        .map(|m| {
+            m.values()
+                .filter_map(|r| r["name"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    in_state.sort();
+    let mut in_moto = aws.rule_names("new-").await;
+    in_moto.extend(aws.rule_names("old-").await);
+    in_moto.sort();
+    assert_eq!(in_state, in_moto, "every rule that exists is recorded");
+    proxy.disarm();
+    work.apply().ok();
+    assert!(aws.rule_names("old-").await.is_empty());
+    assert_matches_template(&aws, "renamed", "new-").await;
+    assert!(work.plan_is_empty(), "{}", work.plan().output());
+    work.destroy().ok();
+}
+
+/// Issue #15, point 7: `import {}` + `plan -generate-config-out` then plan is empty, for a
+/// short cluster name and for a 100-character one (whose rule prefix is shortened with a hash
+/// and whose queue must be named apart). Before the fix the long name's import wrote the
+/// hashed prefix's middle into `cluster_name`.
+#[tokio::test(flavor = "multi_thread")]
+async fn import_with_generated_config_plans_empty_for_short_and_long_cluster_names() {
+    let moto = Moto::start();
+    let long = format!("c{}", "23456789-".repeat(12))[..100].to_string();
+    for (cluster, name) in [("short", None), (long.as_str(), Some("long-events"))] {
+        let name_line = name.map(|n| format!("  name = \"{n}\"\n")).unwrap_or_default();
+        let queue = name.unwrap_or(cluster);
+        let work = workdir(
+            &moto.provider_block(),
+            &format!(
+                "resource \"karpenter_interruption_queue\" \"q\" {{\n  cluster_name = \"{cluster}\"\n{name_line}}}\n"
+            ),
+        );
+        work.apply().ok();
+        work.terraform(&["state", "rm", "karpenter_interruption_queue.q"])
+            .ok();
+        work.set_config(&format!(
+            "{}\nimport {{\n  to = karpenter_interruption_queue.q\n  id = \"{queue}\"\n}}\n",
+            moto.provider_block()
+        ));
+        work.terraform(&[
+            "plan",
+            "-no-color",
+            "-input=false",
+            "-generate-config-out=generated.tf",
+        ])
+        .ok();
+        let generated = std::fs::read_to_string(work.path().join("generated.tf")).unwrap();
+        let generated_cluster = generated
+            .lines()
+            .map(str::trim)
+            .find(|l| l.starts_with("cluster_name "))
+            .and_then(|l| l.split_once('='))
+            .map(|(_, v)| v.trim().trim_matches('"').to_string());
+        assert_eq!(generated_cluster.as_deref(), Some(cluster), "{generated}");
+        let plan = work.plan().ok();
+        assert!(
+            plan.stdout
+                .contains("1 to import, 0 to add, 0 to change, 0 to destroy"),
+            "{cluster}: {}\n{generated}",
+            plan.output()
+        );
+        work.apply().ok();
+        assert!(work.plan_is_empty(), "{cluster}: {}", work.plan().output());
+        work.destroy().ok();
+    }
+}
+
+/// Issue #15, compatibility: a state written by an earlier version (no `other_target_ids`) over
+/// parts without the bookkeeping tags is still this resource's: plan empty, no error, no
+/// replacement; the next apply adds the tags in place, and destroy removes everything.
+#[tokio::test(flavor = "multi_thread")]
+async fn untagged_parts_recorded_by_an_earlier_version_stay_ours() {
+    let moto = Moto::start();
+    let aws = Aws::new(&moto);
+    let config = |team: &str| {
+        format!(
+            "{}\nresource \"karpenter_interruption_queue\" \"this\" {{\n  cluster_name = \"legacy\"\n  tags = {{ team = \"{team}\" }}\n}}\n",
+            moto.provider_block()
+        )
+    };
+    let work = workdir("", &config("a"));
+    work.apply().ok();
+    // What an earlier version left: no bookkeeping tags in AWS, no `other_target_ids` in state.
+    let bookkeeping = [
+        "terraform-provider-karpenter/resource-type",
+        "terraform-provider-karpenter/cluster-name",
+    ];
+    let url = aws.sqs.get_queue_url().queue_name("legacy").send().await.unwrap();
+    let url = url.queue_url().unwrap().to_string();
+    aws.sqs
+        .untag_queue()
+        .queue_url(&url)
+        .set_tag_keys(Some(bookkeeping.iter().map(|k| k.to_string()).collect()))
+        .send()
+        .await
+        .unwrap();
+    let rule_arns: Vec<String> = resource_values(&work)["rules"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|r| r["arn"].as_str().unwrap().to_string())
+        .collect();
+    for arn in &rule_arns {
+        aws.events
+            .untag_resource()
+            .resource_arn(arn)
+            .tag_keys(bookkeeping[0])
+            .send()
+            .await
+            .unwrap();
+    }
+    let path = work.path().join("terraform.tfstate");
+    let mut raw: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    for rule in raw["resources"][0]["instances"][0]["attributes"]["rules"]
+        .as_object_mut()
+        .unwrap()
+        .values_mut()
+    {
+        rule.as_object_mut().unwrap().remove("other_target_ids");
+    }
+    std::fs::write(&path, serde_json::to_string(&raw).unwrap()).unwrap();
+
+    assert!(work.plan_is_empty(), "{}", work.plan().output());
+    work.set_config(&config("b"));
+    let plan = work.plan().ok();
+    assert!(
+        plan.stdout.contains("1 to change, 0 to destroy"),
+        "{}",
+        plan.output()
+    );
+    work.apply().ok();
+    let tags = aws.sqs.list_queue_tags().queue_url(&url).send().await.unwrap();
+    let tags: BTreeMap<String, String> = tags.tags().cloned().unwrap_or_default().into_iter().collect();
+    assert_eq!(
+        tags.get(bookkeeping[0]).map(String::as_str),
+        Some("karpenter_interruption_queue")
+    );
+    assert_eq!(tags.get("team").map(String::as_str), Some("b"));
+    assert!(work.plan_is_empty(), "{}", work.plan().output());
+    work.destroy().ok();
+    assert!(aws.queue_names().await.is_empty());
+    assert!(aws.rule_names("Karpenter-legacy-").await.is_empty());
 }

@@ -1,6 +1,7 @@
 //! Thin wrappers over the EventBridge calls the interruption queue makes (rules on the
 //! default event bus, their targets and tags). "Not found" is classified with the SDK's typed
-//! check; removing targets or deleting a rule that is already gone succeeds.
+//! check; removing targets or deleting a rule that is already gone succeeds. Nothing here
+//! removes a target it was not given by Id: targets of others stay (see `RuleRemoval`).
 
 use std::collections::BTreeMap;
 
@@ -23,6 +24,15 @@ pub struct RuleInfo {
     pub event_pattern: Option<String>,
     pub enabled: bool,
     pub description: Option<String>,
+}
+
+/// What [`EventBridge::remove_target_and_delete_if_empty`] did with the rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuleRemoval {
+    /// The rule is gone (deleted now, or already absent).
+    Deleted,
+    /// Our target is removed, but the rule still has these targets of others, so it stays.
+    Kept { other_targets: Vec<String> },
 }
 
 /// One target of a rule.
@@ -198,25 +208,58 @@ impl EventBridge {
         }
     }
 
-    /// Removes the target `id`, then the rule: two calls when `id` is the rule's only target.
-    /// If DeleteRule still fails (e.g. someone added targets of their own), falls back to
-    /// [`delete_rule_and_targets`](Self::delete_rule_and_targets).
-    pub async fn delete_rule_with_target(&self, name: &str, id: &str) -> Result<(), AwsError> {
-        self.remove_targets(name, &[id.to_string()]).await?;
-        match self.delete_rule(name).await {
-            Ok(()) => Ok(()),
-            Err(_) => self.delete_rule_and_targets(name).await,
+    /// Removes our target `id` from `rule`, then deletes the rule if nothing else targets it:
+    /// two calls when `id` was the only target. Targets of others are never removed: when
+    /// DeleteRule refuses, the remaining targets are listed and the rule is kept if any are left.
+    pub async fn remove_target_and_delete_if_empty(
+        &self,
+        rule: &str,
+        id: &str,
+    ) -> Result<RuleRemoval, AwsError> {
+        self.remove_targets(rule, &[id.to_string()]).await?;
+        let refused = match self.delete_rule(rule).await {
+            Ok(()) => return Ok(RuleRemoval::Deleted),
+            Err(e) => e,
+        };
+        match self.list_targets(rule).await? {
+            None => Ok(RuleRemoval::Deleted),
+            Some(left) if !left.is_empty() => Ok(RuleRemoval::Kept {
+                other_targets: left.into_iter().map(|t| t.id).collect(),
+            }),
+            // Empty now (a target removed meanwhile): one more try, else the first refusal.
+            Some(_) => self
+                .delete_rule(rule)
+                .await
+                .map(|()| RuleRemoval::Deleted)
+                .map_err(|_| refused),
         }
     }
 
-    /// Removes every target of the rule, then the rule.
-    pub async fn delete_rule_and_targets(&self, name: &str) -> Result<(), AwsError> {
-        let Some(targets) = self.list_targets(name).await? else {
-            return Ok(());
-        };
-        let ids: Vec<String> = targets.into_iter().map(|t| t.id).collect();
-        self.remove_targets(name, &ids).await?;
-        self.delete_rule(name).await
+    /// Every rule on the default bus whose name starts with `prefix`, as (name, ARN).
+    pub async fn rules_with_prefix(&self, prefix: &str) -> Result<Vec<(String, String)>, AwsError> {
+        let mut rules = Vec::new();
+        let mut token = None;
+        loop {
+            let out = self
+                .client
+                .list_rules()
+                .name_prefix(prefix)
+                .set_next_token(token)
+                .send()
+                .await
+                .map_err(classify!("events:ListRules"))?;
+            rules.extend(
+                out.rules
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter_map(|r| Some((r.name?, r.arn.unwrap_or_default()))),
+            );
+            token = out.next_token;
+            if token.is_none() {
+                break;
+            }
+        }
+        Ok(rules)
     }
 
     pub async fn list_tags(&self, arn: &str) -> Result<BTreeMap<String, String>, AwsError> {

@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 
 use crate::aws::error::{AwsError, AwsErrorKind};
+use crate::aws::eventbridge::RuleRemoval;
+use crate::aws::ownership;
 use crate::aws::sqs::QUEUE_DELETED_RECENTLY;
 use crate::aws::{EventBridge, Sqs};
 use crate::framework::validate as v;
@@ -25,6 +27,15 @@ use crate::tfvalue::{AttributePath, Number, Type, Value};
 
 /// The resource type.
 pub struct InterruptionQueue;
+
+/// The resource type, also the value of the ownership tag on every part it creates.
+pub const TYPE_NAME: &str = "karpenter_interruption_queue";
+/// A second bookkeeping tag, on the queue only: the cluster it was made for, so that import
+/// recovers `cluster_name` even when the rule prefix is a shortened hash and the queue is
+/// named apart from the cluster. Hidden from `tags` like the ownership tag.
+pub const CLUSTER_TAG_KEY: &str = "terraform-provider-karpenter/cluster-name";
+/// SQS and EventBridge allow 50 tags per resource; the provider keeps two for itself.
+pub const MAX_USER_TAGS: usize = 48;
 
 /// The target Id upstream's template gives the queue on every rule.
 pub const TARGET_ID: &str = "KarpenterInterruptionQueueTarget";
@@ -117,6 +128,19 @@ impl RuleKind {
     }
 }
 
+/// Whether a tag key is the provider's bookkeeping rather than the user's.
+fn is_bookkeeping_tag(key: &str) -> bool {
+    ownership::is_reserved_key(key) || key == CLUSTER_TAG_KEY
+}
+
+/// The tags a user sees and manages (`tags`, `rules[*].tags`): the bookkeeping ones left out.
+fn visible_tags(tags: BTreeMap<String, String>) -> BTreeMap<String, String> {
+    ownership::user_tags(&tags)
+        .into_iter()
+        .filter(|(k, _)| !is_bookkeeping_tag(k))
+        .collect()
+}
+
 /// FNV-1a, for a short stable suffix when a name has to be shortened.
 fn short_hash(s: &str) -> String {
     let mut h: u32 = 0x811c_9dc5;
@@ -127,19 +151,39 @@ fn short_hash(s: &str) -> String {
     format!("{:04x}", h & 0xffff)
 }
 
-/// The default rule-name prefix for a cluster: `Karpenter-<cluster>-`, shortened (with a hash
-/// of the full name, so two long names stay apart) to fit the 64-character rule-name limit.
-/// The cluster an imported queue belongs to: the cluster whose default rule prefix its rules
-/// carry (`Karpenter-<cluster>-`), else the queue's own name.
-fn cluster_for_import(queue: &str, rule_prefix: Option<&str>) -> String {
-    rule_prefix
-        .and_then(|p| {
-            let cluster = p.strip_prefix("Karpenter-")?.strip_suffix('-')?;
-            (!cluster.is_empty() && default_rule_prefix(cluster) == p).then(|| cluster.to_string())
-        })
-        .unwrap_or_else(|| queue.to_string())
+/// The cluster an imported queue belongs to: the one its cluster tag names (queues this
+/// provider created); else the queue's own name when its default rule prefix is the one the
+/// rules carry (the upstream convention, and the only reading of a shortened, hashed prefix);
+/// else the cluster spelled out in a `Karpenter-<cluster>-` prefix that is not a shortened one;
+/// else the queue's name.
+fn cluster_for_import(queue: &str, cluster_tag: Option<&str>, rule_prefix: Option<&str>) -> String {
+    if let Some(cluster) = cluster_tag.filter(|c| !c.is_empty()) {
+        return cluster.to_string();
+    }
+    let Some(p) = rule_prefix else {
+        return queue.to_string();
+    };
+    if default_rule_prefix(queue) == p {
+        return queue.to_string();
+    }
+    p.strip_prefix("Karpenter-")
+        .and_then(|c| c.strip_suffix('-'))
+        .filter(|c| !c.is_empty() && default_rule_prefix(c) == p && !is_shortened_prefix(p))
+        .map_or_else(|| queue.to_string(), str::to_string)
 }
 
+/// Whether `prefix` has the shape of a shortened default prefix (`Karpenter-<head>-<4 hex>-`
+/// at the full length), which no cluster name can be read back from.
+fn is_shortened_prefix(prefix: &str) -> bool {
+    let Some(rest) = prefix.strip_suffix('-') else {
+        return false;
+    };
+    let hash = rest.rsplit('-').next().unwrap_or_default();
+    prefix.len() == max_prefix_len() && hash.len() == 4 && hash.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// The default rule-name prefix for a cluster: `Karpenter-<cluster>-`, shortened (with a hash
+/// of the full name, so two long names stay apart) to fit the 64-character rule-name limit.
 pub fn default_rule_prefix(cluster: &str) -> String {
     let full = format!("Karpenter-{cluster}-");
     let max = max_prefix_len();
@@ -235,6 +279,10 @@ static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
         Attribute::bool("enabled")
             .computed()
             .describe("Whether the rule is enabled."),
+        Attribute::list_of("other_target_ids", Type::String).computed().describe(
+            "Ids of targets on the rule that this resource did not add (someone else's); null when none. They are \
+             never changed or removed: the plan warns about them, and destroy keeps the rule for them.",
+        ),
         Attribute::string("target_arn").computed().describe(
             "ARN of the rule's `KarpenterInterruptionQueueTarget` target (the queue); null when missing.",
         ),
@@ -247,7 +295,19 @@ static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
          that send it AWS Health, Spot interruption, rebalance, instance state-change and capacity \
          reservation interruption events, after Karpenter's getting-started CloudFormation template. \
          Feed `queue_name` to the Helm value `settings.interruptionQueue` and `queue_arn` to the \
-         `karpenter_controller_policy` data source.",
+         `karpenter_controller_policy` data source.\n\n\
+         **Ownership.** Create never takes over what already exists: a queue or rule of the same name \
+         that this resource did not create fails the apply (on `name`/`cluster_name` or \
+         `rule_name_prefix`) and is left untouched; adopt an existing queue on purpose with \
+         `terraform import` or an `import {}` block (the rules that target it come with it; the next \
+         apply adds the ownership tag). Parts recorded in state are this resource's, tagged or not \
+         (states of earlier versions keep working). Destroy removes only this resource's target from \
+         each rule and deletes a rule only when no other target is left (a warning names a rule kept \
+         for someone else's targets). A queue deleted out of band is recreated by the next apply, \
+         which keeps the rules and points them at it; destroy still removes the rules. A new \
+         `rule_name_prefix` creates the new rules before deleting the old ones. On AWS, a deleted \
+         queue's name cannot be reused for 60 seconds (the provider retries within the create \
+         timeout).",
         vec![
             Attribute::string("cluster_name")
                 .required()
@@ -348,8 +408,14 @@ static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
                 .describe("The rules, by kind (`spot_interruption`, ...): name, ARN, pattern, state and target."),
             Attribute::map_of("tags", Type::String)
                 .optional()
-                .describe("Tags for the queue and every rule.")
-                .validate(v::count(0, 50)),
+                .describe(format!(
+                    "Tags for the queue and every rule, at most {MAX_USER_TAGS}. Every part this resource creates \
+                     also carries `{}` = `{TYPE_NAME}` (written in the call that creates it; the queue also \
+                     `{CLUSTER_TAG_KEY}` = the cluster name): the provider's bookkeeping, by which it tells its \
+                     own parts from someone else's. Those keys are reserved, never shown here and never drift.",
+                    ownership::OWNER_TAG_KEY
+                ))
+                .validate(v::count(0, MAX_USER_TAGS)),
         ],
     )
     .with_blocks(vec![timeouts::block(&[("create", "5m"), ("update", "5m"), ("delete", "5m")])])
@@ -374,6 +440,7 @@ struct Desired {
     prior_kms: bool,
     /// The configured attribute the queue name comes from (`name` or `cluster_name`).
     name_attribute: &'static str,
+    cluster: String,
 }
 
 fn int(v: &Value, name: &str) -> Option<i64> {
@@ -386,6 +453,13 @@ fn strings(v: Option<&Value>) -> Vec<String> {
         .iter()
         .filter_map(|e| e.as_str().map(str::to_string))
         .collect()
+}
+
+/// A list of strings, or null for None.
+fn string_list(v: Option<&[String]>) -> Value {
+    v.map_or(Value::Null, |l| {
+        Value::List(l.iter().map(Value::string).collect())
+    })
 }
 
 fn string_map(v: Option<&Value>) -> BTreeMap<String, String> {
@@ -472,7 +546,20 @@ impl Desired {
             } else {
                 "cluster_name"
             },
+            cluster: cluster.to_string(),
         })
+    }
+
+    /// The queue's tags in AWS: the user's plus the ownership and cluster tags.
+    fn queue_tags(&self) -> BTreeMap<String, String> {
+        let mut tags = ownership::with_owner_tag(&self.tags, TYPE_NAME);
+        tags.insert(CLUSTER_TAG_KEY.to_string(), self.cluster.clone());
+        tags
+    }
+
+    /// A rule's tags in AWS: the user's plus the ownership tag.
+    fn rule_tags(&self) -> BTreeMap<String, String> {
+        ownership::with_owner_tag(&self.tags, TYPE_NAME)
     }
 
     /// The queue attributes to set (encryption and retention; the policy separately).
@@ -508,6 +595,8 @@ struct RuleState {
     enabled: Option<bool>,
     target_arn: Option<String>,
     tags: Option<BTreeMap<String, String>>,
+    /// Targets of others seen at the last refresh (None: none).
+    other_targets: Option<Vec<String>>,
 }
 
 impl RuleState {
@@ -518,6 +607,7 @@ impl RuleState {
             ("event_pattern", opt_string(self.event_pattern.clone())),
             ("enabled", self.enabled.map_or(Value::Null, Value::Bool)),
             ("target_arn", opt_string(self.target_arn.clone())),
+            ("other_target_ids", string_list(self.other_targets.as_deref())),
             (
                 "tags",
                 self.tags
@@ -534,6 +624,10 @@ impl RuleState {
             event_pattern: get_str(v, "event_pattern").map(str::to_string),
             enabled: v.get("enabled").and_then(Value::as_bool),
             target_arn: get_str(v, "target_arn").map(str::to_string),
+            other_targets: v
+                .get("other_target_ids")
+                .filter(|t| !t.is_null())
+                .map(|t| strings(Some(t))),
             tags: v
                 .get("tags")
                 .filter(|t| !t.is_null())
@@ -649,7 +743,7 @@ async fn create_queue(c: &Clients, d: &Desired, deadline: Instant) -> Result<Str
     loop {
         match c
             .sqs
-            .create_queue(&d.queue_name, &d.queue_attributes(), &d.tags)
+            .create_queue(&d.queue_name, &d.queue_attributes(), &d.queue_tags())
             .await
         {
             // AWS refuses a name for 60 s after its queue was deleted (e.g. during a replace).
@@ -672,18 +766,139 @@ fn fail(e: AwsError, path: Option<AttributePath>) -> Diagnostics {
     }
 }
 
-/// Builds or repairs every part towards `d`, recording each in `cur` as it is done.
+/// The parts found in AWS under our names but not recorded in state, that carry our ownership
+/// tag (created by this resource type, then lost to a crash before Terraform recorded them).
+#[derive(Debug, Default)]
+struct Adopted {
+    queue_url: Option<String>,
+    rules: Vec<String>,
+}
+
+/// The key under which a recorded rule that is no longer wanted (renamed prefix, kind switched
+/// off) stays in `rules` until it is deleted, so a failure in between keeps it recorded.
+fn retired_key(name: &str) -> String {
+    format!("retired:{name}")
+}
+
+/// Before anything is created: looks up the queue and each wanted rule this resource has not
+/// recorded. A part with our ownership tag is ours and is converged onto; any other part with
+/// one of our names refuses the apply (on the attribute the name comes from) before anything is
+/// created or changed. Costs GetQueueUrl when the queue is not recorded and one ListRules when
+/// some wanted rule is not; a tag listing only for each part that exists.
+async fn check_ownership(c: &Clients, d: &Desired, cur: &Current) -> Result<Adopted, Diagnostics> {
+    let root = AttributePath::root();
+    let mut adopted = Adopted::default();
+    let mut refusals = Diagnostics::new();
+    if cur.queue_url.is_none() {
+        let name_path = root.attr(d.name_attribute);
+        match c.sqs.get_queue_url(&d.queue_name).await {
+            Ok(url) => {
+                let tags = c
+                    .sqs
+                    .list_tags(&url)
+                    .await
+                    .map_err(|e| fail(e, Some(name_path.clone())))?;
+                if ownership::is_owned_by(&tags, TYPE_NAME) {
+                    tracing::info!(queue = %d.queue_name, "found our own queue not yet in state; converging onto it");
+                    adopted.queue_url = Some(url);
+                } else {
+                    refusals.error_at(
+                        &name_path,
+                        "SQS queue already exists",
+                        format!(
+                            "An SQS queue named {name:?} already exists in this account and region, and this resource did \
+                             not create it (it lacks the tag `{key}` = `{TYPE_NAME}`). The provider does not take over \
+                             existing queues: the queue, its messages and its tags are left as they are. To manage it with \
+                             Terraform on purpose, import it (`terraform import <address> {name}`, or an `import {{}}` block \
+                             with `id = \"{name}\"`); otherwise choose another `name`.",
+                            name = d.queue_name,
+                            key = ownership::OWNER_TAG_KEY,
+                        ),
+                    );
+                }
+            }
+            Err(e) if e.is_not_found() => {}
+            Err(e) => return Err(fail(e, Some(name_path))),
+        }
+    }
+    let unrecorded: Vec<String> = d
+        .kinds
+        .iter()
+        .map(|k| k.rule_name(&d.prefix))
+        .filter(|n| !cur.rules.values().any(|r| &r.name == n))
+        .collect();
+    if !unrecorded.is_empty() {
+        let prefix_path = root.attr("rule_name_prefix");
+        let existing = c
+            .events
+            .rules_with_prefix(&d.prefix)
+            .await
+            .map_err(|e| fail(e, Some(prefix_path.clone())))?;
+        for (name, arn) in existing.into_iter().filter(|(n, _)| unrecorded.contains(n)) {
+            let tags = c
+                .events
+                .list_tags(&arn)
+                .await
+                .map_err(|e| fail(e, Some(prefix_path.clone())))?;
+            if ownership::is_owned_by(&tags, TYPE_NAME) {
+                tracing::info!(rule = %name, "found our own rule not yet in state; converging onto it");
+                adopted.rules.push(name);
+            } else {
+                refusals.error_at(
+                    &prefix_path,
+                    "EventBridge rule already exists",
+                    format!(
+                        "An EventBridge rule named {name:?} already exists on the default event bus, and this resource \
+                         did not create it (it lacks the tag `{key}` = `{TYPE_NAME}`). The provider does not take over \
+                         existing rules: its event pattern and targets are left as they are. Set another \
+                         `rule_name_prefix`; or, if the rule is a leftover that targets the queue you mean to manage, \
+                         import that queue (`terraform import <address> <queue name>` adopts the rules that target it); \
+                         or remove the leftover rule.",
+                        key = ownership::OWNER_TAG_KEY,
+                    ),
+                );
+            }
+        }
+    }
+    if refusals.has_errors() {
+        Err(refusals)
+    } else {
+        Ok(adopted)
+    }
+}
+
+/// The warning for a rule of ours that keeps targets of others (so it is not deleted).
+fn kept_rule_warning(notes: &mut Diagnostics, name: &str, other_targets: &[String]) {
+    notes.warning(
+        "EventBridge rule kept: it has targets of others",
+        format!(
+            "The rule {name:?} was created by this resource, but someone added targets to it ({}). The provider \
+             removed only its own target ({TARGET_ID}) and left the rule with those targets in place; it is no \
+             longer managed by Terraform. Delete it yourself once its other targets are not needed.",
+            other_targets.join(", ")
+        ),
+    );
+}
+
+/// Builds or repairs every part towards `d`, recording each in `cur` as it is done. Warnings
+/// (a rule kept for someone else's targets) go to `notes`.
 async fn converge(
     c: &Clients,
     d: &Desired,
     cur: &mut Current,
-    creating: bool,
     deadline: Instant,
+    notes: &mut Diagnostics,
 ) -> Result<(), Diagnostics> {
     let root = AttributePath::root();
-    // 1. the queue
+    let adopted = check_ownership(c, d, cur).await?;
+    if let Some(url) = adopted.queue_url {
+        cur.queue_url = Some(url);
+        cur.queue_arn = None;
+    }
+    // 1. the queue: an existing one (recorded, or ours found by its tag) is made exact; a
+    // missing one (first create, or deleted out of band) is created with its tags.
     let url = match &cur.queue_url {
-        Some(url) if !creating => {
+        Some(url) => {
             let mut attributes = d.queue_attributes();
             if d.kms.is_none() && d.prior_kms {
                 // Switching from a KMS key back to SQS-managed keys: an empty key ID removes it.
@@ -693,17 +908,19 @@ async fn converge(
                 .set_attributes(url, &attributes)
                 .await
                 .map_err(|e| fail(e, Some(root.attr("message_retention_seconds"))))?;
+            // Also adds the bookkeeping tags to a queue recorded by an older provider version.
             c.sqs
-                .sync_tags(url, &d.tags)
+                .sync_tags(url, &d.queue_tags())
                 .await
                 .map_err(|e| fail(e, Some(root.attr("tags"))))?;
             url.clone()
         }
-        _ => {
+        None => {
             let url = create_queue(c, d, deadline)
                 .await
                 .map_err(|e| fail(e, Some(root.attr(d.name_attribute))))?;
             cur.queue_url = Some(url.clone());
+            cur.queue_arn = None;
             url
         }
     };
@@ -738,10 +955,11 @@ async fn converge(
         .map_err(|e| fail(e, Some(root.attr("policy_statements"))))?;
     cur.policy_json = Some(policy);
 
-    // 3. rules no longer wanted (kind switched off, or renamed by a new prefix) go first: the
-    // state holds one rule per kind, so an old name replaced in it before its rule is deleted
-    // would be orphaned by a failure in between.
-    let stale: Vec<(String, String)> = cur
+    // 3. recorded rules no longer wanted (kind switched off, or renamed by a new prefix) are set
+    // aside under a key of their own, so they stay recorded while the wanted rules are built:
+    // new rules first, old ones deleted after, and a failure in between leaves both sets (never
+    // none) with every rule in state.
+    let stale: Vec<(String, RuleState)> = cur
         .rules
         .iter()
         .filter(|(key, r)| {
@@ -749,30 +967,29 @@ async fn converge(
                 .iter()
                 .any(|k| k.key == key.as_str() && k.rule_name(&d.prefix) == r.name)
         })
-        .map(|(k, r)| (k.clone(), r.name.clone()))
+        .map(|(k, r)| (k.clone(), r.clone()))
         .collect();
-    for (key, name) in stale {
-        c.events
-            .delete_rule_and_targets(&name)
-            .await
-            .map_err(|e| fail(e, None))?;
-        if cur.rules.get(&key).is_some_and(|r| r.name == name) {
-            cur.rules.remove(&key);
-        }
+    for (key, rule) in &stale {
+        cur.rules.remove(key);
+        cur.rules.insert(retired_key(&rule.name), rule.clone());
     }
 
-    // 4. the rules and their targets
+    // 4. the wanted rules and their targets
     for k in &d.kinds {
         let name = k.rule_name(&d.prefix);
         let arn = c
             .events
-            .put_rule(&name, &k.event_pattern(), &k.description(), &d.tags)
+            .put_rule(&name, &k.event_pattern(), &k.description(), &d.rule_tags())
             .await
             .map_err(|e| fail(e, Some(root.attr("rule_name_prefix"))))?;
         let prior = cur.rules.get(k.key).filter(|r| r.name == name);
-        let known_before = prior.is_some();
+        // PutRule applies tags only when it creates the rule. A rule checked absent a moment
+        // ago is new, so its tags are exact; a rule that existed (recorded, or ours found by
+        // its tag) gets its tags made exact.
+        let existed = prior.is_some() || adopted.rules.contains(&name);
         let target_arn = prior.and_then(|r| r.target_arn.clone());
         let tags = prior.and_then(|r| r.tags.clone());
+        let other_targets = prior.and_then(|r| r.other_targets.clone());
         cur.rules.insert(
             k.key.to_string(),
             RuleState {
@@ -782,15 +999,12 @@ async fn converge(
                 enabled: Some(true),
                 target_arn,
                 tags,
+                other_targets,
             },
         );
-        // PutRule applies tags only when it creates the rule. A create makes new rules, whose
-        // tags are then exact (a same-named rule made out of band would keep its own tags,
-        // which the next refresh shows as drift and the next apply repairs); otherwise the rule
-        // may have existed, so make its tags exact.
-        if !creating || known_before {
+        if existed {
             c.events
-                .sync_tags(&arn, &d.tags)
+                .sync_tags(&arn, &d.rule_tags())
                 .await
                 .map_err(|e| fail(e, Some(root.attr("tags"))))?;
         }
@@ -806,30 +1020,31 @@ async fn converge(
         }
     }
 
+    // 5. the set-aside rules: ours (recorded), so our target goes and the rule with it, unless
+    // someone else's targets are on it.
+    for (_, rule) in stale {
+        let removal = c
+            .events
+            .remove_target_and_delete_if_empty(&rule.name, TARGET_ID)
+            .await
+            .map_err(|e| fail(e, Some(root.attr("rule_name_prefix"))))?;
+        if let RuleRemoval::Kept { other_targets } = removal {
+            kept_rule_warning(notes, &rule.name, &other_targets);
+        }
+        cur.rules.remove(&retired_key(&rule.name));
+    }
+
     Ok(())
 }
 
-/// Re-reads the queue and every recorded rule into `state`. None when the queue is gone.
-async fn refresh(c: &Clients, state: &Value) -> Result<Option<Value>, AwsError> {
-    let queue_name = get_str(state, "queue_name")
-        .or_else(|| get_str(state, "name"))
-        .or_else(|| get_str(state, "cluster_name"))
-        .unwrap_or_default()
-        .to_string();
-    let url = match get_str(state, "queue_url") {
-        Some(u) => u.to_string(),
-        None => match c.sqs.get_queue_url(&queue_name).await {
-            Ok(u) => u,
-            Err(e) if e.is_not_found() => return Ok(None),
-            Err(e) => return Err(e),
-        },
-    };
-    let attrs = match c.sqs.get_attributes(&url).await {
-        Ok(a) => a,
-        Err(e) if e.is_not_found() => return Ok(None),
-        Err(e) => return Err(e),
-    };
-    let mut out = state.clone();
+/// Writes what SQS says of the queue into `out`.
+fn read_queue(
+    out: &mut Value,
+    state: &Value,
+    url: String,
+    attrs: &BTreeMap<String, String>,
+    tags: BTreeMap<String, String>,
+) {
     let num = |k: &str| {
         attrs
             .get(k)
@@ -837,21 +1052,16 @@ async fn refresh(c: &Clients, state: &Value) -> Result<Option<Value>, AwsError> 
             .map_or(Value::Null, |n| Value::number(Number::from_i64(n)))
     };
     let kms = attrs.get("KmsMasterKeyId").filter(|k| !k.is_empty()).cloned();
-    set_attr(&mut out, "queue_name", Value::string(queue_name));
-    set_attr(&mut out, "queue_url", Value::string(url.clone()));
-    set_attr(&mut out, "queue_arn", opt_string(attrs.get("QueueArn").cloned()));
+    set_attr(out, "queue_url", Value::string(url));
+    set_attr(out, "queue_arn", opt_string(attrs.get("QueueArn").cloned()));
+    set_attr(out, "message_retention_seconds", num("MessageRetentionPeriod"));
     set_attr(
-        &mut out,
-        "message_retention_seconds",
-        num("MessageRetentionPeriod"),
-    );
-    set_attr(
-        &mut out,
+        out,
         "sqs_managed_sse_enabled",
         Value::Bool(attrs.get("SqsManagedSseEnabled").is_some_and(|s| s == "true")),
     );
     set_attr(
-        &mut out,
+        out,
         "kms_data_key_reuse_period_seconds",
         if kms.is_some() {
             num("KmsDataKeyReusePeriodSeconds")
@@ -859,20 +1069,65 @@ async fn refresh(c: &Clients, state: &Value) -> Result<Option<Value>, AwsError> 
             Value::Null
         },
     );
-    set_attr(&mut out, "kms_master_key_id", opt_string(kms));
+    set_attr(out, "kms_master_key_id", opt_string(kms));
     // AWS may return the document reformatted (moto does: it re-serializes with spaces).
     let policy = attrs
         .get("Policy")
         .filter(|p| !p.is_empty())
         .map(|p| canonical_json(p));
-    set_attr(&mut out, "policy_json", opt_string(policy));
-    let tags = c.sqs.list_tags(&url).await?;
+    set_attr(out, "policy_json", opt_string(policy));
+    let tags = visible_tags(tags);
     let tags_value = if tags.is_empty() && state.get("tags").is_none_or(Value::is_null) {
         Value::Null
     } else {
         crate::framework::values::string_map(tags)
     };
-    set_attr(&mut out, "tags", tags_value);
+    set_attr(out, "tags", tags_value);
+}
+
+/// Re-reads the queue and every recorded rule into `state`. A queue gone out of band leaves
+/// its attributes null (the plan recreates it and keeps the rules); None only when neither the
+/// queue nor any recorded rule exists.
+async fn refresh(c: &Clients, state: &Value) -> Result<Option<Value>, AwsError> {
+    let queue_name = get_str(state, "queue_name")
+        .or_else(|| get_str(state, "name"))
+        .or_else(|| get_str(state, "cluster_name"))
+        .unwrap_or_default()
+        .to_string();
+    // A queue not recorded (a create that failed before it) is looked up by name, and counts
+    // only if it is ours.
+    let (url, found_by_name) = match get_str(state, "queue_url") {
+        Some(u) => (Some(u.to_string()), false),
+        None => match c.sqs.get_queue_url(&queue_name).await {
+            Ok(u) => (Some(u), true),
+            Err(e) if e.is_not_found() => (None, false),
+            Err(e) => return Err(e),
+        },
+    };
+    let mut queue = None;
+    if let Some(url) = url {
+        match c.sqs.get_attributes(&url).await {
+            Ok(attrs) => {
+                let tags = c.sqs.list_tags(&url).await?;
+                if !found_by_name || ownership::is_owned_by(&tags, TYPE_NAME) {
+                    queue = Some((url, attrs, tags));
+                }
+            }
+            Err(e) if e.is_not_found() => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let mut out = state.clone();
+    set_attr(&mut out, "queue_name", Value::string(queue_name));
+    let queue_found = queue.is_some();
+    if let Some((url, attrs, tags)) = queue {
+        read_queue(&mut out, state, url, &attrs, tags);
+    } else {
+        tracing::info!("the interruption queue is gone; the rules that remain are kept");
+        for name in ["queue_url", "queue_arn", "policy_json"] {
+            set_attr(&mut out, name, Value::Null);
+        }
+    }
 
     let mut rules = BTreeMap::new();
     for (key, r) in Current::from_state(state).rules {
@@ -881,8 +1136,16 @@ async fn refresh(c: &Clients, state: &Value) -> Result<Option<Value>, AwsError> 
         };
         let pattern = info.event_pattern.as_deref().map(canonical_json);
         let targets = c.events.list_targets(&r.name).await?.unwrap_or_default();
+        let others: Vec<String> = targets
+            .iter()
+            .filter(|t| t.id != TARGET_ID)
+            .map(|t| t.id.clone())
+            .collect();
+        if !others.is_empty() {
+            tracing::warn!(rule = %r.name, targets = ?others, "targets of others on our rule: left alone, and destroy keeps the rule for them");
+        }
         let target_arn = targets.into_iter().find(|t| t.id == TARGET_ID).map(|t| t.arn);
-        let tags = c.events.list_tags(&info.arn).await?;
+        let tags = visible_tags(c.events.list_tags(&info.arn).await?);
         rules.insert(
             key,
             RuleState {
@@ -892,12 +1155,77 @@ async fn refresh(c: &Clients, state: &Value) -> Result<Option<Value>, AwsError> 
                 enabled: Some(info.enabled),
                 target_arn,
                 tags: Some(tags),
+                other_targets: (!others.is_empty()).then_some(others),
             }
             .to_value(),
         );
     }
+    if !queue_found && rules.is_empty() {
+        return Ok(None);
+    }
     set_attr(&mut out, "rules", Value::Map(rules));
     Ok(Some(out))
+}
+
+/// Deletes every part of ours that still exists, each on its own (a part already gone does
+/// not stop the others): recorded rules lose our target and are deleted unless others' targets
+/// remain; rules under our names that are not recorded are deleted only when they carry our
+/// ownership tag; the recorded queue is deleted, an unrecorded one only when it is ours.
+async fn delete_parts(c: &Clients, prior: &Value, notes: &mut Diagnostics) -> Result<(), AwsError> {
+    let cur = Current::from_state(prior);
+    let recorded: Vec<String> = cur.rules.values().map(|r| r.name.clone()).collect();
+    for name in &recorded {
+        if let RuleRemoval::Kept { other_targets } = c
+            .events
+            .remove_target_and_delete_if_empty(name, TARGET_ID)
+            .await?
+        {
+            kept_rule_warning(notes, name, &other_targets);
+        }
+    }
+    // Names this resource could have made without recording them (a crash after PutRule):
+    // one DescribeRule each, which finds most of them absent.
+    if let Some(prefix) = get_str(prior, "rule_name_prefix") {
+        for k in RULE_KINDS {
+            let name = k.rule_name(prefix);
+            if recorded.contains(&name) {
+                continue;
+            }
+            let Some(info) = c.events.describe_rule(&name).await? else {
+                continue;
+            };
+            if !ownership::is_owned_by(&c.events.list_tags(&info.arn).await?, TYPE_NAME) {
+                tracing::info!(rule = %name, "rule under our name is not ours; left alone");
+                continue;
+            }
+            if let RuleRemoval::Kept { other_targets } = c
+                .events
+                .remove_target_and_delete_if_empty(&name, TARGET_ID)
+                .await?
+            {
+                kept_rule_warning(notes, &name, &other_targets);
+            }
+        }
+    }
+    let url = match cur.queue_url {
+        Some(u) => u,
+        None => {
+            let name = get_str(prior, "queue_name")
+                .or_else(|| get_str(prior, "cluster_name"))
+                .unwrap_or_default();
+            let url = match c.sqs.get_queue_url(name).await {
+                Ok(u) => u,
+                Err(e) if e.is_not_found() => return Ok(()),
+                Err(e) => return Err(e),
+            };
+            if !ownership::is_owned_by(&c.sqs.list_tags(&url).await?, TYPE_NAME) {
+                tracing::info!(queue = %name, "queue under our name is not ours; left alone");
+                return Ok(());
+            }
+            url
+        }
+    };
+    c.sqs.delete_queue(&url).await
 }
 
 /// The queue name an import id names: a queue name, or a queue URL (its last path segment).
@@ -929,7 +1257,7 @@ pub fn split_rule_name(name: &str) -> Option<(&str, &'static RuleKind)> {
 #[async_trait]
 impl Resource<KarpenterContext> for InterruptionQueue {
     fn type_name(&self) -> &'static str {
-        "karpenter_interruption_queue"
+        TYPE_NAME
     }
 
     fn schema(&self) -> &Schema {
@@ -948,6 +1276,22 @@ impl Resource<KarpenterContext> for InterruptionQueue {
                 format!(
                     "The queue is named after the cluster, but SQS queue names have at most {QUEUE_NAME_MAX} characters and this one has {}. Set `name`.",
                     cluster.len()
+                ),
+            );
+        }
+        for key in config
+            .get("tags")
+            .and_then(Value::as_entries)
+            .into_iter()
+            .flatten()
+            .map(|(k, _)| k)
+            .filter(|k| is_bookkeeping_tag(k))
+        {
+            diags.error_at(
+                &root.attr("tags").key(key.clone()),
+                "Reserved tag key",
+                format!(
+                    "The tag key {key:?} is the provider's own bookkeeping (it marks the parts this resource created); remove it from `tags`."
                 ),
             );
         }
@@ -1000,7 +1344,7 @@ impl Resource<KarpenterContext> for InterruptionQueue {
         }
     }
 
-    fn modify_plan(&self, config: &Value, prior: &Value, planned: &mut Value, _diags: &mut Diagnostics) {
+    fn modify_plan(&self, config: &Value, prior: &Value, planned: &mut Value, diags: &mut Diagnostics) {
         if planned.is_null() {
             return;
         }
@@ -1066,6 +1410,22 @@ impl Resource<KarpenterContext> for InterruptionQueue {
         };
         set_attr(planned, "policy_json", policy);
 
+        // Someone else's targets on our rules: reported, never touched.
+        for (key, r) in Current::from_state(prior).rules {
+            if let Some(others) = r.other_targets.filter(|o| !o.is_empty()) {
+                diags.warning_at(
+                    &AttributePath::root().attr("rules").key(key),
+                    "EventBridge rule has targets of others",
+                    format!(
+                        "The rule {:?} has targets this resource did not add ({}). The provider leaves them as they \
+                         are; on destroy it removes only its own target and keeps the rule for them.",
+                        r.name,
+                        others.join(", ")
+                    ),
+                );
+            }
+        }
+
         let enabled_known = planned.get("enabled_rules").is_none_or(Value::is_wholly_known);
         let rule_tags = match planned.get("tags") {
             Some(t) if !t.is_wholly_known() => Value::unknown(),
@@ -1084,17 +1444,18 @@ impl Resource<KarpenterContext> for InterruptionQueue {
                         .into_iter()
                         .map(|k| {
                             let name = k.rule_name(prefix);
-                            let arn = prior_rules
-                                .get(k.key)
-                                .filter(|r| r.name == name)
+                            let same = prior_rules.get(k.key).filter(|r| r.name == name);
+                            let arn = same
                                 .and_then(|r| r.arn.clone())
                                 .map_or_else(Value::unknown, Value::string);
+                            let others = string_list(same.and_then(|r| r.other_targets.as_deref()));
                             let v = object([
                                 ("name", Value::string(name)),
                                 ("arn", arn),
                                 ("event_pattern", Value::string(k.event_pattern())),
                                 ("enabled", Value::Bool(true)),
                                 ("target_arn", queue_arn.clone()),
+                                ("other_target_ids", others),
                                 ("tags", rule_tags.clone()),
                             ]);
                             (k.key.to_string(), v)
@@ -1146,45 +1507,11 @@ impl Resource<KarpenterContext> for InterruptionQueue {
             Ok(c) => c,
             Err(d) => return d,
         };
-        let cur = Current::from_state(prior);
-        // Recorded rules: their one target is ours and known, so RemoveTargets + DeleteRule
-        // (listing the targets only if DeleteRule refuses because others were added).
-        let recorded: Vec<String> = cur.rules.values().map(|r| r.name.clone()).collect();
-        for name in &recorded {
-            if let Err(e) = c.events.delete_rule_with_target(name, TARGET_ID).await {
-                return e.to_diagnostics();
-            }
+        let mut notes = Diagnostics::new();
+        if let Err(e) = delete_parts(&c, prior, &mut notes).await {
+            notes.extend(e.to_diagnostics());
         }
-        // Every other name this resource could have made (nothing of ours left): one
-        // ListTargetsByRule each, which finds most of them absent.
-        if let Some(prefix) = get_str(prior, "rule_name_prefix") {
-            for k in RULE_KINDS {
-                let name = k.rule_name(prefix);
-                if recorded.contains(&name) {
-                    continue;
-                }
-                if let Err(e) = c.events.delete_rule_and_targets(&name).await {
-                    return e.to_diagnostics();
-                }
-            }
-        }
-        let url = match cur.queue_url {
-            Some(u) => u,
-            None => {
-                let name = get_str(prior, "queue_name")
-                    .or_else(|| get_str(prior, "cluster_name"))
-                    .unwrap_or_default();
-                match c.sqs.get_queue_url(name).await {
-                    Ok(u) => u,
-                    Err(e) if e.is_not_found() => return Diagnostics::new(),
-                    Err(e) => return e.to_diagnostics(),
-                }
-            }
-        };
-        match c.sqs.delete_queue(&url).await {
-            Ok(()) => Diagnostics::new(),
-            Err(e) => e.to_diagnostics(),
-        }
+        notes
     }
 
     async fn import(&self, ctx: &KarpenterContext, id: &str) -> Result<Value, Diagnostics> {
@@ -1231,15 +1558,21 @@ impl Resource<KarpenterContext> for InterruptionQueue {
                         enabled: None,
                         target_arn: None,
                         tags: None,
+                        other_targets: None,
                     }
                     .to_value(),
                 );
             }
         }
-        // The cluster name is not stored in AWS: it is the one whose default prefix the rules
-        // carry, else (the upstream convention) the queue's own name. A queue named otherwise
-        // gets `name`, so a config with `name = ...` plans empty after import.
-        let cluster = cluster_for_import(&name, prefix.as_deref());
+        // The cluster name: the queue's cluster tag (queues this provider created), else read
+        // from the rules' prefix or the queue's name (see `cluster_for_import`). A queue named
+        // otherwise gets `name`, so a config with `name = ...` plans empty after import.
+        let tags = c.sqs.list_tags(&url).await.map_err(|e| e.to_diagnostics())?;
+        let cluster = cluster_for_import(
+            &name,
+            tags.get(CLUSTER_TAG_KEY).map(String::as_str),
+            prefix.as_deref(),
+        );
         let prefix = prefix.unwrap_or_else(|| default_rule_prefix(&cluster));
         let enabled: Vec<Value> = RULE_KINDS
             .iter()
@@ -1278,9 +1611,10 @@ impl InterruptionQueue {
         let deadline = Instant::now() + timeout;
         let mut cur = Current::from_state(prior);
         let creating = prior.is_null();
+        let mut notes = Diagnostics::new();
         let result =
-            tokio::time::timeout(timeout, converge(&c, &desired, &mut cur, creating, deadline)).await;
-        let diags = match result {
+            tokio::time::timeout(timeout, converge(&c, &desired, &mut cur, deadline, &mut notes)).await;
+        let mut diags = match result {
             Ok(Ok(())) => Diagnostics::new(),
             Ok(Err(d)) => d,
             Err(_) => Diagnostics::from_error(
@@ -1290,15 +1624,15 @@ impl InterruptionQueue {
                 ),
             ),
         };
+        diags.extend(notes);
         if creating && cur.queue_url.is_none() {
             // Nothing was created.
             return ApplyOutcome::failed(None, diags);
         }
         let state = cur.to_state(planned, &desired.queue_name);
-        if diags.has_errors() {
-            ApplyOutcome::failed(Some(state), diags)
-        } else {
-            ApplyOutcome::ok(state)
+        ApplyOutcome {
+            state: Some(state),
+            diagnostics: diags,
         }
     }
 }
@@ -1391,16 +1725,64 @@ mod tests {
         assert_eq!((p, k.key), ("Karpenter-demo-", "spot_interruption"));
         assert!(split_rule_name("Something").is_none());
         assert_eq!(
-            cluster_for_import("prod-karpenter", Some("Karpenter-prod-")),
+            cluster_for_import("prod-karpenter", None, Some("Karpenter-prod-")),
             "prod"
         );
-        assert_eq!(cluster_for_import("demo", Some("Karpenter-demo-")), "demo");
-        assert_eq!(cluster_for_import("demo", Some("custom-")), "demo");
-        assert_eq!(cluster_for_import("demo", None), "demo");
+        assert_eq!(cluster_for_import("demo", None, Some("Karpenter-demo-")), "demo");
+        assert_eq!(cluster_for_import("demo", None, Some("custom-")), "demo");
+        assert_eq!(cluster_for_import("demo", None, None), "demo");
         assert_eq!(
             canonical_json("{\"b\": [1, 2], \"a\": \"x\"}"),
             r#"{"a":"x","b":[1,2]}"#
         );
+    }
+
+    /// A long cluster name's rule prefix is shortened with a hash; read back as a cluster name
+    /// it gave `Karpenter-<head>-<hash>-`'s middle (issue #15). The queue's name, or its
+    /// cluster tag, is the answer.
+    #[test]
+    fn import_never_reads_a_cluster_name_out_of_a_hashed_prefix() {
+        let long = format!("c{}", "23456789-".repeat(9));
+        let long = &long[..80];
+        let prefix = default_rule_prefix(long);
+        assert!(is_shortened_prefix(&prefix), "{prefix}");
+        assert_eq!(cluster_for_import(long, None, Some(&prefix)), long);
+        let hundred = "d".repeat(100);
+        let prefix = default_rule_prefix(&hundred);
+        assert_eq!(
+            cluster_for_import("events", Some(&hundred), Some(&prefix)),
+            hundred
+        );
+        assert_eq!(cluster_for_import("events", None, Some(&prefix)), "events");
+        assert!(!is_shortened_prefix("Karpenter-demo-"));
+    }
+
+    #[test]
+    fn bookkeeping_tags_are_reserved_and_hidden() {
+        let config = object([
+            ("cluster_name", Value::string("demo")),
+            (
+                "tags",
+                crate::framework::values::string_map([(ownership::OWNER_TAG_KEY, "x"), ("team", "a")]),
+            ),
+        ]);
+        let mut d = Diagnostics::new();
+        InterruptionQueue.validate(&config, &mut d);
+        let paths: Vec<String> = d
+            .iter()
+            .filter_map(|d| d.path.as_ref().map(ToString::to_string))
+            .collect();
+        assert_eq!(paths.len(), 1, "{paths:?}");
+        assert!(paths[0].starts_with("tags"), "{paths:?}");
+        let aws: BTreeMap<String, String> = [
+            (ownership::OWNER_TAG_KEY, TYPE_NAME),
+            (CLUSTER_TAG_KEY, "demo"),
+            ("team", "a"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        assert_eq!(visible_tags(aws).into_keys().collect::<Vec<_>>(), vec!["team"]);
     }
 
     #[test]
