@@ -60,6 +60,13 @@ pub const AWS_NODE_TEMPLATE: Kind = Kind {
     kind: "AWSNodeTemplate",
     plural: "awsnodetemplates",
 };
+/// NodeOverlay (Karpenter ≥ v1.7, behind the `NodeOverlay` feature gate).
+pub const NODE_OVERLAY: Kind = Kind {
+    group: "karpenter.sh",
+    version: "v1alpha1",
+    kind: "NodeOverlay",
+    plural: "nodeoverlays",
+};
 
 #[cfg(test)]
 mod tests {
