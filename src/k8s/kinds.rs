@@ -67,6 +67,13 @@ pub const NODE_OVERLAY: Kind = Kind {
     kind: "NodeOverlay",
     plural: "nodeoverlays",
 };
+/// CapacityBuffer (Karpenter ≥ v1.14, behind the `CapacityBuffer` feature gate). Namespaced.
+pub const CAPACITY_BUFFER: Kind = Kind {
+    group: "autoscaling.x-k8s.io",
+    version: "v1beta1",
+    kind: "CapacityBuffer",
+    plural: "capacitybuffers",
+};
 
 #[cfg(test)]
 mod tests {

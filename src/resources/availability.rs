@@ -45,6 +45,13 @@ pub const NODE_OVERLAY: Availability = Availability {
     helm_value: "settings.featureGates.nodeOverlay",
 };
 
+/// CapacityBuffer: Karpenter v1.14 (its CRD first ships in v1.14.x), gate `CapacityBuffer`.
+pub const CAPACITY_BUFFER: Availability = Availability {
+    since: "v1.14",
+    feature_gate: "CapacityBuffer",
+    helm_value: "settings.featureGates.capacityBuffer",
+};
+
 #[derive(Debug, Error)]
 pub enum AvailabilityError {
     #[error(
@@ -141,20 +148,25 @@ mod tests {
     #[test]
     fn since_matches_the_first_release_with_the_crd() {
         let dir = format!("{}/../shared/karpenter/crds/versions", env!("CARGO_MANIFEST_DIR"));
-        let mut with_crd: Vec<(u64, u64, String)> = std::fs::read_dir(&dir)
-            .expect("versions dir")
-            .filter_map(Result::ok)
-            .filter(|e| e.path().join("karpenter.sh_nodeoverlays.yaml").exists())
-            .filter_map(|e| {
-                let name = e.file_name().to_string_lossy().to_string();
-                let mut parts = name.trim_start_matches('v').split('.');
-                let major = parts.next()?.parse().ok()?;
-                let minor = parts.next()?.parse().ok()?;
-                Some((major, minor, name))
-            })
-            .collect();
-        with_crd.sort();
-        let first = with_crd.first().expect("some release has the CRD");
-        assert_eq!(format!("v{}.{}", first.0, first.1), NODE_OVERLAY.since);
+        for (file, availability) in [
+            ("karpenter.sh_nodeoverlays.yaml", NODE_OVERLAY),
+            ("autoscaling.x-k8s.io_capacitybuffers.yaml", CAPACITY_BUFFER),
+        ] {
+            let mut with_crd: Vec<(u64, u64)> = std::fs::read_dir(&dir)
+                .expect("versions dir")
+                .filter_map(Result::ok)
+                .filter(|e| e.path().join(file).exists())
+                .filter_map(|e| {
+                    let name = e.file_name().to_string_lossy().to_string();
+                    let mut parts = name.trim_start_matches('v').split('.');
+                    let major = parts.next()?.parse().ok()?;
+                    let minor = parts.next()?.parse().ok()?;
+                    Some((major, minor))
+                })
+                .collect();
+            with_crd.sort();
+            let first = with_crd.first().expect("some release has the CRD");
+            assert_eq!(format!("v{}.{}", first.0, first.1), availability.since, "{file}");
+        }
     }
 }
