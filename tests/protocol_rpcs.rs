@@ -255,3 +255,65 @@ async fn upgrade_resource_state_answers_msgpack_with_missing_attributes_null() {
     assert_eq!(value.get("name"), Some(&Value::string("default")));
     assert_eq!(value.get("template"), Some(&Value::Null));
 }
+
+/// A data source has no prior state to keep: with an unknown provider configuration it defers
+/// when the client allows it (computed attributes unknown), and otherwise fails saying why.
+#[tokio::test(flavor = "multi_thread")]
+async fn data_sources_defer_or_say_why_when_the_configuration_is_unknown() {
+    use terraform_provider_karpenter::resources::data_sources::object::NODE_POOL as NODE_POOL_DATA;
+
+    let (_plugin, _hs, channel, _id) = start_and_connect().await;
+    let mut client = provider_client(channel);
+    client
+        .configure_provider(pb::configure_provider::Request {
+            config: dynamic(&unknown_host_config(), &PROVIDER_SCHEMA.value_type()),
+            ..Default::default()
+        })
+        .await
+        .expect("rpc");
+    let ty = NODE_POOL_DATA.value_type();
+    let mut config = nulls(&ty);
+    config.insert("name".into(), Value::string("default"));
+    let config = dynamic(&Value::Object(config), &ty);
+    let read = |deferral_allowed: bool| pb::read_data_source::Request {
+        type_name: "karpenter_node_pool".into(),
+        config: config.clone(),
+        client_capabilities: Some(pb::ClientCapabilities {
+            deferral_allowed,
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+
+    let r = client
+        .read_data_source(read(false))
+        .await
+        .expect("rpc")
+        .into_inner();
+    assert!(r.deferred.is_none());
+    assert!(
+        has_error(&r.diagnostics, "kubernetes.host"),
+        "{:?}",
+        r.diagnostics
+    );
+    assert!(
+        has_error(&r.diagnostics, "Cannot read NodePool"),
+        "{:?}",
+        r.diagnostics
+    );
+
+    let r = client
+        .read_data_source(read(true))
+        .await
+        .expect("rpc")
+        .into_inner();
+    assert_eq!(
+        r.deferred.map(|d| d.reason),
+        Some(pb::deferred::Reason::ProviderConfigUnknown as i32)
+    );
+    assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
+    let state = msgpack::decode(&r.state.expect("state").msgpack, &ty).expect("decodes against the schema");
+    assert_eq!(state.get("name"), Some(&Value::string("default")));
+    assert!(state.get("status").is_some_and(Value::is_unknown));
+    assert!(state.get("template").is_some_and(Value::is_unknown));
+}

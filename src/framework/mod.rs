@@ -121,6 +121,25 @@ pub trait DataSource<C: Send + Sync>: Send + Sync {
     fn validate(&self, _config: &Value, _diags: &mut Diagnostics) {}
     /// Returns the full state: configured attributes as given, computed ones filled in.
     async fn read(&self, ctx: &C, config: &Value) -> Result<Value, Diagnostics>;
+
+    /// Like [`DataSource::read`], but may answer that the read cannot happen yet (the provider
+    /// configuration is unknown, or the backend is not reachable), so Terraform can defer it
+    /// where it allows deferral. Data sources that can tell those cases apart override this;
+    /// the default is a plain read.
+    async fn read_or_defer(&self, ctx: &C, config: &Value) -> Result<DataReadOutcome, Diagnostics> {
+        self.read(ctx, config).await.map(DataReadOutcome::Read)
+    }
+}
+
+/// The outcome of [`DataSource::read_or_defer`].
+#[derive(Debug)]
+pub enum DataReadOutcome {
+    /// The full state.
+    Read(Value),
+    /// Not readable yet. Where Terraform allows deferral the read is deferred; otherwise these
+    /// diagnostics (errors saying why and what to do) are returned, as a data source has no
+    /// prior state to keep.
+    NotYet(Diagnostics),
 }
 
 /// A provider: its configuration block, and the resource and data source types it offers.

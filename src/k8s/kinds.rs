@@ -60,6 +60,20 @@ pub const AWS_NODE_TEMPLATE: Kind = Kind {
     kind: "AWSNodeTemplate",
     plural: "awsnodetemplates",
 };
+/// NodeOverlay (Karpenter ≥ v1.7, behind the `NodeOverlay` feature gate).
+pub const NODE_OVERLAY: Kind = Kind {
+    group: "karpenter.sh",
+    version: "v1alpha1",
+    kind: "NodeOverlay",
+    plural: "nodeoverlays",
+};
+/// CapacityBuffer (Karpenter ≥ v1.14, behind the `CapacityBuffer` feature gate). Namespaced.
+pub const CAPACITY_BUFFER: Kind = Kind {
+    group: "autoscaling.x-k8s.io",
+    version: "v1beta1",
+    kind: "CapacityBuffer",
+    plural: "capacitybuffers",
+};
 
 #[cfg(test)]
 mod tests {

@@ -13,7 +13,7 @@ use super::proto::tfplugin6 as pb;
 use super::schema_proto::{diagnostics as pb_diags, schema as pb_schema};
 use crate::framework::plan::plan;
 use crate::framework::validate::validate_attributes;
-use crate::framework::{Diagnostics, MoveSource, Provider, ReadOutcome, Schema};
+use crate::framework::{Attribute, DataReadOutcome, Diagnostics, MoveSource, Provider, ReadOutcome, Schema};
 use crate::tfvalue::{AttributePath, Type, Value, json, msgpack};
 
 type Rpc<T> = Result<Response<T>, Status>;
@@ -171,6 +171,21 @@ fn decode_config(value: Option<&pb::DynamicValue>, ty: &Type, what: &str) -> Res
         return Err(malformed(what, "it is missing or null"));
     }
     Ok(value)
+}
+
+/// The data source state of a deferred read: the configuration, with every computed
+/// attribute the configuration leaves null unknown.
+fn unknown_computed(attributes: &[Attribute], config: &Value) -> Value {
+    let Value::Object(fields) = config else {
+        return config.clone();
+    };
+    let mut out = fields.clone();
+    for a in attributes.iter().filter(|a| a.is_computed()) {
+        if out.get(a.name).is_none_or(Value::is_null) {
+            out.insert(a.name.to_string(), Value::unknown());
+        }
+    }
+    Value::Object(out)
 }
 
 fn encode(value: &Value, ty: &Type, what: &str) -> Result<pb::DynamicValue, Diagnostics> {
@@ -689,16 +704,36 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
             let ty = ds.schema().value_type();
             let config = decode_config(req.config.as_ref(), &ty, "data source configuration")?;
             let ctx = self.context()?;
-            let state = self
+            let outcome = self
                 .stop
-                .guard(ds.read(&ctx, &config), || Err(stopped_diagnostics()))
+                .guard(ds.read_or_defer(&ctx, &config), || Err(stopped_diagnostics()))
                 .await?;
-            encode(&state, &ty, "data source state")
+            let deferral_allowed = req
+                .client_capabilities
+                .as_ref()
+                .is_some_and(|c| c.deferral_allowed);
+            match outcome {
+                DataReadOutcome::Read(state) => encode(&state, &ty, "data source state").map(|s| (s, None)),
+                // Deferred: the computed attributes stay unknown until the read can happen.
+                DataReadOutcome::NotYet(_) if deferral_allowed => {
+                    let state = unknown_computed(&ds.schema().attributes, &config);
+                    encode(&state, &ty, "data source state").map(|s| {
+                        (
+                            s,
+                            Some(pb::Deferred {
+                                reason: pb::deferred::Reason::ProviderConfigUnknown as i32,
+                            }),
+                        )
+                    })
+                }
+                DataReadOutcome::NotYet(d) => Err(d),
+            }
         }
         .await;
         respond!(
-            result.map(|s| pb::read_data_source::Response {
+            result.map(|(s, deferred)| pb::read_data_source::Response {
                 state: Some(s),
+                deferred,
                 ..Default::default()
             }),
             |d| pb::read_data_source::Response {

@@ -105,11 +105,17 @@ impl KarpenterProvider {
                 Box::new(resources::ec2_node_class()),
                 Box::new(resources::provisioner()),
                 Box::new(resources::node_template()),
+                Box::new(resources::node_overlay()),
                 Box::new(resources::interruption_queue::InterruptionQueue),
                 Box::new(resources::node_role::NodeRole),
                 Box::new(resources::controller_role::ControllerRole),
             ],
-            data_sources: vec![Box::new(resources::controller_policy::ControllerPolicy)],
+            data_sources: vec![
+                Box::new(resources::controller_policy::ControllerPolicy),
+                Box::new(resources::data_sources::object::ec2_node_class()),
+                Box::new(resources::data_sources::object::node_pool()),
+                Box::new(resources::data_sources::node_claims::NodeClaims),
+            ],
         }
     }
 }

@@ -30,6 +30,10 @@ const NOT_SECRET: &[(&str, &str)] = &[
         "the IMDSv2 setting (required/optional), not a token",
     ),
     (
+        "data.karpenter_ec2_node_class.metadata_options.http_tokens",
+        "the IMDSv2 setting (required/optional), not a token",
+    ),
+    (
         "karpenter_node_template.metadata_options.http_tokens",
         "the IMDSv2 setting (required/optional), not a token",
     ),

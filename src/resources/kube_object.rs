@@ -26,6 +26,7 @@ use kube::api::DynamicObject;
 use serde_json::{Map, Value as Json, json};
 use tokio::time::Instant;
 
+use super::availability::{Availability, AvailabilityError, ensure_crd_exists};
 use super::moves;
 use crate::framework::convert::{from_wire, to_wire};
 use crate::framework::schema::{Attribute, Nesting, Schema};
@@ -57,6 +58,9 @@ pub struct KubeObjectType {
     /// Removes from a read state what admission added on its own (given the base the object
     /// was written from), so it is not shown as drift.
     pub drop_admission_defaults: fn(&mut Value, &Value),
+    /// For kinds only some installations have: the Karpenter version and feature gate they
+    /// need, so an absent CRD fails fast with that instead of waiting the whole timeout.
+    pub requires: Option<&'static Availability>,
 }
 
 fn no_replacements(_: &Value, _: &Value) -> Vec<AttributePath> {
@@ -74,6 +78,7 @@ impl KubeObjectType {
             dependents: &[],
             wait_for_ready: None,
             drop_admission_defaults: |_, _| {},
+            requires: None,
         }
     }
 
@@ -186,6 +191,18 @@ impl KubeObjectType {
             Ok(c) => c,
             Err(d) => return ApplyOutcome::failed(None, d),
         };
+        if let Some(requires) = self.requires
+            && let Err(e) = ensure_crd_exists(client, &self.kind, requires, deadline).await
+        {
+            let d = match e {
+                AvailabilityError::Kube(k) => self.diagnose(&k, "looking for the CRD"),
+                not_installed => Diagnostics::from_error(
+                    format!("{} is not installed in this cluster", self.kind.kind),
+                    not_installed.to_string(),
+                ),
+            };
+            return ApplyOutcome::failed(None, d);
+        }
         if let Err(e) = ctx.crd_gate.ensure(client, &self.kind, deadline).await {
             return ApplyOutcome::failed(None, self.diagnose(&e, "waiting for the CRD"));
         }

@@ -1,14 +1,18 @@
 //! One module per Terraform type the provider offers, plus the generic machinery the
 //! Kubernetes kinds share ([`kube_object`]).
 
+pub mod availability;
+pub mod capacity_buffer;
 pub mod controller_policy;
 pub mod controller_role;
+pub mod data_sources;
 pub mod iam_role;
 pub mod interruption_queue;
 pub mod kube_object;
 pub mod moves;
 pub mod node_role;
 pub mod v1;
+pub mod v1alpha1;
 pub mod v1alpha5;
 
 use crate::k8s::kinds;
@@ -62,6 +66,20 @@ pub fn node_template() -> KubeObjectType {
             "karpenter_node_template",
             kinds::AWS_NODE_TEMPLATE,
             &v1alpha5::NODE_TEMPLATE,
+        )
+    }
+}
+
+/// `karpenter_node_overlay` ↔ `karpenter.sh/v1alpha1` NodeOverlay (Karpenter ≥ v1.7 with the
+/// `NodeOverlay` feature gate; an absent CRD fails apply with that, see [`availability`]).
+pub fn node_overlay() -> KubeObjectType {
+    KubeObjectType {
+        validate: v1alpha1::validate_node_overlay,
+        requires: Some(&availability::NODE_OVERLAY),
+        ..KubeObjectType::new(
+            "karpenter_node_overlay",
+            kinds::NODE_OVERLAY,
+            &v1alpha1::NODE_OVERLAY,
         )
     }
 }

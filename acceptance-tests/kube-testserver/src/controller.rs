@@ -2,7 +2,9 @@
 //! adds a finalizer (per kind) to new objects and removes it a while after deletion starts;
 //! fills `EC2NodeClass` status (subnets, security groups, AMIs, instance profile, `Ready=True`)
 //! after a delay; marks `NodePool`s Ready; and creates `NodeClaim`s owned by each new `NodePool`
-//! so that foreground deletion has dependents to wait for.
+//! so that foreground deletion has dependents to wait for. Optionally it marks `NodeOverlay`s
+//! Ready and "launches" NodeClaims (instance labels, node name, provider ID, conditions), so
+//! the read-only data sources have a status to read.
 
 use crate::server::{Shared, lock};
 use crate::store::{Event, Sub, WriteCtx};
@@ -37,6 +39,11 @@ pub struct ControllerConfig {
     /// Keep Karpenter's drift-hash annotations (`karpenter.sh/nodepool-hash`,
     /// `karpenter.k8s.aws/ec2nodeclass-hash` and their `-version`) up to date with the spec.
     pub hash_annotations: bool,
+    /// Mark `NodeOverlay`s Ready (status conditions), as Karpenter does once it validated one.
+    pub node_overlay_status: bool,
+    /// "Launch" every new NodeClaim: instance type, capacity type and zone labels, then
+    /// `status.nodeName`, `providerID`, `imageID` and Launched/Registered/Initialized/Ready.
+    pub node_claim_status: bool,
 }
 
 impl Default for ControllerConfig {
@@ -50,6 +57,8 @@ impl Default for ControllerConfig {
             node_pool_status: false,
             node_claims_per_node_pool: 0,
             hash_annotations: false,
+            node_overlay_status: false,
+            node_claim_status: false,
         }
     }
 }
@@ -73,6 +82,7 @@ impl ControllerConfig {
             node_pool_status: true,
             node_claims_per_node_pool: 1,
             hash_annotations: true,
+            node_overlay_status: true,
             ..Self::default()
         }
     }
@@ -230,6 +240,30 @@ fn react(shared: &Arc<Shared>, ev: &Event) {
             },
         );
     }
+    if kind == "NodeOverlay"
+        && cfg.node_overlay_status
+        && observed != Some(generation)
+        && schedule_once(shared, &format!("nodeoverlay-{generation}"), &uid)
+    {
+        mutate(shared, &group, &plural, &ns, &name, &uid, Sub::Status, |obj| {
+            let generation = obj.pointer("/metadata/generation").cloned().unwrap_or(json!(1));
+            let now = now_rfc3339();
+            let conds: Vec<Value> = ["ValidationSucceeded", "Ready"]
+                .iter()
+                .map(|t| json!({"type": t, "status": "True", "lastTransitionTime": now, "reason": t, "message": "", "observedGeneration": generation}))
+                .collect();
+            if let Some(m) = obj.as_object_mut() {
+                m.insert("status".into(), json!({"conditions": conds}));
+            }
+        });
+    }
+    if kind == "NodeClaim"
+        && cfg.node_claim_status
+        && o.pointer("/status/providerID").is_none()
+        && schedule_once(shared, "nodeclaim-launch", &uid)
+    {
+        launch_node_claim(shared, &group, &plural, &name, &uid);
+    }
     if kind == "NodePool" && ev.etype == "ADDED" {
         for _ in 0..cfg.node_claims_per_node_pool {
             create_node_claim(shared, o);
@@ -324,6 +358,43 @@ fn node_class_status(o: &Value) -> Value {
         "instanceProfile": profile,
         "conditions": conds
     })
+}
+
+/// What a launch gives a NodeClaim: the instance's labels, then its status.
+fn launch_node_claim(shared: &Arc<Shared>, group: &str, plural: &str, name: &str, uid: &str) {
+    let id = name
+        .bytes()
+        .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
+    mutate(shared, group, plural, "", name, uid, Sub::Main, |obj| {
+        if let Some(m) = crate::util::meta_mut(obj) {
+            let labels = m.entry("labels").or_insert_with(|| json!({}));
+            if let Some(l) = labels.as_object_mut() {
+                l.insert("node.kubernetes.io/instance-type".into(), json!("m5.large"));
+                l.insert("karpenter.sh/capacity-type".into(), json!("on-demand"));
+                l.insert("topology.kubernetes.io/zone".into(), json!("us-east-1a"));
+            }
+        }
+    });
+    mutate(shared, group, plural, "", name, uid, Sub::Status, move |obj| {
+        let generation = obj.pointer("/metadata/generation").cloned().unwrap_or(json!(1));
+        let now = now_rfc3339();
+        let conds: Vec<Value> = ["Launched", "Registered", "Initialized", "Ready"]
+            .iter()
+            .map(|t| json!({"type": t, "status": "True", "lastTransitionTime": now, "reason": t, "message": "", "observedGeneration": generation}))
+            .collect();
+        if let Some(m) = obj.as_object_mut() {
+            m.insert(
+                "status".into(),
+                json!({
+                    "nodeName": format!("ip-10-0-{}-{}.ec2.internal", id % 250, (id / 250) % 250),
+                    "providerID": format!("aws:///us-east-1a/i-{:017x}", id & 0xfff_ffff_ffff_ffff),
+                    "imageID": "ami-0a1b2c3d4e5f60001",
+                    "capacity": {"cpu": "2", "memory": "7910Mi", "pods": "29"},
+                    "conditions": conds
+                }),
+            );
+        }
+    });
 }
 
 fn create_node_claim(shared: &Arc<Shared>, pool: &Value) {

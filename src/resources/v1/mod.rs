@@ -458,7 +458,7 @@ pub(crate) mod crd_coverage {
         crd_fields(&root["properties"]["spec"], "", &mut crd);
         let mut ours = BTreeMap::new();
         our_fields(&schema.attributes, "", &mut ours);
-        assert!(crd.len() > 20, "{kind}: only {} CRD fields found", crd.len());
+        assert!(crd.len() > 5, "{kind}: only {} CRD fields found", crd.len());
 
         for (path, f) in &crd {
             if excluded.iter().any(|(p, _)| p == path) {
