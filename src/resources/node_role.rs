@@ -22,6 +22,7 @@ use crate::tfvalue::{AttributePath, Type, Value};
 pub struct NodeRole;
 
 const DEFAULT_PREFIX: &str = "karpenter-node-";
+const TYPE_NAME: &str = "karpenter_node_role";
 const ECR_POLICIES: &[&str] = &[
     "AmazonEC2ContainerRegistryPullOnly",
     "AmazonEC2ContainerRegistryReadOnly",
@@ -114,6 +115,7 @@ fn desired(planned: &Value, prior: &Value, name: &str, partition: &str, account:
     attached.extend(iam_role::string_set_of(planned, "additional_policy_arns"));
     let profile = bool_of(planned, "create_instance_profile");
     Desired {
+        resource_type: TYPE_NAME,
         name: name.to_string(),
         path: get_str(planned, "path").unwrap_or("/").to_string(),
         description: Some("Karpenter node role (managed by Terraform)".to_string()),
@@ -179,7 +181,9 @@ fn state(base: &Value, actual: &Actual) -> Value {
     set("instance_profile_arn", opt_string(profile.map(|p| p.arn.clone())));
     set(
         "instance_profile_tags",
-        profile.map_or(Value::Null, |p| string_map(p.tags.iter())),
+        profile.map_or(Value::Null, |p| {
+            string_map(crate::aws::ownership::user_tags(&p.tags).iter())
+        }),
     );
     Value::Object(fields)
 }
@@ -214,6 +218,32 @@ impl NodeRole {
             Ok(a) => a,
             Err(d) => return ApplyOutcome::failed(None, d),
         };
+        // Ownership: what the state records is ours; anything else found under our names is
+        // ours only with our ownership tag. Checked before anything is created or changed.
+        if prior.is_null() {
+            iam_role::refuse_foreign_role(TYPE_NAME, have.as_ref(), &mut diags);
+        }
+        if bool_of(planned, "create_instance_profile") && !bool_of(prior, "create_instance_profile") {
+            // Read with the role; looked up alone when there is no role yet.
+            let profile = match have.as_ref() {
+                Some(a) => Ok(a.profile.clone()),
+                None => iam.get_instance_profile(name).await,
+            };
+            match profile {
+                Ok(p) => iam_role::refuse_foreign_profile(TYPE_NAME, name, p.as_ref(), &mut diags),
+                Err(e) => diags.extend(iam_role::diagnostics("read the instance profile", &e)),
+            }
+        }
+        let attached = have.as_ref().map(|a| a.attached.clone()).unwrap_or_default();
+        if let Err(e) =
+            iam_role::check_additional_policies(iam, planned, Some(partition), &attached, &mut diags).await
+        {
+            diags.extend(iam_role::diagnostics("check additional_policy_arns", &e));
+        }
+        if diags.has_errors() {
+            // Nothing was created or changed: no new state (an update keeps the prior one).
+            return ApplyOutcome::failed(None, diags);
+        }
         let account = have
             .as_ref()
             .and_then(|a| iam_role::partition_and_account(&a.role.arn))
@@ -237,7 +267,7 @@ impl NodeRole {
 #[async_trait]
 impl Resource<KarpenterContext> for NodeRole {
     fn type_name(&self) -> &'static str {
-        "karpenter_node_role"
+        TYPE_NAME
     }
 
     fn schema(&self) -> &Schema {
@@ -324,7 +354,10 @@ impl Resource<KarpenterContext> for NodeRole {
                 arn::partition_of_region(region.as_deref().unwrap_or("us-east-1")).to_string()
             });
         let name = iam_role::resolve_name(planned, DEFAULT_PREFIX);
-        self.apply(&iam, &Value::Null, planned, &name, &partition).await
+        iam_role::explain_partial_create(
+            TYPE_NAME,
+            self.apply(&iam, &Value::Null, planned, &name, &partition).await,
+        )
     }
 
     async fn read(&self, ctx: &KarpenterContext, current: &Value) -> Result<ReadOutcome, Diagnostics> {
@@ -455,6 +488,7 @@ mod tests {
                 permissions_boundary: None,
             },
             tags: BTreeMap::new(),
+            owner: None,
             attached: attached.iter().cloned().collect(),
             inline_names: vec![],
             inline: BTreeMap::new(),
