@@ -542,3 +542,43 @@ async fn moto_role(iam: &aws_sdk_iam::Client, name: &str) -> Json {
         .expect("CreateRole");
     empty
 }
+
+/// Issue #15, point 4, for the controller role (inline mode, so our own inline policy stays):
+/// an out-of-band inline `s3:*` policy and an attached AdministratorAccess are drift, and
+/// apply removes them.
+#[tokio::test(flavor = "multi_thread")]
+async fn out_of_band_inline_and_managed_policies_are_drift_and_removed() {
+    let moto = Moto::start();
+    let iam = client(&moto);
+    let work = workdir(&moto, &config("pod_identity = true", "inline"));
+    work.apply().ok();
+    let before = attached(&iam, ROLE).await;
+    let own = iam
+        .list_role_policies()
+        .role_name(ROLE)
+        .send()
+        .await
+        .expect("ListRolePolicies");
+    let own: Vec<String> = own.policy_names().to_vec();
+    assert_eq!(own.len(), 1, "{own:?}");
+    iam_common::add_out_of_band_permissions(&iam, ROLE).await;
+    let plan = work.plan().ok();
+    assert!(
+        plan.stdout.contains("unmanaged_inline_policies") && plan.stdout.contains("\"s3-everything\""),
+        "{}",
+        plan.stdout
+    );
+    assert!(plan.stdout.contains("AdministratorAccess"), "{}", plan.stdout);
+    work.apply().ok();
+    let names = iam
+        .list_role_policies()
+        .role_name(ROLE)
+        .send()
+        .await
+        .expect("ListRolePolicies");
+    assert_eq!(names.policy_names().to_vec(), own);
+    assert_eq!(attached(&iam, ROLE).await, before);
+    assert!(work.plan_is_empty(), "plan after the repair is not empty");
+    work.destroy().ok();
+    assert_nothing_left(&iam).await;
+}

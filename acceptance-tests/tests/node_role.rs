@@ -468,3 +468,38 @@ resource "karpenter_node_role" "this" {{
     work.destroy().ok();
     assert_nothing_left(&iam).await;
 }
+
+/// Issue #15, point 4: an inline policy added outside Terraform (`s3:*`) and an attached
+/// managed policy not in the configuration show in the plan, and apply removes both.
+#[tokio::test(flavor = "multi_thread")]
+async fn out_of_band_inline_and_managed_policies_are_drift_and_removed() {
+    let moto = Moto::start();
+    let iam = client(&moto);
+    let role = "KarpenterNodeRole-demo";
+    let work = workdir(
+        &moto,
+        &format!("resource \"karpenter_node_role\" \"this\" {{\n  name = \"{role}\"\n}}\n"),
+    );
+    work.apply().ok();
+    let before = attached(&iam, role).await;
+    iam_common::add_out_of_band_permissions(&iam, role).await;
+    let plan = work.plan().ok();
+    assert!(
+        plan.stdout.contains("unmanaged_inline_policies") && plan.stdout.contains("\"s3-everything\""),
+        "{}",
+        plan.stdout
+    );
+    assert!(plan.stdout.contains("AdministratorAccess"), "{}", plan.stdout);
+    work.apply().ok();
+    let names = iam
+        .list_role_policies()
+        .role_name(role)
+        .send()
+        .await
+        .expect("ListRolePolicies");
+    assert!(names.policy_names().is_empty(), "{:?}", names.policy_names());
+    assert_eq!(attached(&iam, role).await, before);
+    assert!(work.plan_is_empty(), "plan after the repair is not empty");
+    work.destroy().ok();
+    assert_nothing_left(&iam).await;
+}

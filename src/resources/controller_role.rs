@@ -172,7 +172,11 @@ static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
         "The IAM role of the Karpenter controller, with a trust policy for IRSA, EKS Pod Identity or both, and \
          the controller permissions scoped to one cluster (the same statements as the \
          `karpenter_controller_policy` data source). Drift in the trust policy, the permissions, the attached \
-         policies and the tags is detected and repaired. Import by role name.",
+         policies, inline policies added outside Terraform and the tags is detected and repaired. \
+         Create never takes over an existing role of the configured name, nor a managed policy \
+         named after it (it fails on `name`; import to manage it); the parts the resource creates carry \
+         the tag `terraform-provider-karpenter/resource-type`. Import by role name (the next apply \
+         may add that tag).",
         attributes,
     )
 });
@@ -397,6 +401,11 @@ fn state(base: &Value, actual: &Actual) -> Value {
         Value::string(iam_role::canonical(&actual.role.trust_policy)),
     );
     set("policy", policy.map(Value::string).unwrap_or(Value::Null));
+    let own_inline = (!managed(base)).then_some(INLINE_POLICY);
+    set(
+        iam_role::UNMANAGED_INLINE,
+        iam_role::unmanaged_inline(actual, own_inline),
+    );
     if base.get("account_id").is_none_or(Value::is_null)
         && let Some(i) = inputs(base)
     {
@@ -608,6 +617,7 @@ impl Resource<KarpenterContext> for ControllerRole {
     }
 
     fn modify_plan(&self, _config: &Value, prior: &Value, planned: &mut Value, diags: &mut Diagnostics) {
+        iam_role::plan_unmanaged_inline(planned);
         let snapshot = planned.clone();
         let Value::Object(fields) = planned else { return };
         let node_role = get_str(&snapshot, "node_role_arn").and_then(|s| Arn::parse_role(s).ok());

@@ -246,6 +246,14 @@ pub async fn converge(iam: &Iam, want: &Desired, have: Option<&Actual>) -> Resul
             iam.delete_inline_policy(&want.name, policy).await?;
         }
     }
+    // Inline policies the configuration does not ask for grant permissions nobody reviews:
+    // they were shown as drift (`unmanaged_inline_policies`), and go.
+    for policy in have.map(|a| a.inline_names.as_slice()).unwrap_or_default() {
+        let wanted = want.inline.as_ref().is_some_and(|(n, _)| n == policy);
+        if !wanted && !want.stale_inline.contains(policy) {
+            iam.delete_inline_policy(&want.name, policy).await?;
+        }
+    }
 
     // Instance profile.
     if let Some(profile) = &want.instance_profile {
@@ -671,10 +679,34 @@ pub fn common_attributes(default_prefix: &'static str) -> Vec<Attribute> {
             .validate(v::each(policy_arn_validator())),
         Attribute::string("id").computed().stable().describe("The role name."),
         Attribute::string("arn").computed().stable().describe("ARN of the role."),
+        Attribute::set_of(UNMANAGED_INLINE, Type::String)
+            .computed()
+            .describe("Names of inline policies on the role that this resource does not manage (added outside Terraform). Always planned empty: one found here shows as drift, and apply deletes it — together with attached managed policies outside the configuration (see `additional_policy_arns`), nothing grants the role permissions unseen."),
         Attribute::string("assume_role_policy")
             .computed()
             .describe("The trust policy in force, as canonical JSON (keys sorted). Compared as parsed JSON."),
     ]
+}
+
+/// The computed attribute listing inline policies not in the configuration.
+pub const UNMANAGED_INLINE: &str = "unmanaged_inline_policies";
+
+/// The inline policies of `actual` other than `managed` (the one the resource puts, if any),
+/// for state: always a known set, empty when there are none.
+pub fn unmanaged_inline(actual: &Actual, managed: Option<&str>) -> Value {
+    let names: BTreeSet<&String> = actual
+        .inline_names
+        .iter()
+        .filter(|n| Some(n.as_str()) != managed)
+        .collect();
+    Value::Set(names.into_iter().map(|n| Value::string(n.clone())).collect())
+}
+
+/// Plans `unmanaged_inline_policies` empty: what apply leaves.
+pub fn plan_unmanaged_inline(planned: &mut Value) {
+    if let Value::Object(fields) = planned {
+        fields.insert(UNMANAGED_INLINE.into(), Value::Set(Vec::new()));
+    }
 }
 
 /// The role name to create: `name`, or a unique name from `name_prefix` (or the default prefix).
@@ -728,6 +760,70 @@ mod tests {
         );
         let set: BTreeSet<String> = ["a".to_string()].into();
         assert_eq!(set_value(&set, None), Value::Set(vec![Value::string("a")]));
+    }
+
+    fn actual_with(owner: Option<&str>, inline: &[&str]) -> Actual {
+        Actual {
+            role: RoleInfo {
+                name: "r".into(),
+                arn: "arn:aws:iam::123456789012:role/r".into(),
+                path: "/".into(),
+                trust_policy: Json::Null,
+                permissions_boundary: None,
+            },
+            tags: BTreeMap::new(),
+            owner: owner.map(str::to_string),
+            attached: BTreeSet::new(),
+            inline_names: inline.iter().map(|s| s.to_string()).collect(),
+            inline: BTreeMap::new(),
+            owned: BTreeMap::new(),
+            profile: None,
+        }
+    }
+
+    #[test]
+    fn only_a_role_with_our_tag_is_taken_over_on_create() {
+        let refused = |a: Option<&Actual>| {
+            let mut d = Diagnostics::new();
+            refuse_foreign_role("karpenter_node_role", a, &mut d);
+            d.iter()
+                .filter(|x| x.path.as_ref().is_some_and(|p| p.to_string() == "name"))
+                .count()
+        };
+        assert_eq!(refused(None), 0);
+        assert_eq!(refused(Some(&actual_with(Some("karpenter_node_role"), &[]))), 0);
+        assert_eq!(refused(Some(&actual_with(None, &[]))), 1);
+        assert_eq!(
+            refused(Some(&actual_with(Some("karpenter_controller_role"), &[]))),
+            1
+        );
+    }
+
+    #[test]
+    fn the_ownership_tag_key_is_refused_as_a_user_tag() {
+        let mut d = Diagnostics::new();
+        reserved_tag_key_validator().validate(
+            &Value::string(OWNER_TAG_KEY),
+            &AttributePath::root().attr("tags").key(OWNER_TAG_KEY),
+            &mut d,
+        );
+        assert!(d.has_errors());
+        let mut d = Diagnostics::new();
+        reserved_tag_key_validator().validate(&Value::string("team"), &AttributePath::root(), &mut d);
+        assert!(!d.has_errors());
+    }
+
+    #[test]
+    fn unmanaged_inline_policies_leave_out_our_own() {
+        let a = actual_with(None, &["KarpenterControllerPolicy", "s3-everything"]);
+        assert_eq!(
+            unmanaged_inline(&a, Some("KarpenterControllerPolicy")),
+            Value::Set(vec![Value::string("s3-everything")])
+        );
+        assert_eq!(
+            unmanaged_inline(&actual_with(None, &[]), None),
+            Value::Set(vec![])
+        );
     }
 
     #[test]

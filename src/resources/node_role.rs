@@ -63,7 +63,11 @@ static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
     Schema::new(
         "The IAM role for Karpenter's nodes: trusted by EC2, with the node policies of Karpenter's \
          reference attached, optionally with an instance profile. Drift in the trust policy, the \
-         attached policies, the tags and the instance profile is detected and repaired. Import by role name.",
+         attached policies, inline policies added outside Terraform, the tags and the instance \
+         profile is detected and repaired. Create never takes over an existing role or instance \
+         profile of the same name (it fails on `name`; import it to manage it); the parts the \
+         resource creates carry the tag `terraform-provider-karpenter/resource-type`. Import by \
+         role name (the next apply may add that tag).",
         attributes,
     )
 });
@@ -172,6 +176,10 @@ fn state(base: &Value, actual: &Actual) -> Value {
     set(
         "assume_role_policy",
         Value::string(iam_role::canonical(&actual.role.trust_policy)),
+    );
+    set(
+        iam_role::UNMANAGED_INLINE,
+        iam_role::unmanaged_inline(actual, None),
     );
     set("create_instance_profile", Value::Bool(profile.is_some()));
     set(
@@ -295,6 +303,7 @@ impl Resource<KarpenterContext> for NodeRole {
     }
 
     fn modify_plan(&self, _config: &Value, prior: &Value, planned: &mut Value, _diags: &mut Diagnostics) {
+        iam_role::plan_unmanaged_inline(planned);
         let Value::Object(fields) = planned else { return };
         let profile = fields.get("create_instance_profile").and_then(Value::as_bool);
         // The profile carries the role's tags.
