@@ -458,3 +458,127 @@ resource "karpenter_controller_role" "this" {{
         );
     }
 }
+
+/// Issue #15, point 1: a managed policy named after the controller role (someone else's) and
+/// a role of the configured name with an empty trust are refused on `name`, left exactly as
+/// they were (no attachment, no new version, trust kept), and survive `terraform destroy`.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_existing_foreign_policy_or_role_is_refused_and_never_touched() {
+    let moto = Moto::start();
+    let iam = client(&moto);
+    let foreign_doc = json!({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:GetObject", "Resource": "*"}]});
+    iam.create_policy()
+        .policy_name(format!("{ROLE}-NodeLifecycle"))
+        .policy_document(foreign_doc.to_string())
+        .send()
+        .await
+        .expect("CreatePolicy");
+    let work = workdir(&moto, &config("pod_identity = true", "managed"));
+    let failed = work.apply().failed();
+    let out = failed.output().split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(out.contains("Managed policy already exists"), "{out}");
+    assert!(out.contains(&group_arn("NodeLifecycle")), "{out}");
+    assert!(
+        iam.get_role().role_name(ROLE).send().await.is_err(),
+        "the role was created"
+    );
+    assert_eq!(
+        managed_document(&iam, &group_arn("NodeLifecycle")).await,
+        foreign_doc
+    );
+    let versions = iam
+        .list_policy_versions()
+        .policy_arn(group_arn("NodeLifecycle"))
+        .send()
+        .await
+        .expect("ListPolicyVersions");
+    assert_eq!(
+        versions.versions().len(),
+        1,
+        "a version was added to the foreign policy"
+    );
+    work.destroy().ok();
+    assert_eq!(
+        managed_document(&iam, &group_arn("NodeLifecycle")).await,
+        foreign_doc
+    );
+
+    // A foreign role of the configured name, with an empty trust.
+    let other = moto_role(&iam, ROLE).await;
+    work.set_config(&format!(
+        "{}\n{}",
+        moto.provider_block(),
+        config("pod_identity = true", "inline")
+    ));
+    let failed = work.apply().failed();
+    let out = failed.output().split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(out.contains("IAM role already exists"), "{out}");
+    assert!(
+        out.contains(&format!(
+            "terraform import karpenter_controller_role.<name> {ROLE}"
+        )),
+        "{out}"
+    );
+    assert_eq!(trust(&iam, ROLE).await, other, "the trust was replaced");
+    assert!(attached(&iam, ROLE).await.is_empty(), "policies were attached");
+    let inline_names = iam
+        .list_role_policies()
+        .role_name(ROLE)
+        .send()
+        .await
+        .expect("ListRolePolicies");
+    assert!(inline_names.policy_names().is_empty(), "an inline policy was put");
+    work.destroy().ok();
+    assert_eq!(trust(&iam, ROLE).await, other, "destroy deleted the foreign role");
+}
+
+async fn moto_role(iam: &aws_sdk_iam::Client, name: &str) -> Json {
+    let empty = json!({"Version": "2012-10-17", "Statement": []});
+    iam.create_role()
+        .role_name(name)
+        .assume_role_policy_document(empty.to_string())
+        .send()
+        .await
+        .expect("CreateRole");
+    empty
+}
+
+/// Issue #15, point 4, for the controller role (inline mode, so our own inline policy stays):
+/// an out-of-band inline `s3:*` policy and an attached AdministratorAccess are drift, and
+/// apply removes them.
+#[tokio::test(flavor = "multi_thread")]
+async fn out_of_band_inline_and_managed_policies_are_drift_and_removed() {
+    let moto = Moto::start();
+    let iam = client(&moto);
+    let work = workdir(&moto, &config("pod_identity = true", "inline"));
+    work.apply().ok();
+    let before = attached(&iam, ROLE).await;
+    let own = iam
+        .list_role_policies()
+        .role_name(ROLE)
+        .send()
+        .await
+        .expect("ListRolePolicies");
+    let own: Vec<String> = own.policy_names().to_vec();
+    assert_eq!(own.len(), 1, "{own:?}");
+    iam_common::add_out_of_band_permissions(&iam, ROLE).await;
+    let plan = work.plan().ok();
+    assert!(
+        plan.stdout.contains("unmanaged_inline_policies") && plan.stdout.contains("\"s3-everything\""),
+        "{}",
+        plan.stdout
+    );
+    assert!(plan.stdout.contains("AdministratorAccess"), "{}", plan.stdout);
+    work.apply().ok();
+    let names = iam
+        .list_role_policies()
+        .role_name(ROLE)
+        .send()
+        .await
+        .expect("ListRolePolicies");
+    assert_eq!(names.policy_names().to_vec(), own);
+    assert_eq!(attached(&iam, ROLE).await, before);
+    assert!(work.plan_is_empty(), "plan after the repair is not empty");
+    work.destroy().ok();
+    assert_nothing_left(&iam).await;
+}

@@ -128,7 +128,18 @@ async fn node_role_lifecycle_drift_import_destroy() {
     assert_eq!(attached(&iam, role).await, expected_policies());
     let tags = iam.list_role_tags().role_name(role).send().await.expect("tags");
     let tags: Vec<(&str, &str)> = tags.tags().iter().map(|t| (t.key(), t.value())).collect();
-    assert_eq!(tags, vec![("karpenter.sh/discovery", "demo")]);
+    // The user's tags, plus the ownership tag written at create (issue #15), which the user
+    // never sees and tag repair never removes.
+    assert_eq!(
+        tags,
+        vec![
+            ("karpenter.sh/discovery", "demo"),
+            (
+                "terraform-provider-karpenter/resource-type",
+                "karpenter_node_role"
+            )
+        ]
+    );
     assert!(work.plan_is_empty(), "plan after repair is not empty");
 
     // A trust policy with the same meaning but other formatting is not drift.
@@ -159,18 +170,37 @@ async fn node_role_lifecycle_drift_import_destroy() {
     work.apply().ok();
     let tags = iam.list_role_tags().role_name(role).send().await.expect("tags");
     let tags: Vec<(&str, &str)> = tags.tags().iter().map(|t| (t.key(), t.value())).collect();
-    assert_eq!(tags, vec![("team", "platform")]);
+    assert_eq!(
+        tags,
+        vec![
+            ("team", "platform"),
+            (
+                "terraform-provider-karpenter/resource-type",
+                "karpenter_node_role"
+            )
+        ]
+    );
     let profile = iam
         .get_instance_profile()
         .instance_profile_name(role)
         .send()
         .await
         .expect("instance profile");
-    let profile_tags: Vec<(&str, &str)> = profile
+    let mut profile_tags: Vec<(&str, &str)> = profile
         .instance_profile()
         .map(|p| p.tags().iter().map(|t| (t.key(), t.value())).collect())
         .unwrap_or_default();
-    assert_eq!(profile_tags, vec![("team", "platform")]);
+    profile_tags.sort();
+    assert_eq!(
+        profile_tags,
+        vec![
+            ("team", "platform"),
+            (
+                "terraform-provider-karpenter/resource-type",
+                "karpenter_node_role"
+            )
+        ]
+    );
     assert!(work.plan_is_empty(), "plan after a tag change is not empty");
 
     // A tag added to the instance profile outside Terraform is drift, and apply removes it.
@@ -199,13 +229,20 @@ async fn node_role_lifecycle_drift_import_destroy() {
         .send()
         .await
         .expect("instance profile");
-    let profile_tags: Vec<(&str, &str)> = profile
+    let mut profile_tags: Vec<(&str, &str)> = profile
         .instance_profile()
         .map(|p| p.tags().iter().map(|t| (t.key(), t.value())).collect())
         .unwrap_or_default();
+    profile_tags.sort();
     assert_eq!(
         profile_tags,
-        vec![("team", "platform")],
+        vec![
+            ("team", "platform"),
+            (
+                "terraform-provider-karpenter/resource-type",
+                "karpenter_node_role"
+            )
+        ],
         "apply repaired the profile's tags"
     );
     assert!(
@@ -261,6 +298,208 @@ resource "karpenter_node_role" "this" {
     work.apply().ok();
     assert_eq!(attached(&iam, role).await, wanted);
     assert!(work.plan_is_empty(), "plan after convergence is not empty");
+    work.destroy().ok();
+    assert_nothing_left(&iam).await;
+}
+
+/// Issue #15, point 1: a role or instance profile of the configured name that someone else
+/// created is refused on the name, left exactly as it was, and survives `terraform destroy`.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_existing_foreign_role_or_profile_is_refused_and_never_touched() {
+    let moto = Moto::start();
+    let iam = client(&moto);
+    let empty_trust = json!({"Version": "2012-10-17", "Statement": []});
+    iam.create_role()
+        .role_name("someone-elses")
+        .assume_role_policy_document(empty_trust.to_string())
+        .send()
+        .await
+        .expect("CreateRole");
+    let work = workdir(
+        &moto,
+        r#"
+resource "karpenter_node_role" "this" {
+  name = "someone-elses"
+}
+"#,
+    );
+    let failed = work.apply().failed();
+    // Terraform wraps diagnostics at 80 columns.
+    let out = failed.output().split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(out.contains("IAM role already exists"), "{out}");
+    assert!(
+        out.contains("terraform import karpenter_node_role.<name> someone-elses"),
+        "{out}"
+    );
+    assert!(
+        out.contains("with karpenter_node_role.this") && out.contains("name"),
+        "{out}"
+    );
+    assert_eq!(
+        trust(&iam, "someone-elses").await,
+        empty_trust,
+        "the trust was replaced"
+    );
+    assert!(
+        attached(&iam, "someone-elses").await.is_empty(),
+        "policies were attached"
+    );
+    work.destroy().ok();
+    iam.get_role()
+        .role_name("someone-elses")
+        .send()
+        .await
+        .expect("the foreign role was deleted");
+
+    // An instance profile of the role's name, holding no role.
+    iam.create_instance_profile()
+        .instance_profile_name("KarpenterNodeRole-demo")
+        .send()
+        .await
+        .expect("CreateInstanceProfile");
+    work.set_config(&format!(
+        "{}\n{}",
+        moto.provider_block(),
+        r#"
+resource "karpenter_node_role" "this" {
+  name                    = "KarpenterNodeRole-demo"
+  create_instance_profile = true
+}
+"#
+    ));
+    let failed = work.apply().failed();
+    assert!(
+        failed.output().contains("Instance profile already exists"),
+        "{}",
+        failed.output()
+    );
+    let profile = iam
+        .get_instance_profile()
+        .instance_profile_name("KarpenterNodeRole-demo")
+        .send()
+        .await
+        .expect("the foreign profile was deleted");
+    assert!(
+        profile.instance_profile().expect("profile").roles().is_empty(),
+        "a role was added"
+    );
+    assert!(
+        iam.get_role()
+            .role_name("KarpenterNodeRole-demo")
+            .send()
+            .await
+            .is_err(),
+        "a role was created although the profile is refused"
+    );
+    work.destroy().ok();
+    iam.get_instance_profile()
+        .instance_profile_name("KarpenterNodeRole-demo")
+        .send()
+        .await
+        .expect("destroy deleted the foreign profile");
+}
+
+/// Issue #15, point 5: a typo in `additional_policy_arns` fails before anything is created,
+/// on the element; after the fix the next apply creates the role (no taint, no `-/+`). On an
+/// existing role, a bad ARN fails the update and the role keeps its ID.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_missing_additional_policy_creates_nothing_and_never_replaces_the_role() {
+    let moto = Moto::start();
+    let iam = client(&moto);
+    let role = "KarpenterNodeRole-demo";
+    let config = |arn: &str| {
+        format!(
+            r#"
+resource "karpenter_node_role" "this" {{
+  name                   = "{role}"
+  additional_policy_arns = ["{arn}"]
+}}
+"#
+        )
+    };
+    let good = "arn:aws:iam::aws:policy/CloudWatchAgentServerPolicy";
+    let typo = "arn:aws:iam::aws:policy/CloudWatchAgentServerPolicyy";
+    let work = workdir(&moto, &config(typo));
+    let failed = work.apply().failed();
+    let out = failed.output();
+    assert!(out.contains("Managed policy not found"), "{out}");
+    assert!(out.contains("additional_policy_arns"), "{out}");
+    assert!(
+        iam.get_role().role_name(role).send().await.is_err(),
+        "the role was created"
+    );
+    assert!(
+        work.state()
+            .get("resources")
+            .and_then(|r| r.as_array())
+            .is_none_or(|r| r.is_empty())
+    );
+
+    work.set_config(&format!("{}\n{}", moto.provider_block(), config(good)));
+    let applied = work.apply().ok();
+    assert!(
+        !applied.output().contains("must be replaced"),
+        "{}",
+        applied.output()
+    );
+    let id = attrs(&work.state(), "karpenter_node_role.this")["arn"].clone();
+    assert!(attached(&iam, role).await.contains(good));
+
+    // Update with a typo: fails on the element, nothing changes, no replacement planned.
+    work.set_config(&format!("{}\n{}", moto.provider_block(), config(typo)));
+    let failed = work.apply().failed();
+    assert!(
+        failed.output().contains("Managed policy not found"),
+        "{}",
+        failed.output()
+    );
+    assert!(
+        !failed.output().contains("must be replaced"),
+        "{}",
+        failed.output()
+    );
+    assert!(
+        attached(&iam, role).await.contains(good),
+        "the update changed the role"
+    );
+    work.set_config(&format!("{}\n{}", moto.provider_block(), config(good)));
+    assert!(work.plan_is_empty(), "plan after the failed update is not empty");
+    assert_eq!(attrs(&work.state(), "karpenter_node_role.this")["arn"], id);
+    work.destroy().ok();
+    assert_nothing_left(&iam).await;
+}
+
+/// Issue #15, point 4: an inline policy added outside Terraform (`s3:*`) and an attached
+/// managed policy not in the configuration show in the plan, and apply removes both.
+#[tokio::test(flavor = "multi_thread")]
+async fn out_of_band_inline_and_managed_policies_are_drift_and_removed() {
+    let moto = Moto::start();
+    let iam = client(&moto);
+    let role = "KarpenterNodeRole-demo";
+    let work = workdir(
+        &moto,
+        &format!("resource \"karpenter_node_role\" \"this\" {{\n  name = \"{role}\"\n}}\n"),
+    );
+    work.apply().ok();
+    let before = attached(&iam, role).await;
+    iam_common::add_out_of_band_permissions(&iam, role).await;
+    let plan = work.plan().ok();
+    assert!(
+        plan.stdout.contains("unmanaged_inline_policies") && plan.stdout.contains("\"s3-everything\""),
+        "{}",
+        plan.stdout
+    );
+    assert!(plan.stdout.contains("AdministratorAccess"), "{}", plan.stdout);
+    work.apply().ok();
+    let names = iam
+        .list_role_policies()
+        .role_name(role)
+        .send()
+        .await
+        .expect("ListRolePolicies");
+    assert!(names.policy_names().is_empty(), "{:?}", names.policy_names());
+    assert_eq!(attached(&iam, role).await, before);
+    assert!(work.plan_is_empty(), "plan after the repair is not empty");
     work.destroy().ok();
     assert_nothing_left(&iam).await;
 }

@@ -523,6 +523,20 @@ impl Iam {
             .ok_or_else(|| IamError::new(OP, None, "the response has no policy ARN"))
     }
 
+    /// A managed policy's tags, or None when the policy does not exist (GetPolicy, so no
+    /// permission beyond the ones the role resources already need).
+    pub async fn policy_tags(&self, arn: &str) -> Result<Option<BTreeMap<String, String>>, IamError> {
+        let out = found(
+            self.client
+                .get_policy()
+                .policy_arn(arn)
+                .send()
+                .await
+                .map_err(|e| IamError::from_sdk("GetPolicy", e)),
+        )?;
+        Ok(out.map(|o| o.policy().map(|p| tag_map(p.tags())).unwrap_or_default()))
+    }
+
     /// The default version's document of a managed policy, or None when it does not exist.
     pub async fn managed_policy_document(&self, arn: &str) -> Result<Option<Json>, IamError> {
         let policy = found(

@@ -25,6 +25,7 @@ use crate::tfvalue::{AttributePath, Type, Value};
 pub struct ControllerRole;
 
 const DEFAULT_PREFIX: &str = "karpenter-controller-";
+const TYPE_NAME: &str = "karpenter_controller_role";
 /// Name of the inline policy holding the controller's permissions.
 pub const INLINE_POLICY: &str = "KarpenterControllerPolicy";
 /// The upstream groups, one managed policy each (`<role name>-<group>`).
@@ -171,7 +172,11 @@ static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
         "The IAM role of the Karpenter controller, with a trust policy for IRSA, EKS Pod Identity or both, and \
          the controller permissions scoped to one cluster (the same statements as the \
          `karpenter_controller_policy` data source). Drift in the trust policy, the permissions, the attached \
-         policies and the tags is detected and repaired. Import by role name.",
+         policies, inline policies added outside Terraform and the tags is detected and repaired. \
+         Create never takes over an existing role of the configured name, nor a managed policy \
+         named after it (it fails on `name`; import to manage it); the parts the resource creates carry \
+         the tag `terraform-provider-karpenter/resource-type`. Import by role name (the next apply \
+         may add that tag).",
         attributes,
     )
 });
@@ -323,6 +328,7 @@ fn desired(
         .filter(|arn| have.is_some_and(|h| h.owned.contains_key(arn)))
         .collect();
     Ok(Desired {
+        resource_type: TYPE_NAME,
         name: name.to_string(),
         path,
         description: Some("Karpenter controller role (managed by Terraform)".to_string()),
@@ -395,6 +401,11 @@ fn state(base: &Value, actual: &Actual) -> Value {
         Value::string(iam_role::canonical(&actual.role.trust_policy)),
     );
     set("policy", policy.map(Value::string).unwrap_or(Value::Null));
+    let own_inline = (!managed(base)).then_some(INLINE_POLICY);
+    set(
+        iam_role::UNMANAGED_INLINE,
+        iam_role::unmanaged_inline(actual, own_inline),
+    );
     if base.get("account_id").is_none_or(Value::is_null)
         && let Some(i) = inputs(base)
     {
@@ -424,11 +435,57 @@ async fn read_role(iam: &Iam, name: &str) -> Result<Option<Actual>, Diagnostics>
 }
 
 impl ControllerRole {
-    async fn apply(&self, iam: &Iam, planned: &Value, name: &str) -> ApplyOutcome {
+    /// Ownership and `additional_policy_arns`, checked before anything is created or changed:
+    /// a role not in state (`prior` null) is ours only with our tag, and so are the managed
+    /// policies named after it when the state does not record them yet.
+    async fn preflight(
+        &self,
+        iam: &Iam,
+        prior: &Value,
+        planned: &Value,
+        name: &str,
+        have: Option<&Actual>,
+    ) -> Diagnostics {
+        let mut diags = Diagnostics::new();
+        if prior.is_null() {
+            iam_role::refuse_foreign_role(TYPE_NAME, have, &mut diags);
+        }
+        let node_role = get_str(planned, "node_role_arn").and_then(|a| Arn::parse_role(a).ok());
+        let (partition, account) = match have {
+            Some(a) => iam_role::partition_and_account(&a.role.arn).unwrap_or_default(),
+            None => node_role.map(|r| (r.partition, r.account)).unwrap_or_default(),
+        };
+        let fail = |e| iam_role::diagnostics("check the controller role's parts", &e);
+        if managed(planned) && (prior.is_null() || !managed(prior)) && !account.is_empty() {
+            let path = get_str(planned, "path").unwrap_or("/");
+            let arns: Vec<String> = GROUPS
+                .iter()
+                .map(|g| group_arn(&partition, &account, path, name, g))
+                .collect();
+            if let Err(e) = iam_role::refuse_foreign_policies(iam, TYPE_NAME, &arns, &mut diags).await {
+                diags.extend(fail(e));
+            }
+        }
+        let attached = have.map(|a| a.attached.clone()).unwrap_or_default();
+        let partition = (!partition.is_empty()).then_some(partition.as_str());
+        if let Err(e) =
+            iam_role::check_additional_policies(iam, planned, partition, &attached, &mut diags).await
+        {
+            diags.extend(fail(e));
+        }
+        diags
+    }
+
+    async fn apply(&self, iam: &Iam, prior: &Value, planned: &Value, name: &str) -> ApplyOutcome {
         let mut have = match read_role(iam, name).await {
             Ok(a) => a,
             Err(d) => return ApplyOutcome::failed(None, d),
         };
+        let checked = self.preflight(iam, prior, planned, name, have.as_ref()).await;
+        if checked.has_errors() {
+            // Nothing was created or changed: no new state (an update keeps the prior one).
+            return ApplyOutcome::failed(None, checked);
+        }
         if have.is_none() {
             // Create the role first: the owned policies' ARNs need its account.
             let Some(trust) = trust_policy(planned) else {
@@ -440,7 +497,8 @@ impl ControllerRole {
                     ),
                 );
             };
-            let tags = iam_role::string_map_of(planned, "tags");
+            let tags =
+                crate::aws::ownership::with_owner_tag(&iam_role::string_map_of(planned, "tags"), TYPE_NAME);
             let new = crate::aws::iam::NewRole {
                 name,
                 path: get_str(planned, "path").unwrap_or("/"),
@@ -481,7 +539,7 @@ impl ControllerRole {
 #[async_trait]
 impl Resource<KarpenterContext> for ControllerRole {
     fn type_name(&self) -> &'static str {
-        "karpenter_controller_role"
+        TYPE_NAME
     }
 
     fn schema(&self) -> &Schema {
@@ -559,6 +617,7 @@ impl Resource<KarpenterContext> for ControllerRole {
     }
 
     fn modify_plan(&self, _config: &Value, prior: &Value, planned: &mut Value, diags: &mut Diagnostics) {
+        iam_role::plan_unmanaged_inline(planned);
         let snapshot = planned.clone();
         let Value::Object(fields) = planned else { return };
         let node_role = get_str(&snapshot, "node_role_arn").and_then(|s| Arn::parse_role(s).ok());
@@ -626,7 +685,7 @@ impl Resource<KarpenterContext> for ControllerRole {
             Err(d) => return ApplyOutcome::failed(None, d),
         };
         let name = iam_role::resolve_name(planned, DEFAULT_PREFIX);
-        self.apply(&iam, planned, &name).await
+        iam_role::explain_partial_create(TYPE_NAME, self.apply(&iam, &Value::Null, planned, &name).await)
     }
 
     async fn read(&self, ctx: &KarpenterContext, current: &Value) -> Result<ReadOutcome, Diagnostics> {
@@ -653,7 +712,7 @@ impl Resource<KarpenterContext> for ControllerRole {
             Err(d) => return ApplyOutcome::failed(Some(prior.clone()), d),
         };
         let name = get_str(prior, "name").unwrap_or_default().to_string();
-        let out = self.apply(&iam, planned, &name).await;
+        let out = self.apply(&iam, prior, planned, &name).await;
         if out.state.is_none() {
             return ApplyOutcome::failed(Some(prior.clone()), out.diagnostics);
         }
@@ -997,6 +1056,7 @@ mod tests {
                 permissions_boundary: None,
             },
             tags: BTreeMap::new(),
+            owner: None,
             attached: BTreeSet::new(),
             inline_names: vec![],
             inline: BTreeMap::new(),

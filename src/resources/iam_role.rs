@@ -12,9 +12,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use serde_json::Value as Json;
 
 use crate::aws::iam::{Iam, IamError, NewRole, ProfileInfo, RoleInfo};
+use crate::aws::ownership::{self, OWNER_TAG_KEY};
 use crate::framework::validate::{self as v, Validator};
 use crate::framework::values::get_str;
-use crate::framework::{Attribute, Diagnostics};
+use crate::framework::{ApplyOutcome, Attribute, Diagnostics};
 use crate::policy::arn::{self, Arn};
 use crate::tfvalue::{AttributePath, Type, Value};
 
@@ -63,6 +64,8 @@ pub struct OwnedPolicy {
 /// Everything the role should be.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Desired {
+    /// The Terraform resource type, written as the ownership tag on every part created.
+    pub resource_type: &'static str,
     pub name: String,
     pub path: String,
     pub description: Option<String>,
@@ -89,7 +92,10 @@ pub struct Desired {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Actual {
     pub role: RoleInfo,
+    /// The user's tags (the ownership tag left out).
     pub tags: BTreeMap<String, String>,
+    /// The ownership tag's value, when the role has it.
+    pub owner: Option<String>,
     pub attached: BTreeSet<String>,
     pub inline_names: Vec<String>,
     /// Documents of the inline policies asked for, by name.
@@ -112,7 +118,9 @@ pub async fn read(iam: &Iam, name: &str, scope: &ReadScope<'_>) -> Result<Option
     let Some(role) = iam.get_role(name).await? else {
         return Ok(None);
     };
-    let tags = iam.role_tags(name).await?;
+    let all_tags = iam.role_tags(name).await?;
+    let owner = all_tags.get(OWNER_TAG_KEY).cloned();
+    let tags = ownership::user_tags(&all_tags);
     let attached = iam.attached_policies(name).await?;
     let inline_names = iam.inline_policy_names(name).await?;
     let mut inline = BTreeMap::new();
@@ -136,6 +144,7 @@ pub async fn read(iam: &Iam, name: &str, scope: &ReadScope<'_>) -> Result<Option
     Ok(Some(Actual {
         role,
         tags,
+        owner,
         attached,
         inline_names,
         inline,
@@ -165,7 +174,7 @@ pub async fn converge(iam: &Iam, want: &Desired, have: Option<&Actual>) -> Resul
                     trust_policy: &want.trust,
                     permissions_boundary: want.permissions_boundary.as_deref(),
                     description: want.description.as_deref(),
-                    tags: &want.tags,
+                    tags: &ownership::with_owner_tag(&want.tags, want.resource_type),
                 })
                 .await?;
             (&created, &want.tags)
@@ -181,6 +190,13 @@ pub async fn converge(iam: &Iam, want: &Desired, have: Option<&Actual>) -> Resul
                 .await?;
         }
         iam.sync_role_tags(&want.name, tags, &want.tags).await?;
+        if have.is_some_and(|a| a.owner.is_none()) {
+            // A role recorded by an earlier version of the provider, before the ownership
+            // tag: it is ours (it is in state), so it gets the tag now.
+            let (k, v) = ownership::owner_tag(want.resource_type);
+            iam.sync_role_tags(&want.name, &BTreeMap::new(), &BTreeMap::from([(k, v)]))
+                .await?;
+        }
     }
     let attached = have.map(|a| a.attached.clone()).unwrap_or_default();
 
@@ -189,7 +205,8 @@ pub async fn converge(iam: &Iam, want: &Desired, have: Option<&Actual>) -> Resul
         match have.and_then(|a| a.owned.get(&policy.arn)) {
             None => {
                 // Not readable: create it (an existing one of that name means another owner).
-                iam.create_policy(&policy.name, &want.path, &policy.document, &want.tags)
+                let tags = ownership::with_owner_tag(&want.tags, want.resource_type);
+                iam.create_policy(&policy.name, &want.path, &policy.document, &tags)
                     .await?;
             }
             Some(doc) if !same_doc(&policy.document, Some(doc)) => {
@@ -229,19 +246,26 @@ pub async fn converge(iam: &Iam, want: &Desired, have: Option<&Actual>) -> Resul
             iam.delete_inline_policy(&want.name, policy).await?;
         }
     }
+    // Inline policies the configuration does not ask for grant permissions nobody reviews:
+    // they were shown as drift (`unmanaged_inline_policies`), and go.
+    for policy in have.map(|a| a.inline_names.as_slice()).unwrap_or_default() {
+        let wanted = want.inline.as_ref().is_some_and(|(n, _)| n == policy);
+        if !wanted && !want.stale_inline.contains(policy) {
+            iam.delete_inline_policy(&want.name, policy).await?;
+        }
+    }
 
     // Instance profile.
     if let Some(profile) = &want.instance_profile {
         let mut existing = have.and_then(|a| a.profile.clone());
         if existing.is_none() {
-            match iam.create_instance_profile(profile, &want.path, &want.tags).await {
+            let tags = ownership::with_owner_tag(&want.tags, want.resource_type);
+            match iam.create_instance_profile(profile, &want.path, &tags).await {
                 Ok(_) => {}
-                // An earlier apply created the profile and failed before it held the role (e.g.
-                // AddRoleToInstanceProfile refused); the state then did not record it, and a
-                // replacement deleted only the role. Take over such a profile — one holding no
-                // role but ours — instead of failing on it at every apply.
+                // Created a moment ago by a run that did not get to record it (or by a
+                // concurrent one): ours only when it carries our ownership tag.
                 Err(e) if e.is_already_exists() => match iam.get_instance_profile(profile).await? {
-                    Some(p) if p.roles.iter().all(|r| *r == want.name) => existing = Some(p),
+                    Some(p) if ownership::is_owned_by(&p.tags, want.resource_type) => existing = Some(p),
                     _ => return Err(e),
                 },
                 Err(e) => return Err(e),
@@ -250,9 +274,14 @@ pub async fn converge(iam: &Iam, want: &Desired, have: Option<&Actual>) -> Resul
         let holds_role = existing.as_ref().is_some_and(|p| p.roles.contains(&want.name));
         match existing.as_ref() {
             None => {}
-            // The profile's tags follow the role's (applied whenever the role is updated).
-            Some(p) if p.tags != want.tags => iam.sync_profile_tags(profile, &p.tags, &want.tags).await?,
-            Some(_) => {}
+            // The profile's tags follow the role's (applied whenever the role is updated); the
+            // ownership tag is kept, and added to a profile recorded before it existed.
+            Some(p) => {
+                let wanted = ownership::with_owner_tag(&want.tags, want.resource_type);
+                if p.tags != wanted {
+                    iam.sync_profile_tags(profile, &p.tags, &wanted).await?;
+                }
+            }
         }
         if !holds_role {
             if let Some(other) = existing.as_ref().and_then(|p| p.roles.first()) {
@@ -265,6 +294,162 @@ pub async fn converge(iam: &Iam, want: &Desired, have: Option<&Actual>) -> Resul
     if let Some(profile) = &want.stale_profile {
         iam.remove_role_from_profile(profile, &want.name).await?;
         iam.delete_instance_profile(profile).await?;
+    }
+    Ok(())
+}
+
+/// A create that failed after the role existed: the role is recorded, and Terraform itself
+/// marks it tainted (a provider cannot prevent that), so the next plan would replace it. Says
+/// so, with the way to keep the role: `terraform untaint`. The checks before the create
+/// (foreign parts, `additional_policy_arns`) keep this to failures only AWS can report later.
+pub fn explain_partial_create(resource_type: &str, mut out: ApplyOutcome) -> ApplyOutcome {
+    if let Some(name) = out.state.as_ref().and_then(|s| get_str(s, "name"))
+        && out.diagnostics.has_errors()
+    {
+        let name = name.to_string();
+        out.diagnostics.warning(
+            "Role created but not finished",
+            format!(
+                "IAM role {name:?} was created and is recorded in the state, but a later step failed \
+                 (see the error). Terraform marks a resource whose create failed as tainted and \
+                 would replace it — a new role ID, which breaks access entries and trust policies \
+                 that refer to it. To keep the role, fix the cause and run `terraform untaint \
+                 {resource_type}.<name>`; the next apply then finishes the role in place."
+            ),
+        );
+    }
+    out
+}
+
+/// The advice that ends every "already exists" refusal.
+fn take_over_advice(resource_type: &str, what: &str, id: &str) -> String {
+    format!(
+        "The provider never takes over an existing {what} when it creates one. To manage it with \
+         Terraform on purpose, import it (`terraform import {resource_type}.<name> {id}`, or an \
+         `import {{}}` block with id = \"{id}\"); otherwise choose another name."
+    )
+}
+
+/// Refuses a role that exists but is not in this resource's state, unless it carries our
+/// ownership tag (then an earlier run created it and did not get to record it).
+pub fn refuse_foreign_role(resource_type: &str, have: Option<&Actual>, diags: &mut Diagnostics) {
+    let Some(a) = have else { return };
+    if a.owner.as_deref() == Some(resource_type) {
+        tracing::info!(role = %a.role.name, "role created by an earlier, interrupted apply; converging onto it");
+        return;
+    }
+    diags.error_at(
+        &AttributePath::root().attr("name"),
+        "IAM role already exists",
+        format!(
+            "An IAM role named {:?} ({}) already exists and was not created by {resource_type} \
+             (it has no {OWNER_TAG_KEY} = {resource_type} tag); it was left untouched. {}",
+            a.role.name,
+            a.role.arn,
+            take_over_advice(resource_type, "role", &a.role.name)
+        ),
+    );
+}
+
+/// Refuses an instance profile that exists but is not in this resource's state, unless it
+/// carries our ownership tag.
+pub fn refuse_foreign_profile(
+    resource_type: &str,
+    role: &str,
+    profile: Option<&ProfileInfo>,
+    diags: &mut Diagnostics,
+) {
+    let Some(p) = profile else { return };
+    if ownership::is_owned_by(&p.tags, resource_type) {
+        return;
+    }
+    let holds = if p.roles.is_empty() {
+        "holding no role".to_string()
+    } else {
+        format!("holding {}", p.roles.join(", "))
+    };
+    diags.error_at(
+        &AttributePath::root().attr("name"),
+        "Instance profile already exists",
+        format!(
+            "An instance profile named {:?} ({}, {holds}) already exists and was not created by \
+             {resource_type} (it has no {OWNER_TAG_KEY} = {resource_type} tag); it was left \
+             untouched. Set create_instance_profile = false, or choose another role name. To \
+             manage that profile together with role {role:?}, delete it or import the role after \
+             putting the tag on the profile yourself.",
+            p.name, p.arn
+        ),
+    );
+}
+
+/// Refuses customer managed policies (the ones the resource would create) that exist but are
+/// not ours by tag.
+pub async fn refuse_foreign_policies(
+    iam: &Iam,
+    resource_type: &str,
+    arns: &[String],
+    diags: &mut Diagnostics,
+) -> Result<(), IamError> {
+    for arn in arns {
+        match iam.policy_tags(arn).await? {
+            Some(tags) if !ownership::is_owned_by(&tags, resource_type) => diags.error_at(
+                &AttributePath::root().attr("name"),
+                "Managed policy already exists",
+                format!(
+                    "The managed policy {arn} already exists and was not created by \
+                     {resource_type} (it has no {OWNER_TAG_KEY} = {resource_type} tag); it was \
+                     left untouched, and no role was created. Choose another role name (the \
+                     policies are named after it), or delete that policy if it is a leftover."
+                ),
+            ),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Checks, before anything is created or changed, that every policy ARN of
+/// `additional_policy_arns` that is not attached yet exists and is in the role's partition, so
+/// a typo fails with nothing done instead of after the role exists.
+pub async fn check_additional_policies(
+    iam: &Iam,
+    planned: &Value,
+    partition: Option<&str>,
+    attached: &BTreeSet<String>,
+    diags: &mut Diagnostics,
+) -> Result<(), IamError> {
+    let Some(elements) = planned.get("additional_policy_arns").and_then(Value::as_elements) else {
+        return Ok(());
+    };
+    for (i, element) in elements.iter().enumerate() {
+        let Some(arn) = element.as_str() else { continue };
+        let path = AttributePath::root().attr("additional_policy_arns").index(i);
+        if let (Some(want), Ok(a)) = (partition, Arn::parse(arn))
+            && a.partition != want
+        {
+            diags.error_at(
+                &path,
+                "Policy ARN in another partition",
+                format!(
+                    "{arn} is in partition {:?}, but the role is in {want:?}: IAM cannot attach it. Use arn:{want}:… instead.",
+                    a.partition
+                ),
+            );
+            continue;
+        }
+        if attached.contains(arn) {
+            continue;
+        }
+        if iam.policy_tags(arn).await?.is_none() {
+            diags.error_at(
+                &path,
+                "Managed policy not found",
+                format!(
+                    "There is no managed policy {arn} in this account (IAM GetPolicy: NoSuchEntity). \
+                     Check the name, account and path; nothing was created or changed."
+                ),
+            );
+        }
     }
     Ok(())
 }
@@ -406,6 +591,19 @@ pub fn name_prefix_validator() -> impl Validator {
     )
 }
 
+/// Refuses the ownership tag's key as a user tag.
+pub fn reserved_tag_key_validator() -> impl Validator {
+    v::check(
+        format!("Must not be `{OWNER_TAG_KEY}` (reserved for the provider)."),
+        |value| {
+            let s = value.as_str()?;
+            ownership::is_reserved_key(s).then(|| {
+                format!("{s:?} is reserved: the provider tags the parts it creates with it to recognise them. Use another key.")
+            })
+        },
+    )
+}
+
 pub fn path_validator() -> impl Validator {
     v::check(
         "Must be `/` or start and end with `/` (at most 512 characters).",
@@ -470,18 +668,45 @@ pub fn common_attributes(default_prefix: &'static str) -> Vec<Attribute> {
             .validate(policy_arn_validator()),
         Attribute::map_of("tags", Type::String)
             .optional()
-            .describe("Tags of the role (and of what it owns: instance profile, managed policies).")
-            .validate(v::each_key(v::length(1, 128))),
+            .describe(format!(
+                "Tags of the role (and of what it owns: instance profile, managed policies). The key `{OWNER_TAG_KEY}` is reserved: the provider puts it on every part it creates, to recognise its own parts; it is never shown here."
+            ))
+            .validate(v::each_key(v::length(1, 128)))
+            .validate(v::each_key(reserved_tag_key_validator())),
         Attribute::set_of("additional_policy_arns", Type::String)
             .optional()
             .describe("Further managed policies to attach. Policies attached outside Terraform are shown as drift here and detached.")
             .validate(v::each(policy_arn_validator())),
         Attribute::string("id").computed().stable().describe("The role name."),
         Attribute::string("arn").computed().stable().describe("ARN of the role."),
+        Attribute::set_of(UNMANAGED_INLINE, Type::String)
+            .computed()
+            .describe("Names of inline policies on the role that this resource does not manage (added outside Terraform). Always planned empty: one found here shows as drift, and apply deletes it — together with attached managed policies outside the configuration (see `additional_policy_arns`), nothing grants the role permissions unseen."),
         Attribute::string("assume_role_policy")
             .computed()
             .describe("The trust policy in force, as canonical JSON (keys sorted). Compared as parsed JSON."),
     ]
+}
+
+/// The computed attribute listing inline policies not in the configuration.
+pub const UNMANAGED_INLINE: &str = "unmanaged_inline_policies";
+
+/// The inline policies of `actual` other than `managed` (the one the resource puts, if any),
+/// for state: always a known set, empty when there are none.
+pub fn unmanaged_inline(actual: &Actual, managed: Option<&str>) -> Value {
+    let names: BTreeSet<&String> = actual
+        .inline_names
+        .iter()
+        .filter(|n| Some(n.as_str()) != managed)
+        .collect();
+    Value::Set(names.into_iter().map(|n| Value::string(n.clone())).collect())
+}
+
+/// Plans `unmanaged_inline_policies` empty: what apply leaves.
+pub fn plan_unmanaged_inline(planned: &mut Value) {
+    if let Value::Object(fields) = planned {
+        fields.insert(UNMANAGED_INLINE.into(), Value::Set(Vec::new()));
+    }
 }
 
 /// The role name to create: `name`, or a unique name from `name_prefix` (or the default prefix).
@@ -535,6 +760,70 @@ mod tests {
         );
         let set: BTreeSet<String> = ["a".to_string()].into();
         assert_eq!(set_value(&set, None), Value::Set(vec![Value::string("a")]));
+    }
+
+    fn actual_with(owner: Option<&str>, inline: &[&str]) -> Actual {
+        Actual {
+            role: RoleInfo {
+                name: "r".into(),
+                arn: "arn:aws:iam::123456789012:role/r".into(),
+                path: "/".into(),
+                trust_policy: Json::Null,
+                permissions_boundary: None,
+            },
+            tags: BTreeMap::new(),
+            owner: owner.map(str::to_string),
+            attached: BTreeSet::new(),
+            inline_names: inline.iter().map(|s| s.to_string()).collect(),
+            inline: BTreeMap::new(),
+            owned: BTreeMap::new(),
+            profile: None,
+        }
+    }
+
+    #[test]
+    fn only_a_role_with_our_tag_is_taken_over_on_create() {
+        let refused = |a: Option<&Actual>| {
+            let mut d = Diagnostics::new();
+            refuse_foreign_role("karpenter_node_role", a, &mut d);
+            d.iter()
+                .filter(|x| x.path.as_ref().is_some_and(|p| p.to_string() == "name"))
+                .count()
+        };
+        assert_eq!(refused(None), 0);
+        assert_eq!(refused(Some(&actual_with(Some("karpenter_node_role"), &[]))), 0);
+        assert_eq!(refused(Some(&actual_with(None, &[]))), 1);
+        assert_eq!(
+            refused(Some(&actual_with(Some("karpenter_controller_role"), &[]))),
+            1
+        );
+    }
+
+    #[test]
+    fn the_ownership_tag_key_is_refused_as_a_user_tag() {
+        let mut d = Diagnostics::new();
+        reserved_tag_key_validator().validate(
+            &Value::string(OWNER_TAG_KEY),
+            &AttributePath::root().attr("tags").key(OWNER_TAG_KEY),
+            &mut d,
+        );
+        assert!(d.has_errors());
+        let mut d = Diagnostics::new();
+        reserved_tag_key_validator().validate(&Value::string("team"), &AttributePath::root(), &mut d);
+        assert!(!d.has_errors());
+    }
+
+    #[test]
+    fn unmanaged_inline_policies_leave_out_our_own() {
+        let a = actual_with(None, &["KarpenterControllerPolicy", "s3-everything"]);
+        assert_eq!(
+            unmanaged_inline(&a, Some("KarpenterControllerPolicy")),
+            Value::Set(vec![Value::string("s3-everything")])
+        );
+        assert_eq!(
+            unmanaged_inline(&actual_with(None, &[]), None),
+            Value::Set(vec![])
+        );
     }
 
     #[test]

@@ -22,6 +22,7 @@ use crate::tfvalue::{AttributePath, Type, Value};
 pub struct NodeRole;
 
 const DEFAULT_PREFIX: &str = "karpenter-node-";
+const TYPE_NAME: &str = "karpenter_node_role";
 const ECR_POLICIES: &[&str] = &[
     "AmazonEC2ContainerRegistryPullOnly",
     "AmazonEC2ContainerRegistryReadOnly",
@@ -62,7 +63,11 @@ static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
     Schema::new(
         "The IAM role for Karpenter's nodes: trusted by EC2, with the node policies of Karpenter's \
          reference attached, optionally with an instance profile. Drift in the trust policy, the \
-         attached policies, the tags and the instance profile is detected and repaired. Import by role name.",
+         attached policies, inline policies added outside Terraform, the tags and the instance \
+         profile is detected and repaired. Create never takes over an existing role or instance \
+         profile of the same name (it fails on `name`; import it to manage it); the parts the \
+         resource creates carry the tag `terraform-provider-karpenter/resource-type`. Import by \
+         role name (the next apply may add that tag).",
         attributes,
     )
 });
@@ -114,6 +119,7 @@ fn desired(planned: &Value, prior: &Value, name: &str, partition: &str, account:
     attached.extend(iam_role::string_set_of(planned, "additional_policy_arns"));
     let profile = bool_of(planned, "create_instance_profile");
     Desired {
+        resource_type: TYPE_NAME,
         name: name.to_string(),
         path: get_str(planned, "path").unwrap_or("/").to_string(),
         description: Some("Karpenter node role (managed by Terraform)".to_string()),
@@ -171,6 +177,10 @@ fn state(base: &Value, actual: &Actual) -> Value {
         "assume_role_policy",
         Value::string(iam_role::canonical(&actual.role.trust_policy)),
     );
+    set(
+        iam_role::UNMANAGED_INLINE,
+        iam_role::unmanaged_inline(actual, None),
+    );
     set("create_instance_profile", Value::Bool(profile.is_some()));
     set(
         "instance_profile_name",
@@ -179,7 +189,9 @@ fn state(base: &Value, actual: &Actual) -> Value {
     set("instance_profile_arn", opt_string(profile.map(|p| p.arn.clone())));
     set(
         "instance_profile_tags",
-        profile.map_or(Value::Null, |p| string_map(p.tags.iter())),
+        profile.map_or(Value::Null, |p| {
+            string_map(crate::aws::ownership::user_tags(&p.tags).iter())
+        }),
     );
     Value::Object(fields)
 }
@@ -214,6 +226,32 @@ impl NodeRole {
             Ok(a) => a,
             Err(d) => return ApplyOutcome::failed(None, d),
         };
+        // Ownership: what the state records is ours; anything else found under our names is
+        // ours only with our ownership tag. Checked before anything is created or changed.
+        if prior.is_null() {
+            iam_role::refuse_foreign_role(TYPE_NAME, have.as_ref(), &mut diags);
+        }
+        if bool_of(planned, "create_instance_profile") && !bool_of(prior, "create_instance_profile") {
+            // Read with the role; looked up alone when there is no role yet.
+            let profile = match have.as_ref() {
+                Some(a) => Ok(a.profile.clone()),
+                None => iam.get_instance_profile(name).await,
+            };
+            match profile {
+                Ok(p) => iam_role::refuse_foreign_profile(TYPE_NAME, name, p.as_ref(), &mut diags),
+                Err(e) => diags.extend(iam_role::diagnostics("read the instance profile", &e)),
+            }
+        }
+        let attached = have.as_ref().map(|a| a.attached.clone()).unwrap_or_default();
+        if let Err(e) =
+            iam_role::check_additional_policies(iam, planned, Some(partition), &attached, &mut diags).await
+        {
+            diags.extend(iam_role::diagnostics("check additional_policy_arns", &e));
+        }
+        if diags.has_errors() {
+            // Nothing was created or changed: no new state (an update keeps the prior one).
+            return ApplyOutcome::failed(None, diags);
+        }
         let account = have
             .as_ref()
             .and_then(|a| iam_role::partition_and_account(&a.role.arn))
@@ -237,7 +275,7 @@ impl NodeRole {
 #[async_trait]
 impl Resource<KarpenterContext> for NodeRole {
     fn type_name(&self) -> &'static str {
-        "karpenter_node_role"
+        TYPE_NAME
     }
 
     fn schema(&self) -> &Schema {
@@ -265,6 +303,7 @@ impl Resource<KarpenterContext> for NodeRole {
     }
 
     fn modify_plan(&self, _config: &Value, prior: &Value, planned: &mut Value, _diags: &mut Diagnostics) {
+        iam_role::plan_unmanaged_inline(planned);
         let Value::Object(fields) = planned else { return };
         let profile = fields.get("create_instance_profile").and_then(Value::as_bool);
         // The profile carries the role's tags.
@@ -324,7 +363,10 @@ impl Resource<KarpenterContext> for NodeRole {
                 arn::partition_of_region(region.as_deref().unwrap_or("us-east-1")).to_string()
             });
         let name = iam_role::resolve_name(planned, DEFAULT_PREFIX);
-        self.apply(&iam, &Value::Null, planned, &name, &partition).await
+        iam_role::explain_partial_create(
+            TYPE_NAME,
+            self.apply(&iam, &Value::Null, planned, &name, &partition).await,
+        )
     }
 
     async fn read(&self, ctx: &KarpenterContext, current: &Value) -> Result<ReadOutcome, Diagnostics> {
@@ -455,6 +497,7 @@ mod tests {
                 permissions_boundary: None,
             },
             tags: BTreeMap::new(),
+            owner: None,
             attached: attached.iter().cloned().collect(),
             inline_names: vec![],
             inline: BTreeMap::new(),

@@ -151,3 +151,22 @@ pub fn run_example(moto: &Moto, dir: &str, address: &str) {
     assert!(work.plan_is_empty(), "{dir}: plan after import is not empty");
     work.destroy().ok();
 }
+
+/// Adds, outside Terraform, an inline `s3:*` policy named `s3-everything` and attaches
+/// AdministratorAccess to the role.
+pub async fn add_out_of_band_permissions(iam: &Client, role: &str) {
+    let doc = serde_json::json!({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]});
+    iam.put_role_policy()
+        .role_name(role)
+        .policy_name("s3-everything")
+        .policy_document(doc.to_string())
+        .send()
+        .await
+        .expect("PutRolePolicy");
+    iam.attach_role_policy()
+        .role_name(role)
+        .policy_arn("arn:aws:iam::aws:policy/AdministratorAccess")
+        .send()
+        .await
+        .expect("AttachRolePolicy");
+}
