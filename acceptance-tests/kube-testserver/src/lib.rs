@@ -61,6 +61,7 @@ pub mod controller;
 pub mod eks;
 pub mod faults;
 pub mod rbac;
+pub mod cel;
 pub mod schema;
 pub mod server;
 pub mod ssa;
