@@ -323,6 +323,9 @@ fn capacity_reservation_selector_terms() -> Attribute {
          `id` alone, or some of `tags`, `owner_id`, `instance_match_criteria`).",
     )
     .validate(v::count(0, 30))
+    .validate(not_empty_when_set(
+        "The CRD's rule that `id` stands alone is written as \"not all terms combine id with another field\", which is false for an empty list, so the API server refuses `[]`.",
+    ))
     .validate(exclusive_terms(
         "capacity reservation",
         &["tags", "id", "instance_match_criteria"],
@@ -892,15 +895,40 @@ fn status() -> Attribute {
     .describe("What Karpenter reports about the node class (read only).")
 }
 
+/// A list that may be unset but not empty, because a CRD rule is false on an empty list
+/// (`why` says which).
+fn not_empty_when_set(why: &'static str) -> impl Validator {
+    v::rule(
+        "Omit it rather than setting an empty list: the API server refuses an empty list here.",
+        move |value, path, diags| {
+            if value.as_elements().is_some_and(<[Value]>::is_empty) {
+                invalid(
+                    diags,
+                    path,
+                    format!(
+                        "An empty list is not accepted here: remove the attribute or give at least one term. {why}"
+                    ),
+                );
+            }
+        },
+    )
+}
+
 fn invalid(diags: &mut Diagnostics, path: &AttributePath, detail: impl Into<String>) {
     diags.error_at(path, "Invalid attribute value", detail);
 }
 
 /// Cross-attribute rules of the EC2NodeClass CRD: E1 (exactly one of `role` and
 /// `instance_profile`), E2–E7 (an alias family fixes `ami_family` to its own family or `Custom`)
-/// and E8 (`ami_family` is required when no AMI term uses an alias).
+/// and E8 (`ami_family` is required when no AMI term uses an alias); and the API server's
+/// 256 KiB limit on the object's annotations together.
 pub fn validate_ec2_node_class(config: &Value, diags: &mut Diagnostics) {
     let root = AttributePath::root();
+    rules::annotations_total_size(
+        config.get("metadata").and_then(|m| m.get("annotations")),
+        &root.attr("metadata").attr("annotations"),
+        diags,
+    );
     match (has(config, "role"), has(config, "instance_profile")) {
         (Some(true), Some(true)) => invalid(
             diags,
@@ -1046,6 +1074,22 @@ mod tests {
             validate_ec2_node_class,
             &config(&EC2_NODE_CLASS, json),
         )
+    }
+
+    /// Parity with the API server (issue #16): an empty capacity reservation list and annotations
+    /// over 256 KiB are refused by the server, so plan must refuse them.
+    #[test]
+    fn plan_refuses_what_the_server_refuses() {
+        let mut nc = detailed();
+        put(&mut nc, "/capacity_reservation_selector_terms", json!([]));
+        assert_eq!(
+            error_paths(&check(&nc)),
+            vec!["capacity_reservation_selector_terms"]
+        );
+        let mut nc = with_alias();
+        put(&mut nc, "/metadata/annotations/a", json!("x".repeat(200 * 1024)));
+        put(&mut nc, "/metadata/annotations/b", json!("x".repeat(57 * 1024)));
+        assert_eq!(error_paths(&check(&nc)), vec!["metadata.annotations"]);
     }
 
     #[test]
