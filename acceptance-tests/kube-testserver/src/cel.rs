@@ -49,9 +49,21 @@ fn compile(rule: &str) -> Compiled {
         .clone()
 }
 
+/// A pattern compiled once, or why it does not compile.
+type CompiledRegex = Result<Arc<Regex>, String>;
+
 /// Kubernetes' regex library `find`: the first match of `pattern` in the string, or `""`.
 fn find(this: Arc<String>, pattern: Arc<String>) -> Result<Arc<String>, ExecutionError> {
-    let re = Regex::new(&pattern).map_err(|e| ExecutionError::function_error("find", e))?;
+    // compiled once per pattern: the label rules call `find` for every key of every object
+    static CACHE: OnceLock<Mutex<HashMap<String, CompiledRegex>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
+    let re = cache
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(pattern.to_string())
+        .or_insert_with(|| Regex::new(&pattern).map(Arc::new).map_err(|e| e.to_string()))
+        .clone()
+        .map_err(|e| ExecutionError::function_error("find", e))?;
     Ok(Arc::new(
         re.find(&this).map(|m| m.as_str().to_string()).unwrap_or_default(),
     ))
@@ -59,9 +71,13 @@ fn find(this: Arc<String>, pattern: Arc<String>) -> Result<Arc<String>, Executio
 
 fn context_with(vars: &[(&str, &Value)]) -> Result<Context<'static, 'static>, String> {
     let mut ctx = Context::with_env(env().clone());
-    ctx.add_function("find", |cel::extractors::This(this): cel::extractors::This<Arc<String>>,
-                              pattern: Arc<String>| find(this, pattern))
-        .map_err(|e| format!("{e:?}"))?;
+    ctx.add_function(
+        "find",
+        |cel::extractors::This(this): cel::extractors::This<Arc<String>>, pattern: Arc<String>| {
+            find(this, pattern)
+        },
+    )
+    .map_err(|e| format!("{e:?}"))?;
     for (name, v) in vars {
         ctx.add_variable_from_value(*name, to_cel(v));
     }
@@ -212,7 +228,11 @@ pub fn inventory(schema: &Value) -> Vec<(String, String, bool, Option<String>)> 
         }
         if let Some(props) = o.get("properties").and_then(Value::as_object) {
             for (k, c) in props {
-                let p = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
                 walk(c, &p, out);
             }
         }
@@ -237,24 +257,48 @@ mod tests {
     fn kubernetes_functions_used_by_the_karpenter_rules() {
         let key = json!("karpenter.sh/foo");
         assert_eq!(
-            evaluate(r#"self in ["karpenter.sh/capacity-type"] || !self.find("^([^/]+)").endsWith("karpenter.sh")"#, &key),
+            evaluate(
+                r#"self in ["karpenter.sh/capacity-type"] || !self.find("^([^/]+)").endsWith("karpenter.sh")"#,
+                &key
+            ),
             Verdict::Fails
         );
-        assert_eq!(evaluate(r#"self.find("^([^/]+)") == "karpenter.sh""#, &key), Verdict::Holds);
+        assert_eq!(
+            evaluate(r#"self.find("^([^/]+)") == "karpenter.sh""#, &key),
+            Verdict::Holds
+        );
         assert_eq!(evaluate(r#"self.find("^zzz") == """#, &key), Verdict::Holds);
         let alias = json!("al2023@latest");
-        assert_eq!(evaluate("self.split('@')[0] in ['al2','al2023']", &alias), Verdict::Holds);
-        assert_eq!(evaluate("self.matches('^[a-zA-Z0-9]+@.+$')", &alias), Verdict::Holds);
+        assert_eq!(
+            evaluate("self.split('@')[0] in ['al2','al2023']", &alias),
+            Verdict::Holds
+        );
+        assert_eq!(
+            evaluate("self.matches('^[a-zA-Z0-9]+@.+$')", &alias),
+            Verdict::Holds
+        );
         assert_eq!(evaluate("int(self) >= 0", &json!("+5")), Verdict::Holds);
-        assert!(matches!(evaluate("int(self) >= 0", &json!("five")), Verdict::Error(_)));
+        assert!(matches!(
+            evaluate("int(self) >= 0", &json!("five")),
+            Verdict::Error(_)
+        ));
         let reqs = json!([{"key": "a", "operator": "In", "values": ["x"], "minValues": 2}]);
         assert_eq!(
-            evaluate("self.all(x, (x.operator == 'In' && has(x.minValues)) ? x.values.size() >= x.minValues : true)", &reqs),
+            evaluate(
+                "self.all(x, (x.operator == 'In' && has(x.minValues)) ? x.values.size() >= x.minValues : true)",
+                &reqs
+            ),
             Verdict::Fails
         );
-        assert_eq!(evaluate("!self.all(x, has(x.id) && has(x.tags))", &json!([])), Verdict::Fails);
         assert_eq!(
-            evaluate("self.filter(x, has(x.rootVolume)?x.rootVolume==true:false).size() <= 1", &json!([{"rootVolume": true}, {}])),
+            evaluate("!self.all(x, has(x.id) && has(x.tags))", &json!([])),
+            Verdict::Fails
+        );
+        assert_eq!(
+            evaluate(
+                "self.filter(x, has(x.rootVolume)?x.rootVolume==true:false).size() <= 1",
+                &json!([{"rootVolume": true}, {}])
+            ),
             Verdict::Holds
         );
     }

@@ -57,11 +57,11 @@
 //! (PATCH takes a JSON merge patch; DELETE removes at once, ignoring finalizers).
 
 pub mod admin;
+pub mod cel;
 pub mod controller;
 pub mod eks;
 pub mod faults;
 pub mod rbac;
-pub mod cel;
 pub mod schema;
 pub mod server;
 pub mod ssa;

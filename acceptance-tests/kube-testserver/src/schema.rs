@@ -10,7 +10,7 @@
 use regex::Regex;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// One validation failure, shaped like a `metav1.StatusCause`.
 #[derive(Debug, Clone, PartialEq)]
@@ -264,12 +264,14 @@ fn type_ok(expected: &str, v: &Value) -> bool {
     }
 }
 
-fn regex_for(pattern: &str) -> Option<Regex> {
-    static CACHE: OnceLock<Mutex<HashMap<String, Option<Regex>>>> = OnceLock::new();
+/// A compiled pattern, shared (an `Arc`, not a clone of the `Regex`, so its match caches are
+/// reused: cloning a `Regex` starts with empty caches, which made every check rebuild them).
+fn regex_for(pattern: &str) -> Option<Arc<Regex>> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Option<Arc<Regex>>>>> = OnceLock::new();
     let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
     let mut g = cache.lock().unwrap_or_else(|e| e.into_inner());
     g.entry(pattern.to_string())
-        .or_insert_with(|| Regex::new(pattern).ok())
+        .or_insert_with(|| Regex::new(pattern).ok().map(Arc::new))
         .clone()
 }
 
@@ -387,15 +389,18 @@ fn validate_string(s: &Value, st: &str, v: &Value, path: &str, errs: &mut Vec<Fi
 /// server's `date-time` format check refuses it.
 pub fn is_date_time(s: &str) -> bool {
     const RE: &str = r"^([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(\.[0-9]+)?([Zz]|[+-]([0-9]{2}):([0-9]{2}))$";
-    let Some(c) = regex_for(RE).and_then(|re| re.captures(s).map(|c| {
-        (1..=10)
-            .map(|i| c.get(i).and_then(|m| m.as_str().parse::<u32>().ok()))
-            .collect::<Vec<_>>()
-    })) else {
+    let Some(c) = regex_for(RE).and_then(|re| {
+        re.captures(s).map(|c| {
+            (1..=10)
+                .map(|i| c.get(i).and_then(|m| m.as_str().parse::<u32>().ok()))
+                .collect::<Vec<_>>()
+        })
+    }) else {
         return false;
     };
     let n = |i: usize| c.get(i).copied().flatten();
-    let (Some(y), Some(mo), Some(d), Some(h), Some(mi), Some(se)) = (n(0), n(1), n(2), n(3), n(4), n(5)) else {
+    let (Some(y), Some(mo), Some(d), Some(h), Some(mi), Some(se)) = (n(0), n(1), n(2), n(3), n(4), n(5))
+    else {
         return false;
     };
     let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
@@ -415,6 +420,19 @@ pub fn is_date_time(s: &str) -> bool {
 
 fn validate_number(s: &Value, v: &Value, path: &str, errs: &mut Vec<FieldError>) {
     let Some(x) = num(v) else { return };
+    if s.get("format").and_then(Value::as_str) == Some("int32")
+        && (x < f64::from(i32::MIN) || x > f64::from(i32::MAX))
+    {
+        errs.push(FieldError::new(
+            "FieldValueInvalid",
+            path,
+            format!(
+                "Invalid value: {}: {path} in body must be of type int32: {}",
+                show(v),
+                show(v)
+            ),
+        ));
+    }
     if let Some(min) = s.get("minimum").and_then(num) {
         let excl = s
             .get("exclusiveMinimum")
@@ -636,7 +654,8 @@ fn key_ok(key: &str) -> bool {
         Some((p, n)) => (Some(p), n),
         None => (None, key),
     };
-    let prefix_ok = prefix.is_none_or(|p| p.len() <= 253 && regex_for(PREFIX).is_some_and(|re| re.is_match(p)));
+    let prefix_ok =
+        prefix.is_none_or(|p| p.len() <= 253 && regex_for(PREFIX).is_some_and(|re| re.is_match(p)));
     prefix_ok && name.len() <= 63 && regex_for(NAME).is_some_and(|re| re.is_match(name))
 }
 
@@ -865,11 +884,22 @@ mod tests {
 
     #[test]
     fn date_times_must_be_real() {
-        for ok in ["2024-02-29T10:00:00Z", "2023-12-31T23:59:59.5+01:00", "2024-05-01t00:00:00z"] {
+        for ok in [
+            "2024-02-29T10:00:00Z",
+            "2023-12-31T23:59:59.5+01:00",
+            "2024-05-01t00:00:00z",
+        ] {
             assert!(is_date_time(ok), "{ok}");
         }
-        for bad in ["2024-02-30T10:00:00Z", "2023-02-29T00:00:00Z", "2024-13-01T00:00:00Z", "2024-01-01T24:00:00Z",
-            "2024-01-01T00:00:60Z", "2024-01-01 00:00:00Z", "2024-01-01T00:00:00"] {
+        for bad in [
+            "2024-02-30T10:00:00Z",
+            "2023-02-29T00:00:00Z",
+            "2024-13-01T00:00:00Z",
+            "2024-01-01T24:00:00Z",
+            "2024-01-01T00:00:60Z",
+            "2024-01-01 00:00:00Z",
+            "2024-01-01T00:00:00",
+        ] {
             assert!(!is_date_time(bad), "{bad}");
         }
         let s = json!({"type": "object", "properties": {"t": {"type": "string", "format": "date-time"}}});
