@@ -358,39 +358,52 @@ fn exclusive_terms(
                 .map(|(f, o)| format!("`{f}` cannot be combined with {}", o.join(", ")))
                 .collect::<Vec<_>>()
                 .join("; ")
+                + " (as in the CRD, a list is refused for this only when every term combines them)"
         ),
         move |value, path, diags| {
-            for (i, t) in elements(value).iter().enumerate() {
-                let here = path.index(i);
+            let terms = elements(value);
+            for (i, t) in terms.iter().enumerate() {
                 if at_least_one.iter().all(|f| has(t, f) == Some(false)) {
                     invalid(
                         diags,
-                        &here,
+                        &path.index(i),
                         format!(
                             "A {what} selector term must set at least one of {}.",
                             at_least_one.join(", ")
                         ),
                     );
                 }
-                for (lead, others) in exclusive {
-                    if has(t, lead) != Some(true) {
-                        continue;
-                    }
-                    let clash: Vec<&str> = others
-                        .iter()
-                        .copied()
-                        .filter(|o| has(t, o) == Some(true))
-                        .collect();
-                    if !clash.is_empty() {
-                        invalid(
-                            diags,
-                            &here.attr(*lead),
-                            format!(
-                                "{lead} cannot be combined with {} in the same {what} selector term: split them into separate terms.",
-                                clash.join(", ")
-                            ),
-                        );
-                    }
+            }
+            // The CRD states each exclusion as "not every term combines `lead` with another
+            // field": one clean term makes the whole list acceptable to the API server (and
+            // Karpenter then matches the combined term on all its fields), so only a list in
+            // which every term clashes is refused, as the server refuses it.
+            for (lead, others) in exclusive {
+                let clashes: Vec<Vec<&str>> = terms
+                    .iter()
+                    .map(|t| {
+                        if has(t, lead) != Some(true) {
+                            return Vec::new();
+                        }
+                        others
+                            .iter()
+                            .copied()
+                            .filter(|o| has(t, o) == Some(true))
+                            .collect()
+                    })
+                    .collect();
+                if clashes.is_empty() || clashes.iter().any(Vec::is_empty) {
+                    continue;
+                }
+                for (i, clash) in clashes.iter().enumerate() {
+                    invalid(
+                        diags,
+                        &path.index(i).attr(*lead),
+                        format!(
+                            "{lead} cannot be combined with {} in the same {what} selector term (the API server refuses a list in which every term does so): put {lead} in a term of its own.",
+                            clash.join(", ")
+                        ),
+                    );
                 }
             }
         },
@@ -517,7 +530,7 @@ pub(crate) fn kubelet_attributes() -> Vec<Attribute> {
                      durations such as `1m30s`; each needs a threshold in `eviction_soft`.",
                 )
                 .validate(keys_in(EVICTION_SIGNALS))
-                .validate(v::each(v::go_duration())),
+                .validate(v::each(eviction_grace_period())),
             Attribute::number("eviction_max_pod_grace_period")
                 .describe("Maximum grace period, in seconds, for pods terminated by a soft eviction.")
                 .validate(rules::whole_number(None, true)),
@@ -895,6 +908,23 @@ fn status() -> Attribute {
     .describe("What Karpenter reports about the node class (read only).")
 }
 
+/// A soft-eviction grace period: a Go duration. Deliberately stricter than the CRD (which only
+/// types it as a string): kubelet cannot parse anything else and fails to start, so the nodes
+/// would never join.
+fn eviction_grace_period() -> impl Validator {
+    v::check(
+        "Must be a duration such as `30s`, `10m` or `1h30m` (stricter than the CRD: kubelet cannot start with anything else).",
+        |value| {
+            let s = value.as_str()?;
+            v::parse_go_duration(s).is_none().then(|| {
+                format!(
+                    "{s:?} is not a duration: use a number with a unit, such as \"30s\", \"10m\" or \"1h30m\". (Stricter than the CRD on purpose: kubelet cannot parse it and would not start, so the nodes would never join.)"
+                )
+            })
+        },
+    )
+}
+
 /// A list that may be unset but not empty, because a CRD rule is false on an empty list
 /// (`why` says which).
 fn not_empty_when_set(why: &'static str) -> impl Validator {
@@ -1186,8 +1216,8 @@ mod tests {
             ),
             (
                 false,
-                "/subnet_selector_terms/0/tags",
-                json!({"Name": "x"}),
+                "/subnet_selector_terms",
+                json!([{"id": "subnet-0123456789abcdef0", "tags": {"Name": "x"}}]),
                 "subnet_selector_terms[0].id",
             ),
             (
@@ -1211,14 +1241,14 @@ mod tests {
             (true, "/subnet_selector_terms", json!([]), "subnet_selector_terms"),
             (
                 false,
-                "/security_group_selector_terms/1/tags",
-                json!({"a": "b"}),
-                "security_group_selector_terms[1].name",
+                "/security_group_selector_terms",
+                json!([{"name": "eks-cluster-sg", "tags": {"a": "b"}}]),
+                "security_group_selector_terms[0].name",
             ),
             (
                 false,
-                "/security_group_selector_terms/0/name",
-                json!("x"),
+                "/security_group_selector_terms",
+                json!([{"id": "sg-0123456789abcdef0", "name": "x"}]),
                 "security_group_selector_terms[0].id",
             ),
             (
@@ -1229,8 +1259,8 @@ mod tests {
             ),
             (
                 false,
-                "/capacity_reservation_selector_terms/0/owner_id",
-                json!("123456789012"),
+                "/capacity_reservation_selector_terms",
+                json!([{"id": "cr-0123456789abcdef0", "owner_id": "123456789012"}]),
                 "capacity_reservation_selector_terms[0].id",
             ),
             (
@@ -1516,10 +1546,22 @@ mod tests {
     /// X1 is stricter than the CRD: one offending term is enough (the CRD's `!self.all` form
     /// only rejects a list where every term offends).
     #[test]
-    fn selector_exclusivity_is_per_term() {
+    fn selector_exclusivity_follows_the_crd() {
+        // The CRD refuses `id` combined with another field only when every term does so
+        // (`!self.all(...)`); one clean term makes the list acceptable to the API server.
         let mut class = detailed();
         put(&mut class, "/subnet_selector_terms/0/tags", json!({"Name": "x"}));
-        assert_eq!(error_paths(&check(&class)), vec!["subnet_selector_terms[0].id"]);
+        let d = check(&class);
+        assert!(d.is_empty(), "{d}");
+        put(
+            &mut class,
+            "/subnet_selector_terms/1/id",
+            json!("subnet-0123456789abcdef1"),
+        );
+        assert_eq!(
+            error_paths(&check(&class)),
+            vec!["subnet_selector_terms[0].id", "subnet_selector_terms[1].id"]
+        );
     }
 
     #[test]

@@ -74,7 +74,7 @@ fn template() -> Attribute {
                         .validate(v::each(rules::label_value())),
                     Attribute::map_of("annotations", Type::String)
                         .describe("Annotations put on every node of the pool.")
-                        .validate(rules::object_meta_keys()),
+                        .validate(rules::node_annotation_keys()),
                 ],
             )
             .describe("Labels and annotations for the nodes the pool launches."),

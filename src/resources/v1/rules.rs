@@ -211,8 +211,14 @@ pub fn node_label_keys() -> impl Validator {
         |value, path, diags| {
             for (key, val) in value.as_entries().into_iter().flatten() {
                 let here = path.key(key.clone());
-                if let Some(problem) = label_key_problem(key).or_else(|| restricted_label_problem(key)) {
+                if let Some(problem) = restricted_label_problem(key) {
                     error(diags, &here, format!("Label key not allowed: {problem}."));
+                } else if let Some(problem) = label_key_problem(key) {
+                    error(
+                        diags,
+                        &here,
+                        format!("Label key not allowed: {problem}. {NODE_KEY_ON_PURPOSE}"),
+                    );
                 } else if let (Some(allowed), Some(s)) = (well_known_values(key), val.as_str())
                     && !allowed.contains(&s)
                 {
@@ -220,7 +226,7 @@ pub fn node_label_keys() -> impl Validator {
                         diags,
                         &here,
                         format!(
-                            "{s:?} is not a valid value for {key:?}: use one of {}.",
+                            "{s:?} is not a valid value for {key:?}: use one of {}. {WELL_KNOWN_ON_PURPOSE}",
                             allowed.join(", ")
                         ),
                     );
@@ -228,6 +234,27 @@ pub fn node_label_keys() -> impl Validator {
             }
         },
     )
+}
+
+/// Said by every diagnostic of a node label or annotation key the CRD lets through but
+/// Kubernetes refuses on a Node.
+pub const NODE_KEY_ON_PURPOSE: &str = "(Stricter than the CRD on purpose: Kubernetes refuses this key on a Node, so the nodes Karpenter launches for this pool could not register.)";
+/// Said by every diagnostic of a well-known label value Karpenter does not know.
+pub const WELL_KNOWN_ON_PURPOSE: &str = "(Stricter than the CRD on purpose: Karpenter has no capacity with another value, so the pool would never launch a node.)";
+/// Said by every diagnostic of a budget schedule the CRD's pattern lets through.
+pub const CRON_ON_PURPOSE: &str = "(Stricter than the CRD on purpose: the CRD only counts the fields, and Karpenter cannot parse this schedule, so the budget would never take effect.)";
+
+/// Annotation keys of the nodes a pool launches (`template.metadata.annotations`): the CRD does
+/// not check them, but Kubernetes refuses a Node with a malformed annotation key, so they are
+/// checked here on purpose.
+pub fn node_annotation_keys() -> impl Validator {
+    v::each_key(v::check(
+        "Keys must be valid Kubernetes keys: an optional DNS-subdomain prefix and `/`, then 1 to 63 letters, digits, `-`, `_` or `.` (stricter than the CRD: Kubernetes refuses other keys on a Node).",
+        |value| {
+            let key = value.as_str()?;
+            label_key_problem(key).map(|p| format!("Key not allowed: {p}. {NODE_KEY_ON_PURPOSE}"))
+        },
+    ))
 }
 
 /// Object labels or annotation keys (`metadata.labels`, `metadata.annotations`).
@@ -481,7 +508,7 @@ pub fn cron_schedule() -> impl Validator {
             let s = value.as_str()?;
             cron_problem(s).map(|p| {
                 format!(
-                    "{s:?} is not a cron schedule: {p}. Use five fields (minute hour day-of-month month day-of-week), e.g. \"0 9 * * mon-fri\", or one of @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly."
+                    "{s:?} is not a cron schedule: {p}. Use five fields (minute hour day-of-month month day-of-week), e.g. \"0 9 * * mon-fri\", or one of @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly. {CRON_ON_PURPOSE}"
                 )
             })
         },
@@ -705,7 +732,10 @@ pub fn check_requirement(
                 error(
                     diags,
                     &here.index(j),
-                    format!("{s:?} is not a value of {key:?}: use {}.", allowed.join(", ")),
+                    format!(
+                        "{s:?} is not a value of {key:?}: use {}. {WELL_KNOWN_ON_PURPOSE}",
+                        allowed.join(", ")
+                    ),
                 );
             }
         }
