@@ -199,6 +199,22 @@ type Edits = Vec<(&'static str, Option<Json>)>;
 /// Combinations the per-field walk cannot produce (two fields at once).
 fn node_pool_extra() -> Vec<(&'static str, usize, Edits)> {
     vec![
+        (
+            "annotations over 256 KiB",
+            0,
+            vec![(
+                "/metadata/annotations/example.com~1big",
+                Some(json!("x".repeat(256 * 1024))),
+            )],
+        ),
+        (
+            "annotations at 256 KiB",
+            1,
+            vec![(
+                "/metadata/annotations",
+                Some(json!({"a": "x".repeat(256 * 1024 - 1)})),
+            )],
+        ),
         ("replicas with weight", 1, vec![("/spec/weight", Some(json!(10)))]),
         (
             "replicas with a cpu limit",
@@ -271,6 +287,14 @@ fn node_class_extra() -> Vec<(&'static str, usize, Edits)> {
             "role and instanceProfile",
             0,
             vec![("/spec/instanceProfile", Some(json!("profile")))],
+        ),
+        (
+            "annotations over 256 KiB",
+            0,
+            vec![(
+                "/metadata/annotations",
+                Some(json!({"a": "x".repeat(128 * 1024), "b": "x".repeat(128 * 1024)})),
+            )],
         ),
         ("neither role nor instanceProfile", 0, vec![("/spec/role", None)]),
         (
