@@ -57,6 +57,7 @@
 //! (PATCH takes a JSON merge patch; DELETE removes at once, ignoring finalizers).
 
 pub mod admin;
+pub mod cel;
 pub mod controller;
 pub mod eks;
 pub mod faults;

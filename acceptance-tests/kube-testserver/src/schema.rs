@@ -3,12 +3,14 @@
 //! non-nullable fields, `default` values (recursively, also inside defaults), and validation
 //! of types, `required`, `enum`, `pattern`, lengths, item and property counts, bounds,
 //! `x-kubernetes-int-or-string`, list-type `set`/`map` uniqueness and `allOf`/`anyOf`/`oneOf`.
-//! CEL rules (`x-kubernetes-validations`) and `format` are not evaluated.
+//! CEL rules (`x-kubernetes-validations`) run through [`crate::cel`]; of `format`, `date-time`
+//! is checked (a real calendar date and time, as the server's strfmt parser requires) and the
+//! integer formats `int32`/`int64` bound the value.
 
 use regex::Regex;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// One validation failure, shaped like a `metav1.StatusCause`.
 #[derive(Debug, Clone, PartialEq)]
@@ -262,12 +264,14 @@ fn type_ok(expected: &str, v: &Value) -> bool {
     }
 }
 
-fn regex_for(pattern: &str) -> Option<Regex> {
-    static CACHE: OnceLock<Mutex<HashMap<String, Option<Regex>>>> = OnceLock::new();
+/// A compiled pattern, shared (an `Arc`, not a clone of the `Regex`, so its match caches are
+/// reused: cloning a `Regex` starts with empty caches, which made every check rebuild them).
+fn regex_for(pattern: &str) -> Option<Arc<Regex>> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Option<Arc<Regex>>>>> = OnceLock::new();
     let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
     let mut g = cache.lock().unwrap_or_else(|e| e.into_inner());
     g.entry(pattern.to_string())
-        .or_insert_with(|| Regex::new(pattern).ok())
+        .or_insert_with(|| Regex::new(pattern).ok().map(Arc::new))
         .clone()
 }
 
@@ -332,6 +336,7 @@ fn validate(s: &Value, v: &Value, path: &str, errs: &mut Vec<FieldError>) {
         _ => {}
     }
     validate_combinators(s, v, path, errs);
+    crate::cel::check(s, v, path, errs);
 }
 
 fn validate_string(s: &Value, st: &str, v: &Value, path: &str, errs: &mut Vec<FieldError>) {
@@ -357,6 +362,17 @@ fn validate_string(s: &Value, st: &str, v: &Value, path: &str, errs: &mut Vec<Fi
             ),
         ));
     }
+    if s.get("format").and_then(Value::as_str) == Some("date-time") && !is_date_time(st) {
+        errs.push(FieldError::new(
+            "FieldValueInvalid",
+            path,
+            format!(
+                "Invalid value: {}: {path} in body must be of type date-time: {}",
+                show(v),
+                show(v)
+            ),
+        ));
+    }
     if let Some(p) = s.get("pattern").and_then(Value::as_str)
         && let Some(re) = regex_for(p)
         && !re.is_match(st)
@@ -369,8 +385,54 @@ fn validate_string(s: &Value, st: &str, v: &Value, path: &str, errs: &mut Vec<Fi
     }
 }
 
+/// An RFC 3339 date-time naming a real instant: `2024-02-30T10:00:00Z` is refused, as the
+/// server's `date-time` format check refuses it.
+pub fn is_date_time(s: &str) -> bool {
+    const RE: &str = r"^([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(\.[0-9]+)?([Zz]|[+-]([0-9]{2}):([0-9]{2}))$";
+    let Some(c) = regex_for(RE).and_then(|re| {
+        re.captures(s).map(|c| {
+            (1..=10)
+                .map(|i| c.get(i).and_then(|m| m.as_str().parse::<u32>().ok()))
+                .collect::<Vec<_>>()
+        })
+    }) else {
+        return false;
+    };
+    let n = |i: usize| c.get(i).copied().flatten();
+    let (Some(y), Some(mo), Some(d), Some(h), Some(mi), Some(se)) = (n(0), n(1), n(2), n(3), n(4), n(5))
+    else {
+        return false;
+    };
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let days = match mo {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    let offset_ok = match (n(8), n(9)) {
+        (Some(oh), Some(om)) => oh < 24 && om < 60,
+        _ => true,
+    };
+    d >= 1 && d <= days && h < 24 && mi < 60 && se < 60 && offset_ok
+}
+
 fn validate_number(s: &Value, v: &Value, path: &str, errs: &mut Vec<FieldError>) {
     let Some(x) = num(v) else { return };
+    if s.get("format").and_then(Value::as_str) == Some("int32")
+        && (x < f64::from(i32::MIN) || x > f64::from(i32::MAX))
+    {
+        errs.push(FieldError::new(
+            "FieldValueInvalid",
+            path,
+            format!(
+                "Invalid value: {}: {path} in body must be of type int32: {}",
+                show(v),
+                show(v)
+            ),
+        ));
+    }
     if let Some(min) = s.get("minimum").and_then(num) {
         let excl = s
             .get("exclusiveMinimum")
@@ -580,9 +642,74 @@ fn validate_combinators(s: &Value, v: &Value, path: &str, errs: &mut Vec<FieldEr
     }
 }
 
-/// Validate `metadata.name` of a custom object (a DNS-1123 subdomain) and `generateName` presence.
+/// The real server's limit on all annotations of an object together (keys and values).
+pub const TOTAL_ANNOTATION_SIZE_LIMIT: usize = 256 * 1024;
+
+/// A qualified name (label or annotation key): an optional DNS-subdomain prefix of at most 253
+/// characters and `/`, then 1 to 63 alphanumerics, `-`, `_` or `.`, alphanumeric at both ends.
+fn key_ok(key: &str) -> bool {
+    const PREFIX: &str = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";
+    const NAME: &str = r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$";
+    let (prefix, name) = match key.split_once('/') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, key),
+    };
+    let prefix_ok =
+        prefix.is_none_or(|p| p.len() <= 253 && regex_for(PREFIX).is_some_and(|re| re.is_match(p)));
+    prefix_ok && name.len() <= 63 && regex_for(NAME).is_some_and(|re| re.is_match(name))
+}
+
+/// Label and annotation checks of ObjectMeta: keys are qualified names, label values at most
+/// 63 characters of the label-value alphabet, annotations at most 256 KiB in total.
+fn validate_labels_and_annotations(obj: &Value, errs: &mut Vec<FieldError>) {
+    const VALUE: &str = r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$";
+    if let Some(labels) = obj.pointer("/metadata/labels").and_then(Value::as_object) {
+        for (k, v) in labels {
+            if !key_ok(k) {
+                errs.push(FieldError::new(
+                    "FieldValueInvalid",
+                    "metadata.labels",
+                    format!("Invalid value: {}: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", show(&Value::String(k.clone()))),
+                ));
+            }
+            if let Some(val) = v.as_str()
+                && (val.len() > 63 || !regex_for(VALUE).is_some_and(|re| re.is_match(val)))
+            {
+                errs.push(FieldError::new(
+                    "FieldValueInvalid",
+                    "metadata.labels",
+                    format!("Invalid value: {}: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", show(v)),
+                ));
+            }
+        }
+    }
+    if let Some(ann) = obj.pointer("/metadata/annotations").and_then(Value::as_object) {
+        let mut total = 0usize;
+        for (k, v) in ann {
+            if !key_ok(&k.to_ascii_lowercase()) {
+                errs.push(FieldError::new(
+                    "FieldValueInvalid",
+                    "metadata.annotations",
+                    format!("Invalid value: {}: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", show(&Value::String(k.clone()))),
+                ));
+            }
+            total += k.len() + v.as_str().map_or(0, str::len);
+        }
+        if total > TOTAL_ANNOTATION_SIZE_LIMIT {
+            errs.push(FieldError::new(
+                "FieldValueTooLong",
+                "metadata.annotations",
+                format!("Too long: may not be more than {TOTAL_ANNOTATION_SIZE_LIMIT} bytes"),
+            ));
+        }
+    }
+}
+
+/// Validate ObjectMeta of a custom object: `metadata.name` (a DNS-1123 subdomain, present),
+/// label keys and values, annotation keys and the annotations' total size.
 pub fn validate_name(obj: &Value) -> Vec<FieldError> {
     let mut errs = Vec::new();
+    validate_labels_and_annotations(obj, &mut errs);
     match obj.pointer("/metadata/name").and_then(Value::as_str) {
         None | Some("") => errs.push(FieldError::new(
             "FieldValueRequired",
@@ -753,5 +880,42 @@ mod tests {
             validate_name(&json!({"metadata": {}}))[0].reason,
             "FieldValueRequired"
         );
+    }
+
+    #[test]
+    fn date_times_must_be_real() {
+        for ok in [
+            "2024-02-29T10:00:00Z",
+            "2023-12-31T23:59:59.5+01:00",
+            "2024-05-01t00:00:00z",
+        ] {
+            assert!(is_date_time(ok), "{ok}");
+        }
+        for bad in [
+            "2024-02-30T10:00:00Z",
+            "2023-02-29T00:00:00Z",
+            "2024-13-01T00:00:00Z",
+            "2024-01-01T24:00:00Z",
+            "2024-01-01T00:00:60Z",
+            "2024-01-01 00:00:00Z",
+            "2024-01-01T00:00:00",
+        ] {
+            assert!(!is_date_time(bad), "{bad}");
+        }
+        let s = json!({"type": "object", "properties": {"t": {"type": "string", "format": "date-time"}}});
+        assert_eq!(validate_root(&s, &json!({"t": "2024-02-30T10:00:00Z"})).len(), 1);
+    }
+
+    #[test]
+    fn annotations_are_limited_to_256_kib_in_total() {
+        let half = "x".repeat(TOTAL_ANNOTATION_SIZE_LIMIT / 2);
+        let ok = json!({"metadata": {"name": "a", "annotations": {"a": half.clone()}}});
+        assert!(validate_name(&ok).is_empty());
+        let over = json!({"metadata": {"name": "a", "annotations": {"a": half.clone(), "b": half}}});
+        let errs = validate_name(&over);
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert_eq!(errs[0].field, "metadata.annotations");
+        let bad_key = json!({"metadata": {"name": "a", "labels": {"-x": "v"}}});
+        assert_eq!(validate_name(&bad_key).len(), 1);
     }
 }

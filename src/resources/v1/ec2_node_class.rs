@@ -323,6 +323,9 @@ fn capacity_reservation_selector_terms() -> Attribute {
          `id` alone, or some of `tags`, `owner_id`, `instance_match_criteria`).",
     )
     .validate(v::count(0, 30))
+    .validate(not_empty_when_set(
+        "The CRD's rule that `id` stands alone is written as \"not all terms combine id with another field\", which is false for an empty list, so the API server refuses `[]`.",
+    ))
     .validate(exclusive_terms(
         "capacity reservation",
         &["tags", "id", "instance_match_criteria"],
@@ -355,39 +358,52 @@ fn exclusive_terms(
                 .map(|(f, o)| format!("`{f}` cannot be combined with {}", o.join(", ")))
                 .collect::<Vec<_>>()
                 .join("; ")
+                + " (as in the CRD, a list is refused for this only when every term combines them)"
         ),
         move |value, path, diags| {
-            for (i, t) in elements(value).iter().enumerate() {
-                let here = path.index(i);
+            let terms = elements(value);
+            for (i, t) in terms.iter().enumerate() {
                 if at_least_one.iter().all(|f| has(t, f) == Some(false)) {
                     invalid(
                         diags,
-                        &here,
+                        &path.index(i),
                         format!(
                             "A {what} selector term must set at least one of {}.",
                             at_least_one.join(", ")
                         ),
                     );
                 }
-                for (lead, others) in exclusive {
-                    if has(t, lead) != Some(true) {
-                        continue;
-                    }
-                    let clash: Vec<&str> = others
-                        .iter()
-                        .copied()
-                        .filter(|o| has(t, o) == Some(true))
-                        .collect();
-                    if !clash.is_empty() {
-                        invalid(
-                            diags,
-                            &here.attr(*lead),
-                            format!(
-                                "{lead} cannot be combined with {} in the same {what} selector term: split them into separate terms.",
-                                clash.join(", ")
-                            ),
-                        );
-                    }
+            }
+            // The CRD states each exclusion as "not every term combines `lead` with another
+            // field": one clean term makes the whole list acceptable to the API server (and
+            // Karpenter then matches the combined term on all its fields), so only a list in
+            // which every term clashes is refused, as the server refuses it.
+            for (lead, others) in exclusive {
+                let clashes: Vec<Vec<&str>> = terms
+                    .iter()
+                    .map(|t| {
+                        if has(t, lead) != Some(true) {
+                            return Vec::new();
+                        }
+                        others
+                            .iter()
+                            .copied()
+                            .filter(|o| has(t, o) == Some(true))
+                            .collect()
+                    })
+                    .collect();
+                if clashes.is_empty() || clashes.iter().any(Vec::is_empty) {
+                    continue;
+                }
+                for (i, clash) in clashes.iter().enumerate() {
+                    invalid(
+                        diags,
+                        &path.index(i).attr(*lead),
+                        format!(
+                            "{lead} cannot be combined with {} in the same {what} selector term (the API server refuses a list in which every term does so): put {lead} in a term of its own.",
+                            clash.join(", ")
+                        ),
+                    );
                 }
             }
         },
@@ -514,7 +530,7 @@ pub(crate) fn kubelet_attributes() -> Vec<Attribute> {
                      durations such as `1m30s`; each needs a threshold in `eviction_soft`.",
                 )
                 .validate(keys_in(EVICTION_SIGNALS))
-                .validate(v::each(v::go_duration())),
+                .validate(v::each(eviction_grace_period())),
             Attribute::number("eviction_max_pod_grace_period")
                 .describe("Maximum grace period, in seconds, for pods terminated by a soft eviction.")
                 .validate(rules::whole_number(None, true)),
@@ -892,15 +908,57 @@ fn status() -> Attribute {
     .describe("What Karpenter reports about the node class (read only).")
 }
 
+/// A soft-eviction grace period: a Go duration. Deliberately stricter than the CRD (which only
+/// types it as a string): kubelet cannot parse anything else and fails to start, so the nodes
+/// would never join.
+fn eviction_grace_period() -> impl Validator {
+    v::check(
+        "Must be a duration such as `30s`, `10m` or `1h30m` (stricter than the CRD: kubelet cannot start with anything else).",
+        |value| {
+            let s = value.as_str()?;
+            v::parse_go_duration(s).is_none().then(|| {
+                format!(
+                    "{s:?} is not a duration: use a number with a unit, such as \"30s\", \"10m\" or \"1h30m\". (Stricter than the CRD on purpose: kubelet cannot parse it and would not start, so the nodes would never join.)"
+                )
+            })
+        },
+    )
+}
+
+/// A list that may be unset but not empty, because a CRD rule is false on an empty list
+/// (`why` says which).
+fn not_empty_when_set(why: &'static str) -> impl Validator {
+    v::rule(
+        "Omit it rather than setting an empty list: the API server refuses an empty list here.",
+        move |value, path, diags| {
+            if value.as_elements().is_some_and(<[Value]>::is_empty) {
+                invalid(
+                    diags,
+                    path,
+                    format!(
+                        "An empty list is not accepted here: remove the attribute or give at least one term. {why}"
+                    ),
+                );
+            }
+        },
+    )
+}
+
 fn invalid(diags: &mut Diagnostics, path: &AttributePath, detail: impl Into<String>) {
     diags.error_at(path, "Invalid attribute value", detail);
 }
 
 /// Cross-attribute rules of the EC2NodeClass CRD: E1 (exactly one of `role` and
 /// `instance_profile`), E2–E7 (an alias family fixes `ami_family` to its own family or `Custom`)
-/// and E8 (`ami_family` is required when no AMI term uses an alias).
+/// and E8 (`ami_family` is required when no AMI term uses an alias); and the API server's
+/// 256 KiB limit on the object's annotations together.
 pub fn validate_ec2_node_class(config: &Value, diags: &mut Diagnostics) {
     let root = AttributePath::root();
+    rules::annotations_total_size(
+        config.get("metadata").and_then(|m| m.get("annotations")),
+        &root.attr("metadata").attr("annotations"),
+        diags,
+    );
     match (has(config, "role"), has(config, "instance_profile")) {
         (Some(true), Some(true)) => invalid(
             diags,
@@ -1048,6 +1106,22 @@ mod tests {
         )
     }
 
+    /// Parity with the API server (issue #16): an empty capacity reservation list and annotations
+    /// over 256 KiB are refused by the server, so plan must refuse them.
+    #[test]
+    fn plan_refuses_what_the_server_refuses() {
+        let mut nc = detailed();
+        put(&mut nc, "/capacity_reservation_selector_terms", json!([]));
+        assert_eq!(
+            error_paths(&check(&nc)),
+            vec!["capacity_reservation_selector_terms"]
+        );
+        let mut nc = with_alias();
+        put(&mut nc, "/metadata/annotations/a", json!("x".repeat(200 * 1024)));
+        put(&mut nc, "/metadata/annotations/b", json!("x".repeat(57 * 1024)));
+        assert_eq!(error_paths(&check(&nc)), vec!["metadata.annotations"]);
+    }
+
     #[test]
     fn realistic_node_classes_are_valid() {
         for class in [with_alias(), detailed()] {
@@ -1142,8 +1216,8 @@ mod tests {
             ),
             (
                 false,
-                "/subnet_selector_terms/0/tags",
-                json!({"Name": "x"}),
+                "/subnet_selector_terms",
+                json!([{"id": "subnet-0123456789abcdef0", "tags": {"Name": "x"}}]),
                 "subnet_selector_terms[0].id",
             ),
             (
@@ -1167,14 +1241,14 @@ mod tests {
             (true, "/subnet_selector_terms", json!([]), "subnet_selector_terms"),
             (
                 false,
-                "/security_group_selector_terms/1/tags",
-                json!({"a": "b"}),
-                "security_group_selector_terms[1].name",
+                "/security_group_selector_terms",
+                json!([{"name": "eks-cluster-sg", "tags": {"a": "b"}}]),
+                "security_group_selector_terms[0].name",
             ),
             (
                 false,
-                "/security_group_selector_terms/0/name",
-                json!("x"),
+                "/security_group_selector_terms",
+                json!([{"id": "sg-0123456789abcdef0", "name": "x"}]),
                 "security_group_selector_terms[0].id",
             ),
             (
@@ -1185,8 +1259,8 @@ mod tests {
             ),
             (
                 false,
-                "/capacity_reservation_selector_terms/0/owner_id",
-                json!("123456789012"),
+                "/capacity_reservation_selector_terms",
+                json!([{"id": "cr-0123456789abcdef0", "owner_id": "123456789012"}]),
                 "capacity_reservation_selector_terms[0].id",
             ),
             (
@@ -1472,10 +1546,22 @@ mod tests {
     /// X1 is stricter than the CRD: one offending term is enough (the CRD's `!self.all` form
     /// only rejects a list where every term offends).
     #[test]
-    fn selector_exclusivity_is_per_term() {
+    fn selector_exclusivity_follows_the_crd() {
+        // The CRD refuses `id` combined with another field only when every term does so
+        // (`!self.all(...)`); one clean term makes the list acceptable to the API server.
         let mut class = detailed();
         put(&mut class, "/subnet_selector_terms/0/tags", json!({"Name": "x"}));
-        assert_eq!(error_paths(&check(&class)), vec!["subnet_selector_terms[0].id"]);
+        let d = check(&class);
+        assert!(d.is_empty(), "{d}");
+        put(
+            &mut class,
+            "/subnet_selector_terms/1/id",
+            json!("subnet-0123456789abcdef1"),
+        );
+        assert_eq!(
+            error_paths(&check(&class)),
+            vec!["subnet_selector_terms[0].id", "subnet_selector_terms[1].id"]
+        );
     }
 
     #[test]

@@ -74,7 +74,7 @@ fn template() -> Attribute {
                         .validate(v::each(rules::label_value())),
                     Attribute::map_of("annotations", Type::String)
                         .describe("Annotations put on every node of the pool.")
-                        .validate(rules::object_meta_keys()),
+                        .validate(rules::node_annotation_keys()),
                 ],
             )
             .describe("Labels and annotations for the nodes the pool launches."),
@@ -164,12 +164,9 @@ fn requirements() -> Attribute {
             Attribute::list_of("values", Type::String)
                 .describe(
                     "Values for the operator: at least one for `In`, exactly one whole number for `Gt`/`Lt`/\
-                     `Gte`/`Lte`. Each is a label value (at most 63 characters).",
-                )
-                // The CRD writes the label-value pattern on the list node (where the API server
-                // does not apply it); it is meant for each value, and Karpenter checks each value
-                // at run time, so we check each value.
-                .validate(v::each(rules::label_value())),
+                     `Gte`/`Lte` (an optional sign is allowed: `+5`). With `In` and `NotIn` each is a label value \
+                     (at most 63 characters).",
+                ),
             Attribute::number("min_values")
                 .describe(
                     "Minimum number of distinct values of this key the launch decision must keep open (1–50; alpha \
@@ -315,9 +312,15 @@ fn status() -> Attribute {
 }
 
 /// Cross-attribute rules of the NodePool CRD the per-attribute validators cannot express:
-/// S2 (a static pool limits only `nodes`) and S3 (a static pool has no `weight`).
+/// S2 (a static pool limits only `nodes`) and S3 (a static pool has no `weight`); and the API
+/// server's 256 KiB limit on the object's annotations together.
 pub fn validate_node_pool(config: &Value, diags: &mut Diagnostics) {
     let root = AttributePath::root();
+    rules::annotations_total_size(
+        config.get("metadata").and_then(|m| m.get("annotations")),
+        &root.attr("metadata").attr("annotations"),
+        diags,
+    );
     if has(config, "replicas") != Some(true) {
         return;
     }
@@ -413,6 +416,35 @@ mod tests {
 
     fn check(json: &Json) -> Diagnostics {
         diagnose(&NODE_POOL, validate_node_pool, &config(&NODE_POOL, json))
+    }
+
+    /// Parity with the API server (issue #16): values the server refuses must fail at plan, values it
+    /// accepts must not.
+    #[test]
+    fn plan_agrees_with_the_server_on_dates_annotations_and_signed_numbers() {
+        let mut pool = realistic();
+        put(
+            &mut pool,
+            "/template/spec/startup_taints/0/time_added",
+            json!("2024-02-30T10:00:00Z"),
+        );
+        assert_eq!(
+            error_paths(&check(&pool)),
+            vec!["template.spec.startup_taints[0].time_added"]
+        );
+
+        let mut pool = realistic();
+        put(
+            &mut pool,
+            "/metadata/annotations/example.com~big",
+            json!("x".repeat(256 * 1024)),
+        );
+        assert_eq!(error_paths(&check(&pool)), vec!["metadata.annotations"]);
+
+        let mut pool = realistic();
+        put(&mut pool, "/template/spec/requirements/2/values", json!(["+5"]));
+        let d = check(&pool);
+        assert!(d.is_empty(), "{d}");
     }
 
     #[test]

@@ -211,8 +211,14 @@ pub fn node_label_keys() -> impl Validator {
         |value, path, diags| {
             for (key, val) in value.as_entries().into_iter().flatten() {
                 let here = path.key(key.clone());
-                if let Some(problem) = label_key_problem(key).or_else(|| restricted_label_problem(key)) {
+                if let Some(problem) = restricted_label_problem(key) {
                     error(diags, &here, format!("Label key not allowed: {problem}."));
+                } else if let Some(problem) = label_key_problem(key) {
+                    error(
+                        diags,
+                        &here,
+                        format!("Label key not allowed: {problem}. {NODE_KEY_ON_PURPOSE}"),
+                    );
                 } else if let (Some(allowed), Some(s)) = (well_known_values(key), val.as_str())
                     && !allowed.contains(&s)
                 {
@@ -220,7 +226,7 @@ pub fn node_label_keys() -> impl Validator {
                         diags,
                         &here,
                         format!(
-                            "{s:?} is not a valid value for {key:?}: use one of {}.",
+                            "{s:?} is not a valid value for {key:?}: use one of {}. {WELL_KNOWN_ON_PURPOSE}",
                             allowed.join(", ")
                         ),
                     );
@@ -228,6 +234,27 @@ pub fn node_label_keys() -> impl Validator {
             }
         },
     )
+}
+
+/// Said by every diagnostic of a node label or annotation key the CRD lets through but
+/// Kubernetes refuses on a Node.
+pub const NODE_KEY_ON_PURPOSE: &str = "(Stricter than the CRD on purpose: Kubernetes refuses this key on a Node, so the nodes Karpenter launches for this pool could not register.)";
+/// Said by every diagnostic of a well-known label value Karpenter does not know.
+pub const WELL_KNOWN_ON_PURPOSE: &str = "(Stricter than the CRD on purpose: Karpenter has no capacity with another value, so the pool would never launch a node.)";
+/// Said by every diagnostic of a budget schedule the CRD's pattern lets through.
+pub const CRON_ON_PURPOSE: &str = "(Stricter than the CRD on purpose: the CRD only counts the fields, and Karpenter cannot parse this schedule, so the budget would never take effect.)";
+
+/// Annotation keys of the nodes a pool launches (`template.metadata.annotations`): the CRD does
+/// not check them, but Kubernetes refuses a Node with a malformed annotation key, so they are
+/// checked here on purpose.
+pub fn node_annotation_keys() -> impl Validator {
+    v::each_key(v::check(
+        "Keys must be valid Kubernetes keys: an optional DNS-subdomain prefix and `/`, then 1 to 63 letters, digits, `-`, `_` or `.` (stricter than the CRD: Kubernetes refuses other keys on a Node).",
+        |value| {
+            let key = value.as_str()?;
+            label_key_problem(key).map(|p| format!("Key not allowed: {p}. {NODE_KEY_ON_PURPOSE}"))
+        },
+    ))
 }
 
 /// Object labels or annotation keys (`metadata.labels`, `metadata.annotations`).
@@ -323,12 +350,83 @@ pub fn budget_duration() -> impl Validator {
     )
 }
 
-/// An RFC 3339 date-time (`2024-05-01T10:00:00Z`), the CRD's `date-time` format.
+/// An RFC 3339 date-time (`2024-05-01T10:00:00Z`), the CRD's `date-time` format: the API
+/// server parses the value, so the date must exist (`2024-02-30` does not) and the seconds are
+/// 0–59.
 pub fn date_time() -> impl Validator {
-    v::matches(
-        r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])[Tt]([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$",
-        "an RFC 3339 date-time such as `2024-05-01T10:00:00Z`",
+    v::check(
+        "Must be an RFC 3339 date-time of a real calendar date, such as `2024-05-01T10:00:00Z`.",
+        |value| {
+            let s = value.as_str()?;
+            date_time_problem(s).map(|p| {
+                format!("{s:?} is not an RFC 3339 date-time: {p}. Use e.g. \"2024-05-01T10:00:00Z\".")
+            })
+        },
     )
+}
+
+static DATE_TIME_RE: Pattern = Pattern::new(|| {
+    Regex::new(
+        r"^([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(\.[0-9]+)?([Zz]|[+-]([0-9]{2}):([0-9]{2}))$",
+    )
+    .ok()
+});
+
+/// Why `s` is not an RFC 3339 date-time the API server accepts, if it is not.
+pub fn date_time_problem(s: &str) -> Option<String> {
+    let Some(caps) = DATE_TIME_RE.0.as_ref().and_then(|re| re.captures(s)) else {
+        return Some("the form is YYYY-MM-DDThh:mm:ss, optional fractional seconds, then Z or ±hh:mm".into());
+    };
+    let n = |i: usize| caps.get(i).and_then(|m| m.as_str().parse::<u32>().ok());
+    let (Some(year), Some(month), Some(day)) = (n(1), n(2), n(3)) else {
+        return Some("the date is not numeric".into());
+    };
+    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    let days = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return Some(format!("there is no month {month}")),
+    };
+    if day == 0 || day > days {
+        return Some(format!("{year:04}-{month:02} has no day {day}"));
+    }
+    if n(4).is_none_or(|h| h > 23) || n(5).is_none_or(|m| m > 59) || n(6).is_none_or(|x| x > 59) {
+        return Some("the time must be 00:00:00 to 23:59:59".into());
+    }
+    if caps.get(9).is_some() && (n(9).is_none_or(|h| h > 23) || n(10).is_none_or(|m| m > 59)) {
+        return Some("the zone offset must be -23:59 to +23:59".into());
+    }
+    None
+}
+
+/// What the API server allows for all annotations of one object together (keys and values).
+pub const TOTAL_ANNOTATION_BYTES: usize = 256 * 1024;
+
+/// The API server refuses an object whose annotations (keys plus values) exceed 256 KiB in
+/// total. A cross-attribute check: call it from the resource's validate function with the path of
+/// the annotations map.
+pub fn annotations_total_size(annotations: Option<&Value>, path: &AttributePath, diags: &mut Diagnostics) {
+    let Some(entries) = annotations.and_then(Value::as_entries) else {
+        return;
+    };
+    let mut total = 0usize;
+    for (k, val) in entries {
+        if val.is_unknown() {
+            return;
+        }
+        total += k.len() + val.as_str().map_or(0, str::len);
+    }
+    if total > TOTAL_ANNOTATION_BYTES {
+        error(
+            diags,
+            path,
+            format!(
+                "The annotations total {total} bytes (keys and values); Kubernetes allows at most {TOTAL_ANNOTATION_BYTES} bytes (256 KiB) per object. Move large content elsewhere (e.g. a ConfigMap)."
+            ),
+        );
+    }
 }
 
 /// A whole number that fits the CRD's integer format (int32 or int64), with an optional minimum.
@@ -410,7 +508,7 @@ pub fn cron_schedule() -> impl Validator {
             let s = value.as_str()?;
             cron_problem(s).map(|p| {
                 format!(
-                    "{s:?} is not a cron schedule: {p}. Use five fields (minute hour day-of-month month day-of-week), e.g. \"0 9 * * mon-fri\", or one of @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly."
+                    "{s:?} is not a cron schedule: {p}. Use five fields (minute hour day-of-month month day-of-week), e.g. \"0 9 * * mon-fri\", or one of @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly. {CRON_ON_PURPOSE}"
                 )
             })
         },
@@ -516,16 +614,47 @@ fn cron_part_problem(
 /// (`karpenter.sh/capacity-type`, `karpenter.k8s.aws/instance-tenancy`) only take those values.
 pub fn requirements() -> impl Validator {
     v::rule(
-        "Operator `In` needs at least one value (and at least `min_values` values when set); `Gt`, `Lt`, `Gte` and `Lte` need exactly one value, a non-negative whole number; `karpenter.sh/capacity-type` values are `spot`, `on-demand` or `reserved`; `karpenter.k8s.aws/instance-tenancy` values are `default` or `dedicated`.",
+        "Operator `In` needs at least one value (and at least `min_values` values when set); `Gt`, `Lt`, `Gte` and `Lte` need exactly one value, a non-negative whole number; `karpenter.sh/capacity-type` values are `spot`, `on-demand` or `reserved`; `karpenter.k8s.aws/instance-tenancy` values are `default` or `dedicated`. Values of the other operators must be label values (stricter than the CRD, which does not apply its label-value pattern to each value: Karpenter refuses such a requirement at run time).",
         |value, path, diags| {
             for (i, r) in elements(value).iter().enumerate() {
                 if r.is_unknown() || r.is_null() {
                     continue;
                 }
                 check_requirement(r, &path.index(i), diags, well_known_values);
+                check_label_values(r, &path.index(i), diags);
             }
         },
     )
+}
+
+/// Deliberately stricter than the CRD: values of a requirement whose operator does not compare
+/// numbers must be label values. The CRD states the label-value pattern on the `values` list
+/// (where the API server does not apply it to the elements); Karpenter checks each value when it
+/// validates the node pool at run time and does not use a pool that fails, so we check at plan.
+/// `Gt`/`Lt`/`Gte`/`Lte` values are numbers (`+5` included), checked by [`check_requirement`].
+pub fn check_label_values(r: &Value, path: &AttributePath, diags: &mut Diagnostics) {
+    let Some(op) = r.get("operator").and_then(Value::as_str) else {
+        return;
+    };
+    if matches!(op, "Gt" | "Lt" | "Gte" | "Lte") {
+        return;
+    }
+    for (j, x) in elements(r.get("values").unwrap_or(&Value::Null))
+        .iter()
+        .enumerate()
+    {
+        if let Some(s) = x.as_str()
+            && (s.len() > 63 || !LABEL_VALUE_RE.is_match(s))
+        {
+            error(
+                diags,
+                &path.attr("values").index(j),
+                format!(
+                    "{s:?} is not a valid label value: use at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit. (Stricter than the CRD on purpose: Karpenter refuses this requirement at run time, and the node pool would never launch nodes.)"
+                ),
+            );
+        }
+    }
 }
 
 /// Checks one requirement object at `path`: value counts per operator (`In` at least one, and
@@ -603,7 +732,10 @@ pub fn check_requirement(
                 error(
                     diags,
                     &here.index(j),
-                    format!("{s:?} is not a value of {key:?}: use {}.", allowed.join(", ")),
+                    format!(
+                        "{s:?} is not a value of {key:?}: use {}. {WELL_KNOWN_ON_PURPOSE}",
+                        allowed.join(", ")
+                    ),
                 );
             }
         }
@@ -685,5 +817,44 @@ mod tests {
         assert!(label_key_problem("/team").is_some());
         assert!(label_key_problem(&"a".repeat(64)).is_some());
         assert!(label_key_problem("-team").is_some());
+    }
+
+    #[test]
+    fn date_times_are_real_dates() {
+        for ok in [
+            "2024-05-01T10:00:00Z",
+            "2024-02-29T23:59:59.123+05:30",
+            "2023-12-31t00:00:00z",
+        ] {
+            assert_eq!(date_time_problem(ok), None, "{ok}");
+        }
+        for bad in [
+            "2024-02-30T10:00:00Z",
+            "2023-02-29T10:00:00Z",
+            "2024-04-31T10:00:00Z",
+            "2024-01-01T10:00:60Z",
+            "2024-00-01T10:00:00Z",
+            "2024-01-01 10:00:00Z",
+            "2024-01-01T10:00:00+24:00",
+        ] {
+            assert!(date_time_problem(bad).is_some(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn annotation_total_is_limited() {
+        let path = AttributePath::root().attr("metadata").attr("annotations");
+        let map = |n: usize| {
+            Value::Map(
+                [("a".to_string(), Value::string("x".repeat(n)))]
+                    .into_iter()
+                    .collect(),
+            )
+        };
+        let mut d = Diagnostics::new();
+        annotations_total_size(Some(&map(TOTAL_ANNOTATION_BYTES - 1)), &path, &mut d);
+        assert!(!d.has_errors());
+        annotations_total_size(Some(&map(TOTAL_ANNOTATION_BYTES)), &path, &mut d);
+        assert!(d.has_errors());
     }
 }
