@@ -175,3 +175,30 @@ fn self_signed_endpoint_names_the_tls_cause() {
     );
     assert_no_attribute_snippet(&run);
 }
+
+/// The IAM resources (here `karpenter_node_role`) say the same, provider-level.
+#[test]
+fn iam_resources_name_missing_credentials_and_closed_endpoints() {
+    let port = closed_port();
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let config = format!(
+        "{}\nresource \"karpenter_node_role\" \"this\" {{\n  name = \"KarpenterNodeRole-demo\"\n}}\n",
+        provider_block(&endpoint)
+    );
+    let snippet = regex::Regex::new(r"(?m)^\s*\d+:\s+name\s+=").unwrap();
+    for (credentials, expected) in [
+        (false, "no AWS credentials found"),
+        (true, "could not connect to the IAM endpoint"),
+    ] {
+        let work = workdir(&endpoint, credentials);
+        work.set_config(&config);
+        let run = work.apply().failed();
+        let text = run.text();
+        assert!(text.contains(expected), "{}", run.output());
+        assert!(
+            !snippet.is_match(&run.output()),
+            "diagnostic on `name`:\n{}",
+            run.output()
+        );
+    }
+}
