@@ -50,6 +50,16 @@ impl AwsClients {
         self.settings.endpoints.get(service).map(String::as_str)
     }
 
+    /// The endpoint `service` ("sqs", "events", ...) is called at: the override, or AWS's
+    /// regional default for the resolved region.
+    pub fn endpoint_for(&self, service: &str) -> String {
+        match (self.endpoint(service), self.region()) {
+            (Some(url), _) => url.to_string(),
+            (None, Some(region)) => format!("https://{service}.{region}.amazonaws.com"),
+            (None, None) => format!("the default {service} endpoint (no region set)"),
+        }
+    }
+
     pub fn iam(&self) -> aws_sdk_iam::Client {
         let mut b = aws_sdk_iam::config::Builder::from(&self.config);
         if let Some(url) = self.endpoint("iam") {

@@ -28,9 +28,28 @@ pub enum AwsErrorKind {
     Throttled,
     /// AWS rejected the input (a value out of range, a malformed document, ...).
     Validation,
-    /// Anything else: network failures, timeouts, server errors, unmodeled codes.
+    /// The endpoint could not be reached (connection refused, DNS, timeout): a provider-level
+    /// problem, never about an attribute.
+    Connection,
+    /// No credentials could be found (or the credential source failed): provider-level.
+    Credentials,
+    /// The TLS handshake with the endpoint failed (untrusted certificate, wrong name, ...).
+    Tls,
+    /// Anything else: server errors, unmodeled codes.
     Other,
 }
+
+impl AwsErrorKind {
+    /// Connection, credentials and TLS failures are about the provider's setup.
+    pub fn is_provider_level(self) -> bool {
+        matches!(self, Self::Connection | Self::Credentials | Self::Tls)
+    }
+}
+
+/// The credential sources the SDK's default chain tries, in order, for the diagnostic.
+pub const CREDENTIAL_SOURCES: &str = "environment (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY), \
+shared config and credentials files (~/.aws/config, ~/.aws/credentials; profile from AWS_PROFILE or `aws { profile }`), \
+web identity (AWS_WEB_IDENTITY_TOKEN_FILE), ECS container metadata, EC2 instance metadata (IMDS)";
 
 impl fmt::Display for AwsErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -40,6 +59,9 @@ impl fmt::Display for AwsErrorKind {
             Self::AccessDenied => "access denied",
             Self::Throttled => "throttled",
             Self::Validation => "invalid request",
+            Self::Connection => "could not connect",
+            Self::Credentials => "found no credentials",
+            Self::Tls => "TLS failure",
             Self::Other => "failed",
         })
     }
@@ -58,6 +80,9 @@ pub struct AwsError {
     pub message: String,
     /// The attribute the failure is about, when the caller knows it.
     pub path: Option<AttributePath>,
+    /// The endpoint the call went to, when the caller knows it (named for provider-level
+    /// failures: connection, TLS).
+    pub endpoint: Option<String>,
 }
 
 /// Codes (as sent by the services this provider uses) and the kind they mean.
@@ -128,6 +153,7 @@ impl AwsError {
             code: None,
             message: message.into(),
             path: None,
+            endpoint: None,
         }
     }
 
@@ -159,14 +185,16 @@ impl AwsError {
                     code,
                     message,
                     path: None,
+                    endpoint: None,
                 }
             }
             other => Self {
                 action,
-                kind: AwsErrorKind::Other,
+                kind: transport_kind(other),
                 code: None,
                 message: error_chain(other),
                 path: None,
+                endpoint: None,
             },
         }
     }
@@ -177,10 +205,22 @@ impl AwsError {
         self
     }
 
+    /// Records the endpoint the call went to.
+    pub fn via(mut self, endpoint: &str) -> Self {
+        self.endpoint = Some(endpoint.to_string());
+        self
+    }
+
     /// Sets the attribute the failure is about.
     pub fn at(mut self, path: AttributePath) -> Self {
         self.path = Some(path);
         self
+    }
+
+    /// Whether the failure is about the provider's AWS setup (endpoint, credentials, TLS)
+    /// rather than about a resource's attribute: such errors carry no attribute path.
+    pub fn is_provider_level(&self) -> bool {
+        self.kind.is_provider_level()
     }
 
     pub fn is_not_found(&self) -> bool {
@@ -189,6 +229,13 @@ impl AwsError {
 
     pub fn is_already_exists(&self) -> bool {
         self.kind == AwsErrorKind::AlreadyExists
+    }
+
+    fn endpoint_name(&self) -> String {
+        self.endpoint
+            .as_deref()
+            .map(|e| format!(" {e}"))
+            .unwrap_or_default()
     }
 
     fn describe(&self) -> String {
@@ -225,6 +272,23 @@ impl AwsError {
                 format!("{}: the object already exists", self.action),
                 "Another object has this name: import it, or choose another name.".to_string(),
             ),
+            AwsErrorKind::Connection => (
+                format!("{}: could not connect to the AWS endpoint{}", self.action, self.endpoint_name()),
+                "Check the provider's `aws { region }` and `endpoints { ... }` settings and that the endpoint is reachable (proxy, firewall, VPC endpoint)."
+                    .to_string(),
+            ),
+            AwsErrorKind::Credentials => (
+                "no AWS credentials found".to_string(),
+                format!(
+                    "{} was not sent. Sources tried: {CREDENTIAL_SOURCES}. Set credentials in one of them, or `aws {{ profile }}` / `assume_role` in the provider block.",
+                    self.action
+                ),
+            ),
+            AwsErrorKind::Tls => (
+                format!("{}: TLS handshake with the AWS endpoint{} failed", self.action, self.endpoint_name()),
+                "The endpoint's certificate is not trusted for this host name: check the `endpoints { ... }` URL, or add its CA to the system trust store."
+                    .to_string(),
+            ),
             AwsErrorKind::Other => (
                 format!("{} failed", self.action),
                 "Check connectivity to AWS (region, endpoints) and apply again.".to_string(),
@@ -234,7 +298,11 @@ impl AwsError {
             severity: Severity::Error,
             summary,
             detail: format!("{}. {advice}", self.describe()),
-            path: self.path.clone().filter(|p| !p.is_root()),
+            path: if self.is_provider_level() {
+                None
+            } else {
+                self.path.clone().filter(|p| !p.is_root())
+            },
         }
     }
 
@@ -265,19 +333,73 @@ fn kind_of_status(status: u16) -> AwsErrorKind {
     }
 }
 
+/// The kind of a failure that is not a service response: walks the source chain for a
+/// credentials failure, a TLS error (also inside an `io::Error`) or a connection error.
+pub fn transport_kind(err: &(dyn std::error::Error + 'static)) -> AwsErrorKind {
+    let mut connection = false;
+    let mut node: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = node {
+        if e.downcast_ref::<aws_credential_types::provider::error::CredentialsError>()
+            .is_some()
+        {
+            return AwsErrorKind::Credentials;
+        }
+        if e.downcast_ref::<rustls::Error>().is_some() {
+            return AwsErrorKind::Tls;
+        }
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            if io
+                .get_ref()
+                .is_some_and(|inner| inner.downcast_ref::<rustls::Error>().is_some())
+            {
+                return AwsErrorKind::Tls;
+            }
+            connection = true;
+            if let Some(inner) = io.get_ref() {
+                node = Some(inner);
+                continue;
+            }
+        }
+        if e.downcast_ref::<aws_smithy_runtime_api::client::result::ConnectorError>()
+            .is_some_and(|c| c.is_io() || c.is_timeout())
+        {
+            connection = true;
+        }
+        node = e.source();
+    }
+    if connection {
+        AwsErrorKind::Connection
+    } else {
+        AwsErrorKind::Other
+    }
+}
+
 /// The error and its sources, joined ("dispatch failure: io error: connection refused").
-fn error_chain(err: &dyn std::error::Error) -> String {
+fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
     let mut out = err.to_string();
-    let mut source = err.source();
+    let mut source = next_source(err);
     while let Some(s) = source {
         let text = s.to_string();
         if !out.contains(&text) {
             out.push_str(": ");
             out.push_str(&text);
         }
-        source = s.source();
+        source = next_source(s);
     }
     out
+}
+
+/// The next error in the chain; an `io::Error`'s payload counts (its `source()` skips it).
+fn next_source<'a>(
+    e: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a (dyn std::error::Error + 'static)> {
+    match e
+        .downcast_ref::<std::io::Error>()
+        .and_then(std::io::Error::get_ref)
+    {
+        Some(inner) => Some(inner),
+        None => e.source(),
+    }
 }
 
 #[cfg(test)]
@@ -340,6 +462,35 @@ mod tests {
         assert_eq!(d.path, Some(AttributePath::root().attr("name")));
         let diags: Diagnostics = e.into();
         assert!(diags.has_errors());
+    }
+
+    #[test]
+    fn transport_failures_are_provider_level() {
+        use aws_credential_types::provider::error::CredentialsError;
+        let refused = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
+        assert_eq!(transport_kind(&refused), AwsErrorKind::Connection);
+        // hyper-rustls nests the rustls error two io::Errors deep
+        let tls = std::io::Error::other(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer),
+        ));
+        assert_eq!(transport_kind(&tls), AwsErrorKind::Tls);
+        assert!(
+            error_chain(&tls).contains("UnknownIssuer"),
+            "{}",
+            error_chain(&tls)
+        );
+        let creds = CredentialsError::not_loaded("no source");
+        assert_eq!(transport_kind(&creds), AwsErrorKind::Credentials);
+        let e = AwsError::new("sqs:GetQueueUrl", AwsErrorKind::Connection, "refused")
+            .via("http://127.0.0.1:1")
+            .at(AttributePath::root().attr("queue_name"));
+        let d = e.to_diagnostic();
+        assert_eq!(d.path, None);
+        assert!(d.summary.contains("http://127.0.0.1:1"), "{}", d.summary);
+        let d = AwsError::new("sqs:GetQueueUrl", AwsErrorKind::Credentials, "x").to_diagnostic();
+        assert_eq!(d.summary, "no AWS credentials found");
+        assert!(d.detail.contains("instance metadata"), "{}", d.detail);
     }
 
     #[test]

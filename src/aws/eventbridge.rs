@@ -14,6 +14,8 @@ use super::error::{AwsError, AwsErrorKind};
 #[derive(Debug, Clone)]
 pub struct EventBridge {
     client: Client,
+    /// Where the calls go, for connection and TLS diagnostics.
+    endpoint: String,
 }
 
 /// A rule as DescribeRule returns it.
@@ -43,12 +45,12 @@ pub struct TargetInfo {
 }
 
 macro_rules! classify {
-    ($action:expr) => {
+    ($this:expr, $action:expr) => {
         |e| {
             let gone = e
                 .as_service_error()
                 .is_some_and(|s| s.is_resource_not_found_exception());
-            let err = AwsError::from_sdk($action, &e);
+            let err = AwsError::from_sdk($action, &e).via(&$this.endpoint);
             if gone {
                 err.with_kind(AwsErrorKind::NotFound)
             } else {
@@ -59,8 +61,8 @@ macro_rules! classify {
 }
 
 impl EventBridge {
-    pub fn new(client: Client) -> Self {
-        Self { client }
+    pub fn new(client: Client, endpoint: String) -> Self {
+        Self { client, endpoint }
     }
 
     /// Creates or updates an enabled rule with this pattern; returns its ARN. Tags are applied
@@ -86,7 +88,7 @@ impl EventBridge {
             .set_tags((!tags.is_empty()).then_some(tags))
             .send()
             .await
-            .map_err(classify!("events:PutRule"))?;
+            .map_err(classify!(self, "events:PutRule"))?;
         out.rule_arn.ok_or_else(|| {
             AwsError::new(
                 "events:PutRule",
@@ -104,7 +106,7 @@ impl EventBridge {
             .name(name)
             .send()
             .await
-            .map_err(classify!("events:DescribeRule"))
+            .map_err(classify!(self, "events:DescribeRule"))
         {
             Ok(out) => Ok(Some(RuleInfo {
                 name: out.name.unwrap_or_else(|| name.to_string()),
@@ -132,7 +134,7 @@ impl EventBridge {
             .targets(target)
             .send()
             .await
-            .map_err(classify!("events:PutTargets"))?;
+            .map_err(classify!(self, "events:PutTargets"))?;
         if let Some(failed) = out.failed_entries.unwrap_or_default().first() {
             let code = failed.error_code.clone().unwrap_or_default();
             let kind = super::error::kind_of_code(&code);
@@ -158,7 +160,7 @@ impl EventBridge {
             .rule(rule)
             .send()
             .await
-            .map_err(classify!("events:ListTargetsByRule"))
+            .map_err(classify!(self, "events:ListTargetsByRule"))
         {
             Ok(out) => Ok(Some(
                 out.targets
@@ -184,7 +186,7 @@ impl EventBridge {
             .set_ids(Some(ids.to_vec()))
             .send()
             .await
-            .map_err(classify!("events:RemoveTargets"))
+            .map_err(classify!(self, "events:RemoveTargets"))
         {
             Ok(_) => Ok(()),
             Err(e) if e.is_not_found() => Ok(()),
@@ -200,7 +202,7 @@ impl EventBridge {
             .name(name)
             .send()
             .await
-            .map_err(classify!("events:DeleteRule"))
+            .map_err(classify!(self, "events:DeleteRule"))
         {
             Ok(_) => Ok(()),
             Err(e) if e.is_not_found() => Ok(()),
@@ -247,7 +249,7 @@ impl EventBridge {
                 .set_next_token(token)
                 .send()
                 .await
-                .map_err(classify!("events:ListRules"))?;
+                .map_err(classify!(self, "events:ListRules"))?;
             rules.extend(
                 out.rules
                     .unwrap_or_default()
@@ -269,7 +271,7 @@ impl EventBridge {
             .resource_arn(arn)
             .send()
             .await
-            .map_err(classify!("events:ListTagsForResource"))?;
+            .map_err(classify!(self, "events:ListTagsForResource"))?;
         Ok(out
             .tags
             .unwrap_or_default()
@@ -289,7 +291,7 @@ impl EventBridge {
                 .set_tag_keys(Some(changes.remove))
                 .send()
                 .await
-                .map_err(classify!("events:UntagResource"))?;
+                .map_err(classify!(self, "events:UntagResource"))?;
         }
         if !changes.set.is_empty() {
             let list: Vec<Tag> = changes
@@ -303,7 +305,7 @@ impl EventBridge {
                 .set_tags(Some(list))
                 .send()
                 .await
-                .map_err(classify!("events:TagResource"))?;
+                .map_err(classify!(self, "events:TagResource"))?;
         }
         Ok(())
     }
@@ -320,7 +322,7 @@ impl EventBridge {
                 .set_next_token(token)
                 .send()
                 .await
-                .map_err(classify!("events:ListRuleNamesByTarget"))?;
+                .map_err(classify!(self, "events:ListRuleNamesByTarget"))?;
             names.extend(out.rule_names.unwrap_or_default());
             token = out.next_token;
             if token.is_none() {

@@ -16,6 +16,8 @@ use aws_sdk_iam::types::Tag;
 use serde_json::Value as Json;
 use thiserror::Error;
 
+use super::error::{AwsErrorKind, CREDENTIAL_SOURCES};
+
 /// An IAM call that failed: the operation, AWS's error code (when the service sent one) and
 /// its message.
 #[derive(Debug, Clone, Error, PartialEq, Eq)]
@@ -39,6 +41,23 @@ impl IamError {
     where
         E: ProvideErrorMetadata + std::error::Error + 'static,
     {
+        if err.as_service_error().is_none() {
+            // Transport failures: say what is wrong with the provider's AWS setup.
+            let chain = DisplayErrorContext(&err).to_string();
+            let message = match super::error::transport_kind(&err) {
+                AwsErrorKind::Credentials => {
+                    format!("no AWS credentials found (sources tried: {CREDENTIAL_SOURCES}): {chain}")
+                }
+                AwsErrorKind::Connection => format!("could not connect to the IAM endpoint: {chain}"),
+                AwsErrorKind::Tls => format!("TLS handshake with the IAM endpoint failed: {chain}"),
+                _ => chain,
+            };
+            return Self {
+                operation,
+                code: None,
+                message,
+            };
+        }
         let code = err.as_service_error().and_then(|e| e.code()).map(str::to_string);
         // A 403 whose body the SDK cannot read (a proxy's page, a stand-in's odd XML) would
         // otherwise surface as a dump of the raw response.

@@ -16,6 +16,8 @@ pub const QUEUE_DELETED_RECENTLY: &str = "AWS.SimpleQueueService.QueueDeletedRec
 #[derive(Debug, Clone)]
 pub struct Sqs {
     client: Client,
+    /// Where the calls go, for connection and TLS diagnostics.
+    endpoint: String,
 }
 
 fn attrs(map: &BTreeMap<String, String>) -> std::collections::HashMap<QueueAttributeName, String> {
@@ -25,8 +27,8 @@ fn attrs(map: &BTreeMap<String, String>) -> std::collections::HashMap<QueueAttri
 }
 
 impl Sqs {
-    pub fn new(client: Client) -> Self {
-        Self { client }
+    pub fn new(client: Client, endpoint: String) -> Self {
+        Self { client, endpoint }
     }
 
     /// Creates the queue (idempotent when the attributes match) and returns its URL.
@@ -46,7 +48,7 @@ impl Sqs {
             .await
             .map_err(|e| {
                 let already = e.as_service_error().is_some_and(|s| s.is_queue_name_exists());
-                let err = AwsError::from_sdk("sqs:CreateQueue", &e);
+                let err = AwsError::from_sdk("sqs:CreateQueue", &e).via(&self.endpoint);
                 if already {
                     err.with_kind(AwsErrorKind::AlreadyExists)
                 } else {
@@ -72,7 +74,7 @@ impl Sqs {
             .await
             .map_err(|e| {
                 let gone = e.as_service_error().is_some_and(|s| s.is_queue_does_not_exist());
-                let err = AwsError::from_sdk("sqs:GetQueueUrl", &e);
+                let err = AwsError::from_sdk("sqs:GetQueueUrl", &e).via(&self.endpoint);
                 if gone {
                     err.with_kind(AwsErrorKind::NotFound)
                 } else {
@@ -99,7 +101,7 @@ impl Sqs {
             .await
             .map_err(|e| {
                 let gone = e.as_service_error().is_some_and(|s| s.is_queue_does_not_exist());
-                let err = AwsError::from_sdk("sqs:GetQueueAttributes", &e);
+                let err = AwsError::from_sdk("sqs:GetQueueAttributes", &e).via(&self.endpoint);
                 if gone {
                     err.with_kind(AwsErrorKind::NotFound)
                 } else {
@@ -128,7 +130,7 @@ impl Sqs {
             .await
             .map_err(|e| {
                 let gone = e.as_service_error().is_some_and(|s| s.is_queue_does_not_exist());
-                let err = AwsError::from_sdk("sqs:SetQueueAttributes", &e);
+                let err = AwsError::from_sdk("sqs:SetQueueAttributes", &e).via(&self.endpoint);
                 if gone {
                     err.with_kind(AwsErrorKind::NotFound)
                 } else {
@@ -147,7 +149,7 @@ impl Sqs {
             .await
             .map_err(|e| {
                 let gone = e.as_service_error().is_some_and(|s| s.is_queue_does_not_exist());
-                let err = AwsError::from_sdk("sqs:ListQueueTags", &e);
+                let err = AwsError::from_sdk("sqs:ListQueueTags", &e).via(&self.endpoint);
                 if gone {
                     err.with_kind(AwsErrorKind::NotFound)
                 } else {
@@ -168,7 +170,7 @@ impl Sqs {
                 .set_tag_keys(Some(changes.remove))
                 .send()
                 .await
-                .map_err(|e| AwsError::from_sdk("sqs:UntagQueue", &e))?;
+                .map_err(|e| AwsError::from_sdk("sqs:UntagQueue", &e).via(&self.endpoint))?;
         }
         if !changes.set.is_empty() {
             self.client
@@ -177,7 +179,7 @@ impl Sqs {
                 .set_tags(Some(changes.set.into_iter().collect()))
                 .send()
                 .await
-                .map_err(|e| AwsError::from_sdk("sqs:TagQueue", &e))?;
+                .map_err(|e| AwsError::from_sdk("sqs:TagQueue", &e).via(&self.endpoint))?;
         }
         Ok(())
     }
@@ -188,7 +190,7 @@ impl Sqs {
             Ok(_) => Ok(()),
             Err(e) if e.as_service_error().is_some_and(|s| s.is_queue_does_not_exist()) => Ok(()),
             Err(e) => {
-                let err = AwsError::from_sdk("sqs:DeleteQueue", &e);
+                let err = AwsError::from_sdk("sqs:DeleteQueue", &e).via(&self.endpoint);
                 if err.is_not_found() { Ok(()) } else { Err(err) }
             }
         }

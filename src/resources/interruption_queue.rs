@@ -715,8 +715,8 @@ struct Clients {
 async fn clients(ctx: &KarpenterContext) -> Result<Clients, Diagnostics> {
     let aws = ctx.aws().await?;
     Ok(Clients {
-        sqs: Sqs::new(aws.sqs()),
-        events: EventBridge::new(aws.events()),
+        sqs: Sqs::new(aws.sqs(), aws.endpoint_for("sqs")),
+        events: EventBridge::new(aws.events(), aws.endpoint_for("events")),
         region: aws.region().map(str::to_string),
     })
 }
