@@ -29,10 +29,7 @@ pub fn is_owned_by(tags: &BTreeMap<String, String>, resource_type: &str) -> bool
 }
 
 /// The tags to send when creating a part: the user's plus the ownership tag.
-pub fn with_owner_tag(
-    user_tags: &BTreeMap<String, String>,
-    resource_type: &str,
-) -> BTreeMap<String, String> {
+pub fn with_owner_tag(user_tags: &BTreeMap<String, String>, resource_type: &str) -> BTreeMap<String, String> {
     let mut tags = user_tags.clone();
     let (key, value) = owner_tag(resource_type);
     tags.insert(key, value);

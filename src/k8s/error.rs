@@ -116,12 +116,26 @@ impl KubeError {
     /// Worth retrying within the operation's deadline: throttling, server errors, refused or
     /// dropped connections, and admission webhooks that are not reachable yet (Karpenter's
     /// webhook starting up answers 500 "failed calling webhook … connection refused").
+    ///
+    /// Not a 500 that server-side apply gives when the object does not fit the CRD's schema
+    /// ("failed to create typed patch object … field not declared in schema"): it comes from
+    /// the installed CRDs, and only installing other CRDs changes it, so it is permanent.
     pub fn is_transient(&self) -> bool {
         match self {
             KubeError::Transport(_) => true,
+            KubeError::Api(_) if self.is_schema_refusal() => false,
             KubeError::Api(s) => {
                 matches!(s.code, 429 | 500 | 502 | 503 | 504) || s.message.contains("failed calling webhook")
             }
+            _ => false,
+        }
+    }
+
+    /// The server refused the object because its CRD's schema does not declare a field (see
+    /// [`super::skew::undeclared_in_error`] for which).
+    pub fn is_schema_refusal(&self) -> bool {
+        match self {
+            KubeError::Api(s) => s.code == 500 && super::skew::is_schema_refusal(&s.message),
             _ => false,
         }
     }
@@ -167,6 +181,13 @@ mod tests {
         assert!(!status(403, "forbidden").is_transient());
         assert!(KubeError::Transport("connection reset".into()).is_transient());
         assert!(status(404, "").is_not_found());
+        // Server-side apply of a field the installed CRD does not have: retrying cannot help.
+        let refusal = status(
+            500,
+            "failed to create typed patch object (/static; karpenter.sh/v1, Kind=NodePool): .spec.replicas: field not declared in schema",
+        );
+        assert!(!refusal.is_transient() && refusal.is_schema_refusal());
+        assert!(!status(500, "etcdserver: leader changed").is_schema_refusal());
     }
 
     #[test]

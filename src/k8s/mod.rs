@@ -9,6 +9,7 @@ pub mod error;
 pub mod gate;
 pub mod kinds;
 pub mod retry;
+pub mod skew;
 
 pub use error::KubeError;
 pub use kinds::Kind;

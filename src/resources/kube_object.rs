@@ -33,7 +33,7 @@ use crate::framework::values::{get_str, object};
 use crate::framework::{ApplyOutcome, Diagnostics, MoveSource, ReadOutcome, Resource, timeouts};
 use crate::k8s::{self, Kind, KubeError};
 use crate::provider::KarpenterContext;
-use crate::tfvalue::{AttributePath, Value};
+use crate::tfvalue::{AttributePath, PathStep, Value};
 
 const DEFAULT_CREATE: Duration = Duration::from_secs(10 * 60);
 const DEFAULT_UPDATE: Duration = Duration::from_secs(10 * 60);
@@ -186,9 +186,17 @@ impl KubeObjectType {
             Ok(c) => c,
             Err(d) => return ApplyOutcome::failed(None, d),
         };
-        if let Err(e) = ctx.crd_gate.ensure(client, &self.kind, deadline).await {
-            return ApplyOutcome::failed(None, self.diagnose(&e, "waiting for the CRD"));
-        }
+        let served = match ctx.crd_gate.ensure(client, &self.kind, deadline).await {
+            Ok(served) => served,
+            Err(e) => return ApplyOutcome::failed(None, self.diagnose(&e, "waiting for the CRD")),
+        };
+        let manifest = match served.schema.as_ref() {
+            Some(schema) => match self.fit_to_cluster(manifest, planned, schema) {
+                Ok(m) => m,
+                Err(d) => return ApplyOutcome::failed(None, d),
+            },
+            None => manifest,
+        };
         let stored = match k8s::apply::apply(client, &self.kind, &name, &manifest, deadline).await {
             Ok(obj) => obj,
             Err(e) => return ApplyOutcome::failed(None, self.diagnose(&e, "applying")),
@@ -213,11 +221,90 @@ impl KubeObjectType {
         }
     }
 
+    /// The manifest as the cluster's CRD (`schema`, the served `openAPIV3Schema`) can take it.
+    /// A field the CRD does not declare is either a default this provider plans (left out of
+    /// the write: the cluster's Karpenter has no such setting, and the planned value stays in
+    /// state) or something the user configured, which fails at once on that attribute with
+    /// the Karpenter release that added it.
+    fn fit_to_cluster(
+        &self,
+        mut manifest: Json,
+        planned: &Value,
+        schema: &Json,
+    ) -> Result<Json, Diagnostics> {
+        let mut d = Diagnostics::new();
+        for wire in k8s::skew::undeclared(schema, &manifest) {
+            let at = wire_path_to_attribute(&self.schema.attributes, &wire);
+            let is_default = at.as_ref().is_some_and(|path| {
+                let default = attribute_at(&self.schema.attributes, path).and_then(|a| a.default.as_ref());
+                default.is_some() && default == value_at(planned, path)
+            });
+            if is_default {
+                tracing::debug!(
+                    kind = self.kind.kind,
+                    field = %wire,
+                    "the installed CRD has no {wire}; its default is not sent"
+                );
+                k8s::skew::remove(&mut manifest, &wire);
+            } else {
+                self.undeclared_field(&mut d, &wire);
+            }
+        }
+        if d.has_errors() { Err(d) } else { Ok(manifest) }
+    }
+
+    /// The error for a configured field (`spec.x[0].y`) that the cluster's CRD does not have.
+    fn undeclared_field(&self, d: &mut Diagnostics, wire: &str) {
+        let crd = self.kind.crd_name();
+        let what = self.kind.kind;
+        let since = match k8s::skew::first_release(&crd, wire) {
+            Some(release) => format!(
+                "Karpenter added it in {release}. Upgrade the Karpenter CRDs in this cluster (the karpenter-crd chart, \
+                 or the karpenter chart) to {release} or later, or remove this setting."
+            ),
+            None => format!(
+                "This provider's schema follows Karpenter {}; upgrade the Karpenter CRDs in this cluster, or remove \
+                 this setting.",
+                k8s::skew::SCHEMA_RELEASE
+            ),
+        };
+        let summary = "Not supported by the Karpenter installed in this cluster";
+        match wire_path_to_attribute(&self.schema.attributes, wire) {
+            Some(path) => d.error_at(
+                &path,
+                summary,
+                format!(
+                    "`{path}` ({wire}) is not in the {what} schema of the Karpenter CRDs installed in this cluster \
+                     ({crd}). {since}"
+                ),
+            ),
+            None => d.error(
+                summary,
+                format!("{wire} is not in the {what} schema of the Karpenter CRDs installed in this cluster ({crd}). {since}"),
+            ),
+        }
+    }
+
     /// One diagnostic (or one per invalid field) for a Kubernetes error.
     fn diagnose(&self, e: &KubeError, doing: &str) -> Diagnostics {
         let mut d = Diagnostics::new();
         let what = self.kind.kind;
         match e {
+            KubeError::Api(status) if e.is_schema_refusal() => {
+                let fields = k8s::skew::undeclared_in_error(&status.message);
+                if fields.is_empty() {
+                    d.error(
+                        format!("The API server cannot take this {what}"),
+                        format!(
+                            "{e}. The object does not fit the {what} schema of the Karpenter CRDs installed in this \
+                             cluster; upgrade them, or remove the settings they do not have."
+                        ),
+                    );
+                }
+                for wire in fields {
+                    self.undeclared_field(&mut d, &wire);
+                }
+            }
             KubeError::Api(status) if status.code == 422 => {
                 let causes = status.details.as_ref().map(|x| x.causes.as_slice()).unwrap_or_default();
                 d.error(format!("The API server rejected the {what}"), status.message.clone());
@@ -277,6 +364,33 @@ fn managed_metadata(obj: &DynamicObject, prior: &Value) -> Value {
         return object([("labels", or_null(labels)), ("annotations", or_null(annotations))]);
     }
     object([("labels", labels), ("annotations", annotations)])
+}
+
+/// The value at an attribute path (attributes, map keys and list indexes).
+fn value_at<'a>(value: &'a Value, path: &AttributePath) -> Option<&'a Value> {
+    path.steps
+        .iter()
+        .try_fold(value, |here, step| match (step, here) {
+            (PathStep::Attribute(n) | PathStep::ElementKeyString(n), v) => v.get(n),
+            (PathStep::ElementKeyInt(i), Value::List(items) | Value::Set(items)) => {
+                items.get(usize::try_from(*i).ok()?)
+            }
+            _ => None,
+        })
+}
+
+/// The schema attribute an attribute path ends on.
+fn attribute_at<'a>(attributes: &'a [Attribute], path: &AttributePath) -> Option<&'a Attribute> {
+    let mut attrs = attributes;
+    let mut found = None;
+    for step in &path.steps {
+        if let PathStep::Attribute(name) = step {
+            let a = attrs.iter().find(|a| a.name == name)?;
+            attrs = a.nested().map(|(_, n)| n).unwrap_or_default();
+            found = Some(a);
+        }
+    }
+    found
 }
 
 /// The planned value wherever it is known; the actual value where the plan had an unknown.
