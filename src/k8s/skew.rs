@@ -230,7 +230,7 @@ pub fn undeclared_in_error(message: &str) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use serde_json::json;
     use std::collections::BTreeMap;
@@ -304,6 +304,22 @@ mod tests {
             Some("v1.5")
         );
         assert_eq!(first_release("nodepools.karpenter.sh", "spec.limits"), None);
+    }
+
+    /// The user guide's minimum-version table states every row of [`FIRST_RELEASES`].
+    #[test]
+    fn guide_lists_every_first_release() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/guides/karpenter-versions.md");
+        let guide = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+        for (_, wire, release) in FIRST_RELEASES {
+            assert!(
+                guide
+                    .lines()
+                    .any(|l| l.contains(&format!("`{wire}`"))
+                        && l.trim_end().ends_with(&format!("| {release} |"))),
+                "docs/guides/karpenter-versions.md has no row for {wire} ({release})"
+            );
+        }
     }
 
     // ---- the table, derived from the CRDs of every v1 minor ----
