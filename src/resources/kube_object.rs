@@ -126,6 +126,7 @@ impl KubeObjectType {
                     format!("{}: {}", e.path, e.message),
                 )
             })?;
+        keep_defaults_the_cluster_lacks(&self.schema.attributes, &spec, &mut state, base);
         let Value::Object(fields) = &mut state else {
             return Ok(state);
         };
@@ -364,6 +365,41 @@ fn managed_metadata(obj: &DynamicObject, prior: &Value) -> Value {
         return object([("labels", or_null(labels)), ("annotations", or_null(annotations))]);
     }
     object([("labels", labels), ("annotations", annotations)])
+}
+
+/// A defaulted attribute whose field the stored object does not have keeps the default the
+/// base (prior state) holds. Every default of our schemas is a CRD server default or belongs
+/// to a required field, so a cluster whose CRD has the field always returns it; its absence
+/// means the installed Karpenter is older than the field, the apply left the default out
+/// ([`KubeObjectType::fit_to_cluster`]), and showing `default → null` on every plan would be
+/// a perpetual diff. Walks nested single objects; the legacy kinds declare no defaults.
+fn keep_defaults_the_cluster_lacks(
+    attributes: &[Attribute],
+    wire: &Map<String, Json>,
+    state: &mut Value,
+    base: &Value,
+) {
+    let Value::Object(fields) = state else { return };
+    for a in attributes {
+        let Some(field) = a.wire_field() else { continue };
+        let prior = base.get(a.name);
+        match (wire.get(&field), a.nested()) {
+            (None, _) => {
+                if let Some(default) = a.default.as_ref()
+                    && prior == Some(default)
+                    && fields.get(a.name).is_none_or(Value::is_null)
+                {
+                    fields.insert(a.name.to_string(), default.clone());
+                }
+            }
+            (Some(Json::Object(inner)), Some((Nesting::Single, nested))) => {
+                if let (Some(here), Some(prior)) = (fields.get_mut(a.name), prior) {
+                    keep_defaults_the_cluster_lacks(nested, inner, here, prior);
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// The value at an attribute path (attributes, map keys and list indexes).
@@ -704,6 +740,111 @@ mod tests {
         assert_eq!(
             merge_known(&planned, &actual),
             object([("a", Value::string("x")), ("s", Value::string("ready"))])
+        );
+    }
+
+    /// #16 point 2: a default the cluster's CRD lacks was left out of the write; reading the
+    /// object back keeps the planned default instead of showing `default → null` forever. A
+    /// field the object has, or a prior without the default, is read as stored.
+    #[test]
+    fn a_default_the_cluster_lacks_is_kept_from_the_prior_state() {
+        let attrs = vec![
+            Attribute::string("name").not_on_wire(),
+            Attribute::string("expire_after").default_value(Value::string("720h")),
+            Attribute::object(
+                "disruption",
+                vec![Attribute::string("consolidate_after").default_value(Value::string("0s"))],
+            ),
+        ];
+        let base = object([
+            ("name", Value::string("a")),
+            ("expire_after", Value::string("720h")),
+            ("disruption", object([("consolidate_after", Value::string("0s"))])),
+        ]);
+        let read = |spec: Json, base: &Value| {
+            let spec = spec.as_object().cloned().unwrap_or_default();
+            let mut state = from_wire(&attrs, &spec, base, &AttributePath::root()).expect("from_wire");
+            keep_defaults_the_cluster_lacks(&attrs, &spec, &mut state, base);
+            state
+        };
+        // The cluster's CRD has neither field: both defaults are kept.
+        let state = read(json!({"disruption": {}}), &base);
+        assert_eq!(state.get("expire_after"), Some(&Value::string("720h")));
+        assert_eq!(
+            state.get("disruption").and_then(|d| d.get("consolidate_after")),
+            Some(&Value::string("0s"))
+        );
+        // Stored values win; a prior without the default (import) reads as stored.
+        let state = read(
+            json!({"expireAfter": "24h", "disruption": {"consolidateAfter": "5m"}}),
+            &base,
+        );
+        assert_eq!(state.get("expire_after"), Some(&Value::string("24h")));
+        let state = read(json!({}), &object([("expire_after", Value::Null)]));
+        assert!(state.get("expire_after").is_none_or(Value::is_null));
+    }
+
+    /// The apply body against a cluster CRD that lacks fields: a planned default the CRD does
+    /// not have is left out (nothing to fail on), a configured field the CRD does not have is
+    /// an error on its attribute naming the release that added it.
+    #[test]
+    fn writes_fit_the_served_schema() {
+        use crate::resources::v1::testing::{config, plan_create};
+        use crate::resources::v1::{NODE_POOL, crd_coverage::load_version};
+        let resource = KubeObjectType::new("karpenter_node_pool", k8s::kinds::NODE_POOL, &NODE_POOL);
+        let mut served = load_version("versions/v1.0.14", "v1", "karpenter.sh_nodepools.yaml");
+        // A cluster whose CRD has no `expireAfter` (as if it were newer than v1.0).
+        served["properties"]["spec"]["properties"]["template"]["properties"]["spec"]["properties"]
+            .as_object_mut()
+            .expect("template.spec")
+            .remove("expireAfter");
+        let minimal = json!({"name": "a", "template": {"spec": {
+            "node_class_ref": {"name": "default"},
+            "requirements": [{"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]
+        }}});
+        let planned = plan_create(&NODE_POOL, &config(&NODE_POOL, &minimal));
+        let manifest = resource.manifest(&planned).expect("manifest");
+        assert_eq!(
+            manifest.pointer("/spec/template/spec/expireAfter"),
+            Some(&json!("720h"))
+        );
+        let fitted = resource
+            .fit_to_cluster(manifest, &planned, &served)
+            .expect("a default is not an error");
+        assert_eq!(fitted.pointer("/spec/template/spec/expireAfter"), None);
+        assert!(fitted.pointer("/spec/disruption/consolidateAfter").is_some());
+
+        // Configured: expire_after set to a non-default value, and replicas (v1.8).
+        let mut configured = minimal.clone();
+        configured["template"]["spec"]["expire_after"] = json!("24h");
+        configured["replicas"] = json!(2);
+        let planned = plan_create(&NODE_POOL, &config(&NODE_POOL, &configured));
+        let manifest = resource.manifest(&planned).expect("manifest");
+        let d = resource
+            .fit_to_cluster(manifest, &planned, &served)
+            .expect_err("configured fields the CRD lacks");
+        let errors: Vec<(String, String)> = d
+            .iter()
+            .map(|x| {
+                (
+                    x.path.as_ref().map(ToString::to_string).unwrap_or_default(),
+                    x.detail.clone(),
+                )
+            })
+            .collect();
+        assert_eq!(errors.len(), 2, "{errors:?}");
+        let replicas = errors
+            .iter()
+            .find(|(p, _)| p == "replicas")
+            .expect("replicas error");
+        assert!(
+            replicas.1.contains("Karpenter added it in v1.8"),
+            "{}",
+            replicas.1
+        );
+        assert!(
+            errors.iter().any(|(p, _)| p == "template.spec.expire_after"),
+            "{errors:?}"
         );
     }
 
