@@ -5,6 +5,8 @@
 #                                                            terraform-provider-karpenter_v<version>
 #   terraform-provider-karpenter_<version>_SHA256SUMS         one "<sha256>  <zip>" line per zip
 #   terraform-provider-karpenter_<version>_manifest.json      the registry manifest (protocol 6.0)
+#   terraform-provider-karpenter_<version>_SHA256SUMS.sig     a detached binary GPG signature of
+#                                                            SHA256SUMS, when a key is given
 #
 # Targets: only the host's (the os/arch of `uname`). Cross targets need toolchains and C
 # cross-compilers (aws-lc-rs) that are not on these machines, so they are not attempted here.
@@ -12,6 +14,13 @@
 #   RELEASE_PROFILE=release|debug   which cargo profile to package (default: release; the
 #                                   acceptance test packages the debug build to stay fast)
 #   DIST=dir                        where to write (default: dist/ in the repository)
+#   GPG_FINGERPRINT=fpr             sign SHA256SUMS with this key (from the default keyring, or
+#                                   GNUPGHOME's); the registry requires the signature and the
+#                                   key's ASCII-armoured public part. Unset: nothing is signed.
+#                                   A key that cannot sign fails the release, never unsigned.
+#
+# Other platforms: build on (or for) each with `cargo build --release --target <triple>` and
+# the matching C toolchain for aws-lc-rs, then run this script there; see README "Releases".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -55,6 +64,15 @@ printf '{"version":1,"metadata":{"protocol_versions":["6.0"]}}\n' >"$dist/${name
 (cd "$dist" && sha256sum "${name}_${version}"_*.zip "${name}_${version}_manifest.json" | sort -k2) \
   >"$dist/${name}_${version}_SHA256SUMS"
 
+sums="$dist/${name}_${version}_SHA256SUMS"
+rm -f "$sums.sig"
+if [ -n "${GPG_FINGERPRINT:-}" ]; then
+  command -v gpg >/dev/null 2>&1 || { echo "error: GPG_FINGERPRINT is set but gpg is not on PATH" >&2; exit 1; }
+  gpg --batch --yes --local-user "$GPG_FINGERPRINT" --output "$sums.sig" --detach-sign "$sums" \
+    || { echo "error: could not sign $sums with key $GPG_FINGERPRINT" >&2; exit 1; }
+fi
+
 echo "$dist/$zip_name"
 echo "$dist/${name}_${version}_SHA256SUMS"
 echo "$dist/${name}_${version}_manifest.json"
+if [ -f "$sums.sig" ]; then echo "$sums.sig"; fi

@@ -5,6 +5,7 @@
 //! against it (and refuse it against a wrong one) and keep it in the lock file; the data
 //! source example then plans with the installed provider.
 
+use std::ffi::OsStr;
 use std::path::Path;
 use std::process::Command;
 
@@ -36,10 +37,7 @@ fn platform() -> String {
 
 /// Runs the release script into `dist`, packaging the debug build.
 fn release_into(dist: &Path) {
-    let out = Command::new("bash")
-        .arg(workspace_root().join("scripts/release.sh"))
-        .env("RELEASE_PROFILE", "debug")
-        .env("DIST", dist)
+    let out = release_command(dist, &[])
         .output()
         .expect("run scripts/release.sh");
     assert!(
@@ -48,6 +46,145 @@ fn release_into(dist: &Path) {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// The release script's command, packaging the debug build into `dist`, with `env` set.
+fn release_command(dist: &Path, env: &[(&str, &OsStr)]) -> Command {
+    let mut cmd = Command::new("bash");
+    cmd.arg(workspace_root().join("scripts/release.sh"))
+        .env("RELEASE_PROFILE", "debug")
+        .env("DIST", dist)
+        .env_remove("GPG_FINGERPRINT");
+    for (key, value) in env {
+        cmd.env(key, value);
+    }
+    cmd
+}
+
+/// `gpg` with its home in `home`, no terminal, no prompts.
+fn gpg(home: &Path, args: &[&str]) -> std::process::Output {
+    Command::new("gpg")
+        .env("GNUPGHOME", home)
+        .args(["--batch", "--no-tty"])
+        .args(args)
+        .output()
+        .expect("run gpg")
+}
+
+/// A throw-away signing key in a fresh GnuPG home; returns its fingerprint.
+fn throwaway_key(home: &Path) -> String {
+    std::fs::set_permissions(home, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .expect("chmod GNUPGHOME");
+    let made = gpg(
+        home,
+        &[
+            "--passphrase",
+            "",
+            "--quick-gen-key",
+            "Release Test <release-test@example.invalid>",
+            "rsa2048",
+            "sign",
+            "never",
+        ],
+    );
+    assert!(
+        made.status.success(),
+        "gpg key generation failed: {}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let listed = gpg(home, &["--with-colons", "--list-secret-keys"]);
+    String::from_utf8_lossy(&listed.stdout)
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("fpr:")
+                .map(|rest| rest.trim_matches(':').to_string())
+        })
+        .expect("a fingerprint in gpg --list-secret-keys")
+}
+
+#[test]
+fn sha256sums_are_signed_when_a_key_is_given_and_only_then() {
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let home = scratch.path().join("gnupg");
+    std::fs::create_dir(&home).expect("mkdir GNUPGHOME");
+    let fingerprint = throwaway_key(&home);
+    let dist = scratch.path().join("dist");
+    let sums = dist.join(format!("{NAME}_{}_SHA256SUMS", version()));
+    let sig = sums.with_file_name(format!("{NAME}_{}_SHA256SUMS.sig", version()));
+
+    // unsigned when no key is given
+    release_into(&dist);
+    assert!(sums.is_file());
+    assert!(!sig.exists(), "a signature appeared although no key was given");
+
+    // signed with the given key: a detached signature gpg verifies against SHA256SUMS
+    let signed = release_command(
+        &dist,
+        &[
+            ("GNUPGHOME", home.as_os_str()),
+            ("GPG_FINGERPRINT", OsStr::new(&fingerprint)),
+        ],
+    )
+    .output()
+    .expect("run scripts/release.sh");
+    assert!(
+        signed.status.success(),
+        "signed release failed: {}",
+        String::from_utf8_lossy(&signed.stderr)
+    );
+    assert!(String::from_utf8_lossy(&signed.stdout).contains("SHA256SUMS.sig"));
+    let verified = gpg(
+        &home,
+        &[
+            "--status-fd",
+            "1",
+            "--verify",
+            &sig.to_string_lossy(),
+            &sums.to_string_lossy(),
+        ],
+    );
+    assert!(
+        verified.status.success(),
+        "gpg --verify failed: {}",
+        String::from_utf8_lossy(&verified.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&verified.stdout).contains(&format!("VALIDSIG {fingerprint}")),
+        "not signed by the given key: {}",
+        String::from_utf8_lossy(&verified.stdout)
+    );
+
+    // the signature covers the content: a changed SHA256SUMS no longer verifies
+    let mut tampered = std::fs::read(&sums).expect("read SHA256SUMS");
+    tampered.extend_from_slice(b"0000  extra.zip\n");
+    std::fs::write(&sums, tampered).expect("write SHA256SUMS");
+    let refused = gpg(
+        &home,
+        &["--verify", &sig.to_string_lossy(), &sums.to_string_lossy()],
+    );
+    assert!(!refused.status.success(), "a tampered SHA256SUMS still verified");
+
+    // a key that cannot sign fails the release instead of shipping it unsigned
+    let missing = release_command(
+        &dist,
+        &[
+            ("GNUPGHOME", home.as_os_str()),
+            ("GPG_FINGERPRINT", OsStr::new("0000000000000000DEADBEEF")),
+        ],
+    )
+    .output()
+    .expect("run scripts/release.sh");
+    assert!(
+        !missing.status.success(),
+        "release succeeded with a key that does not exist"
+    );
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("could not sign"));
+    assert!(!sig.exists(), "a stale signature was left beside SHA256SUMS");
+
+    let _ = Command::new("gpgconf")
+        .env("GNUPGHOME", &home)
+        .args(["--kill", "gpg-agent"])
+        .status();
 }
 
 #[test]

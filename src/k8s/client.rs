@@ -10,38 +10,85 @@ use rustls::pki_types::pem::PemObject;
 use super::error::KubeError;
 use crate::provider::config::KubernetesSettings;
 
-/// The `kube::Config` the settings describe.
+/// The `kube::Config` the settings describe: an explicit `host`, else the kubeconfig file(s);
+/// then `tls_server_name` and `proxy_url`, which apply to either.
 pub async fn config(settings: &KubernetesSettings) -> Result<kube::Config, KubeError> {
-    if let Some(host) = settings.host.as_deref() {
-        return explicit_config(host, settings);
+    let mut config = if let Some(host) = settings.host.as_deref() {
+        explicit_config(host, settings)?
+    } else if let Some(paths) = kubeconfig_paths(settings) {
+        kubeconfig_config(&paths, settings).await?
+    } else {
+        return Err(KubeError::NotConfigured(
+            "set kubernetes { host = … } with credentials (token, client certificate or exec), or kubernetes { config_path = … } / { config_paths = [...] } (or KUBE_HOST / KUBE_CONFIG_PATH / KUBE_CONFIG_PATHS)".into(),
+        ));
+    };
+    if let Some(name) = settings.tls_server_name.as_deref() {
+        config.tls_server_name = Some(name.to_string());
     }
-    if let Some(path) = settings.config_path.as_deref() {
-        let kubeconfig = Kubeconfig::read_from(expand_home(path)).map_err(|e| {
+    if let Some(proxy) = settings.proxy_url.as_deref() {
+        config.proxy_url =
+            Some(proxy.parse().map_err(|e| {
+                KubeError::Client(format!("kubernetes.proxy_url {proxy:?} is not a URL: {e}"))
+            })?);
+    }
+    Ok(config)
+}
+
+/// `config_path`, or else `config_paths`; `None` when neither is set.
+fn kubeconfig_paths(settings: &KubernetesSettings) -> Option<Vec<String>> {
+    match settings.config_path.as_deref() {
+        Some(path) => Some(vec![path.to_string()]),
+        None => (!settings.config_paths.is_empty()).then(|| settings.config_paths.clone()),
+    }
+}
+
+/// The configuration of the kubeconfig files `paths`, merged in order (the first file that sets
+/// a value wins, as with `KUBECONFIG`), with the context, cluster and user overrides applied.
+async fn kubeconfig_config(
+    paths: &[String],
+    settings: &KubernetesSettings,
+) -> Result<kube::Config, KubeError> {
+    let mut merged: Option<Kubeconfig> = None;
+    for path in paths {
+        let file = Kubeconfig::read_from(expand_home(path)).map_err(|e| {
             KubeError::Client(format!(
                 "cannot read kubeconfig {path}: {}",
                 super::error::redacted_kubeconfig(&e)
             ))
         })?;
-        let options = KubeConfigOptions {
-            context: settings.config_context.clone(),
-            ..Default::default()
-        };
-        let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
-            .await
-            .map_err(|e| {
+        merged = Some(match merged {
+            None => file,
+            Some(earlier) => earlier.merge(file).map_err(|e| {
                 KubeError::Client(format!(
-                    "kubeconfig {path}: {}",
+                    "cannot merge kubeconfig {path}: {}",
                     super::error::redacted_kubeconfig(&e)
                 ))
-            })?;
-        if settings.insecure {
-            config.accept_invalid_certs = true;
-        }
-        return Ok(config);
+            })?,
+        });
     }
-    Err(KubeError::NotConfigured(
-        "set kubernetes { host = … } with credentials (token, client certificate or exec), or kubernetes { config_path = … } (or KUBE_HOST / KUBE_CONFIG_PATH)".into(),
-    ))
+    let Some(kubeconfig) = merged else {
+        return Err(KubeError::NotConfigured(
+            "kubernetes.config_paths is empty".into(),
+        ));
+    };
+    let options = KubeConfigOptions {
+        context: settings.config_context.clone(),
+        cluster: settings.config_context_cluster.clone(),
+        user: settings.config_context_auth_info.clone(),
+    };
+    let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
+        .await
+        .map_err(|e| {
+            KubeError::Client(format!(
+                "kubeconfig {}: {}",
+                paths.join(", "),
+                super::error::redacted_kubeconfig(&e)
+            ))
+        })?;
+    if settings.insecure {
+        config.accept_invalid_certs = true;
+    }
+    Ok(config)
 }
 
 fn explicit_config(host: &str, s: &KubernetesSettings) -> Result<kube::Config, KubeError> {

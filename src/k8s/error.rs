@@ -85,8 +85,25 @@ pub fn redacted(e: &kube::Error) -> String {
             out.status,
             String::from_utf8_lossy(&out.stderr).trim()
         ),
-        other => other.to_string(),
+        other => with_causes(other),
     }
+}
+
+/// `e`'s message followed by each of its causes, so that "client error (Connect)" goes on to
+/// say which: connection refused, a DNS failure, the TLS certificate not matching the name.
+/// Only for errors that carry no credential (the exec plugin's are handled above).
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let line = c.to_string();
+        if !text.contains(&line) {
+            text.push_str(": ");
+            text.push_str(&line);
+        }
+        cause = c.source();
+    }
+    text
 }
 
 /// The kubeconfig error's message, minus quoted file content (the file holds credentials).

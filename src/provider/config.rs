@@ -54,9 +54,26 @@ fn kubernetes_block() -> Block {
             Attribute::string("config_path")
                 .describe("Path to a kubeconfig file.")
                 .env(&["KUBE_CONFIG_PATH"]),
+            Attribute::list_of("config_paths", Type::String)
+                .describe("Paths to kubeconfig files, merged in order as kubectl merges `KUBECONFIG` (for each setting, the first file that has it wins). Cannot be combined with `config_path`. From `KUBE_CONFIG_PATHS` (separated by `:`, `;` on Windows) when not set.")
+                .env(&["KUBE_CONFIG_PATHS"]),
             Attribute::string("config_context")
                 .describe("Context to use from the kubeconfig file.")
                 .env(&["KUBE_CTX"]),
+            Attribute::string("config_context_auth_info")
+                .describe("Kubeconfig user to use instead of the context's (kubectl's `--user`).")
+                .env(&["KUBE_CTX_AUTH_INFO"]),
+            Attribute::string("config_context_cluster")
+                .describe("Kubeconfig cluster to use instead of the context's (kubectl's `--cluster`).")
+                .env(&["KUBE_CTX_CLUSTER"]),
+            Attribute::string("tls_server_name")
+                .describe("Server name sent for SNI and checked against the server's certificate, when it differs from the name in `host` (e.g. `host` is an IP address or a tunnel). Applies to a kubeconfig's cluster too.")
+                .env(&["KUBE_TLS_SERVER_NAME"])
+                .validate(v::non_empty()),
+            Attribute::string("proxy_url")
+                .describe("HTTP proxy for every request to the API server, e.g. `http://proxy.internal:3128` (the provider tunnels through it with CONNECT). Applies to a kubeconfig's cluster too.")
+                .env(&["KUBE_PROXY_URL"])
+                .validate(v::matches(r"^http://[^\s/]+(/[^\s]*)?$", "an http:// proxy URL (https:// and socks5:// proxies are not supported)")),
         ],
     )
     .describe("How to reach the Kubernetes cluster Karpenter runs in. Same attribute names as the hashicorp/kubernetes provider.")
@@ -156,7 +173,13 @@ pub struct KubernetesSettings {
     pub client_key: Option<String>,
     pub insecure: bool,
     pub config_path: Option<String>,
+    /// `config_paths`, or `KUBE_CONFIG_PATHS` split at the platform's path separator.
+    pub config_paths: Vec<String>,
     pub config_context: Option<String>,
+    pub config_context_auth_info: Option<String>,
+    pub config_context_cluster: Option<String>,
+    pub tls_server_name: Option<String>,
+    pub proxy_url: Option<String>,
     pub exec: Option<ExecSettings>,
     pub eks: Option<EksSettings>,
 }
@@ -275,6 +298,23 @@ impl Reader<'_> {
         }
     }
 
+    /// A list of paths; when null, the first set environment variable of `env`, split at the
+    /// platform's path-list separator as `KUBECONFIG` is.
+    fn paths(&mut self, block: &Value, path: &AttributePath, name: &str, env: &[&str]) -> Vec<String> {
+        match block.get(name) {
+            Some(v) if !v.is_null() => self.strings(block, path, name),
+            _ => self
+                .env(env)
+                .map(|joined| {
+                    std::env::split_paths(&joined)
+                        .map(|p| p.to_string_lossy().into_owned())
+                        .filter(|p| !p.is_empty())
+                        .collect()
+                })
+                .unwrap_or_default(),
+        }
+    }
+
     fn string_map(&mut self, block: &Value, path: &AttributePath, name: &str) -> BTreeMap<String, String> {
         match block.get(name) {
             Some(v) if !v.is_wholly_known() => {
@@ -316,7 +356,12 @@ pub fn parse(config: &Value, env: &dyn Env) -> ProviderSettings {
         client_key: ks(&mut r, "client_key"),
         insecure: r.bool(k, &kp, "insecure", env_of(&KUBERNETES, "insecure")),
         config_path: ks(&mut r, "config_path"),
+        config_paths: r.paths(k, &kp, "config_paths", env_of(&KUBERNETES, "config_paths")),
         config_context: ks(&mut r, "config_context"),
+        config_context_auth_info: ks(&mut r, "config_context_auth_info"),
+        config_context_cluster: ks(&mut r, "config_context_cluster"),
+        tls_server_name: ks(&mut r, "tls_server_name"),
+        proxy_url: ks(&mut r, "proxy_url"),
         exec: None,
         eks: None,
     };
@@ -408,6 +453,41 @@ mod tests {
     }
 
     #[test]
+    fn kubeconfig_settings_come_from_hashicorp_kubernetes_env_vars() {
+        let config = object([("kubernetes", null_block(&KUBERNETES)), ("aws", Value::Null)]);
+        let env = FakeEnv(HashMap::from([
+            ("KUBE_CONFIG_PATHS", "/a/kubeconfig::/b/kubeconfig"),
+            ("KUBE_CTX_AUTH_INFO", "admin"),
+            ("KUBE_CTX_CLUSTER", "prod"),
+            ("KUBE_TLS_SERVER_NAME", "api.internal"),
+            ("KUBE_PROXY_URL", "http://proxy:3128"),
+        ]));
+        let k = parse(&config, &env).kubernetes;
+        assert_eq!(
+            k.config_paths,
+            vec!["/a/kubeconfig".to_string(), "/b/kubeconfig".to_string()]
+        );
+        assert_eq!(k.config_context_auth_info.as_deref(), Some("admin"));
+        assert_eq!(k.config_context_cluster.as_deref(), Some("prod"));
+        assert_eq!(k.tls_server_name.as_deref(), Some("api.internal"));
+        assert_eq!(k.proxy_url.as_deref(), Some("http://proxy:3128"));
+
+        // configuration wins over the environment
+        let mut block = null_block(&KUBERNETES);
+        if let Value::Object(m) = &mut block {
+            m.insert(
+                "config_paths".into(),
+                Value::List(vec![Value::string("/c/kubeconfig")]),
+            );
+        }
+        let config = object([("kubernetes", block), ("aws", Value::Null)]);
+        assert_eq!(
+            parse(&config, &env).kubernetes.config_paths,
+            vec!["/c/kubeconfig".to_string()]
+        );
+    }
+
+    #[test]
     fn unknown_values_are_recorded_not_rejected() {
         let mut k = null_block(&KUBERNETES);
         if let Value::Object(m) = &mut k {
@@ -495,7 +575,12 @@ mod tests {
             "client_key",
             "insecure",
             "config_path",
+            "config_paths",
             "config_context",
+            "config_context_auth_info",
+            "config_context_cluster",
+            "tls_server_name",
+            "proxy_url",
         ] {
             assert!(k.attributes.iter().any(|a| a.name == name), "{name}");
         }

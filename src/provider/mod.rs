@@ -137,15 +137,33 @@ impl Provider for KarpenterProvider {
     }
 
     /// `eks {}` mints the bearer token itself, so a `token` or `exec` beside it would be
-    /// silently ignored: say so at plan instead.
+    /// silently ignored: say so at plan instead. `config_path` and `config_paths` exclude each
+    /// other, as in hashicorp/kubernetes.
     fn validate(&self, config: &Value, diags: &mut Diagnostics) {
         let Some(kubernetes) = config.get("kubernetes").filter(|k| !k.is_null()) else {
             return;
         };
+        let set = |name: &str| kubernetes.get(name).is_some_and(|v| !v.is_null());
+        if set("config_path") && set("config_paths") {
+            diags.error_at(
+                &crate::tfvalue::AttributePath::root()
+                    .attr("kubernetes")
+                    .attr("config_paths"),
+                "Conflicting kubeconfig settings",
+                "kubernetes.config_path and kubernetes.config_paths cannot both be set. Use config_paths \
+                 alone (a list of one path is fine) or config_path alone.",
+            );
+        }
         if kubernetes.get("eks").is_none_or(Value::is_null) {
             return;
         }
-        for other in ["token", "exec", "client_certificate", "config_path"] {
+        for other in [
+            "token",
+            "exec",
+            "client_certificate",
+            "config_path",
+            "config_paths",
+        ] {
             if kubernetes.get(other).is_some_and(|v| !v.is_null()) {
                 diags.error_at(
                     &crate::tfvalue::AttributePath::root()

@@ -19,8 +19,10 @@ resource "karpenter_provisioner" "default" {
     { key = "example.com/dedicated", value = "general", effect = "NoSchedule" },
   ]
 
+  # The AWSNodeTemplate the nodes are launched from (a karpenter_node_template of this name;
+  # in one configuration, refer to it as karpenter_node_template.default.name).
   provider_ref = {
-    name = karpenter_node_template.default.name
+    name = "default"
   }
 
   consolidation = {
