@@ -10,6 +10,7 @@ pub mod gate;
 pub mod kinds;
 pub mod retry;
 pub mod skew;
+pub mod transport;
 
 pub use error::KubeError;
 pub use kinds::Kind;

@@ -317,11 +317,45 @@ impl KubeObjectType {
                     }
                 }
             }
-            KubeError::Api(status) if status.code == 403 || status.code == 401 => d.error(
-                format!("Not allowed to manage {what} objects"),
+            KubeError::Api(status) if status.code == 401 => d.error(
+                "The Kubernetes API server did not accept the provider's credentials",
                 format!(
-                    "{e}. The provider's Kubernetes credentials need get, list, watch, create, patch and delete on {} and get/watch on customresourcedefinitions.",
-                    self.kind.crd_name()
+                    "{e}. A 401 means the credential itself is bad or expired, not that permissions are missing: \
+                     check the token (an EKS token lasts 15 minutes), the client certificate and key, or what the exec \
+                     plugin prints (run it by hand), and that they belong to this cluster."
+                ),
+            ),
+            KubeError::Api(status) if status.code == 403 => {
+                let denied = k8s::error::forbidden_action(&status.message);
+                let summary = match &denied {
+                    Some((verb, resource)) => format!("Not allowed to {verb} {resource}"),
+                    None => format!("Not allowed to manage {what} objects"),
+                };
+                d.error(
+                    summary,
+                    format!(
+                        "{e}. The credentials are valid but lack RBAC permissions: the provider needs get, list, watch, \
+                         create, patch and delete on {} and get, list and watch on customresourcedefinitions \
+                         (see the least-privilege ClusterRole in the docs).",
+                        self.kind.crd_name()
+                    ),
+                )
+            }
+            KubeError::Unreachable(_) => d.error(
+                "Cannot reach the Kubernetes API server",
+                format!(
+                    "{e}. Nothing answered at that address while {doing} {what}. Check kubernetes.host (or the server of \
+                     the kubeconfig context) and that the cluster exists and its endpoint is reachable from here. An \
+                     unreachable server is retried for {} at most.",
+                    k8s::error::humantime(k8s::retry::UNREACHABLE_FOR)
+                ),
+            ),
+            KubeError::Tls(_) => d.error(
+                "TLS connection to the Kubernetes API server failed",
+                format!(
+                    "{e}. The server's certificate is not trusted or does not match its name. Check \
+                     kubernetes.cluster_ca_certificate (or the kubeconfig's certificate-authority-data) and \
+                     tls_server_name; this is not retried."
                 ),
             ),
             _ => d.error(format!("Failed {doing} {what}"), e.to_string()),
@@ -561,9 +595,9 @@ impl Resource<KarpenterContext> for KubeObjectType {
         match k8s::apply::get(client, &self.kind, &name, Instant::now() + READ_TIMEOUT).await {
             Ok(None) => Ok(ReadOutcome::Gone),
             Ok(Some(obj)) => self.state_from_object(&obj, current).map(ReadOutcome::Found),
-            Err(e @ (KubeError::Transport(_) | KubeError::Timeout { .. })) => Ok(ReadOutcome::KeptPrior(
-                keep_prior_warning(self.kind.kind, &name, &e),
-            )),
+            Err(e @ (KubeError::Transport(_) | KubeError::Unreachable(_) | KubeError::Timeout { .. })) => Ok(
+                ReadOutcome::KeptPrior(keep_prior_warning(self.kind.kind, &name, &e)),
+            ),
             Err(e) => Err(self.diagnose(&e, "reading")),
         }
     }
