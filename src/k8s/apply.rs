@@ -112,10 +112,12 @@ pub async fn delete_and_wait(
             tokio::select! {
                 done = &mut wait => break done,
                 _ = ticker.tick() => {
-                    let blocking = match api.get_opt(name).await {
-                        Ok(Some(obj)) => waiting_for(obj.metadata.finalizers.as_deref().unwrap_or_default()),
-                        Ok(None) => "it is gone".to_string(),
-                        Err(e) => format!("its state could not be read ({})", KubeError::from(e)),
+                    // Bounded, so a server that hangs cannot hold the wait past its deadline.
+                    let blocking = match tokio::time::timeout(PROGRESS_READ, api.get_opt(name)).await {
+                        Ok(Ok(Some(obj))) => waiting_for(obj.metadata.finalizers.as_deref().unwrap_or_default()),
+                        Ok(Ok(None)) => "it is gone".to_string(),
+                        Ok(Err(e)) => format!("its state could not be read ({})", KubeError::from(e)),
+                        Err(_) => "its state could not be read in time".to_string(),
                     };
                     tracing::info!(
                         kind = kind.kind,
@@ -148,6 +150,8 @@ pub async fn delete_and_wait(
 
 /// How often a delete that waits says what it waits for.
 const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long the progress line waits for its read of the object.
+const PROGRESS_READ: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// Who removes a finalizer, for the finalizers Karpenter objects carry.
 pub fn finalizer_owner(finalizer: &str) -> &'static str {
