@@ -20,6 +20,33 @@ impl Cluster {
         })
     }
 
+    /// A server with the CRDs of one Karpenter release from `crds/versions/` (`v1.0.14`, …)
+    /// established and a simulated Karpenter running: a cluster on an older Karpenter.
+    pub fn with_release_crds(release: &str) -> Self {
+        Self::start(Config {
+            crd_dirs: vec![TestServer::shared_crds_dir("versions").join(release)],
+            controller: ControllerConfig::karpenter(),
+            ..Config::default()
+        })
+    }
+
+    /// The Karpenter releases whose CRDs are in `crds/versions/`, oldest first (`v1.0.14`, …).
+    pub fn releases() -> Vec<String> {
+        let dir = TestServer::shared_crds_dir("versions");
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .collect();
+        let key = |n: &String| -> Vec<u64> {
+            n.trim_start_matches('v')
+                .split('.')
+                .map(|p| p.parse().unwrap_or(0))
+                .collect()
+        };
+        names.sort_by_key(key);
+        names
+    }
+
     /// A server with no CRDs yet (a cluster where Karpenter is not installed yet).
     pub fn empty() -> Self {
         Self::start(Config {

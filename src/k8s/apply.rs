@@ -101,13 +101,35 @@ pub async fn delete_and_wait(
         kind.kind
     );
     let mut delay = super::retry::FIRST_DELAY;
+    let mut ticker = tokio::time::interval_at(Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY);
     loop {
-        match tokio::time::timeout_at(
+        let wait = tokio::time::timeout_at(
             deadline,
             await_condition(api.clone(), name, conditions::is_deleted(&uid)),
-        )
-        .await
-        {
+        );
+        let mut wait = std::pin::pin!(wait);
+        let outcome = loop {
+            tokio::select! {
+                done = &mut wait => break done,
+                _ = ticker.tick() => {
+                    // Bounded, so a server that hangs cannot hold the wait past its deadline.
+                    let blocking = match tokio::time::timeout(PROGRESS_READ, api.get_opt(name)).await {
+                        Ok(Ok(Some(obj))) => waiting_for(obj.metadata.finalizers.as_deref().unwrap_or_default()),
+                        Ok(Ok(None)) => "it is gone".to_string(),
+                        Ok(Err(e)) => format!("its state could not be read ({})", KubeError::from(e)),
+                        Err(_) => "its state could not be read in time".to_string(),
+                    };
+                    tracing::info!(
+                        kind = kind.kind,
+                        name,
+                        "still deleting {} {name} after {}: {blocking}",
+                        kind.kind,
+                        humantime(started.elapsed())
+                    );
+                }
+            }
+        };
+        match outcome {
             Ok(Ok(_)) => return Ok(()),
             Ok(Err(e)) => {
                 tracing::debug!(error = %e, "watch while deleting failed; watching again");
@@ -126,6 +148,43 @@ pub async fn delete_and_wait(
     })
 }
 
+/// How often a delete that waits says what it waits for.
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long the progress line waits for its read of the object.
+const PROGRESS_READ: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Who removes a finalizer, for the finalizers Karpenter objects carry.
+pub fn finalizer_owner(finalizer: &str) -> &'static str {
+    match finalizer {
+        "karpenter.sh/termination" => {
+            "Karpenter's controller, after draining and terminating the nodes it launched"
+        }
+        "karpenter.k8s.aws/termination" => {
+            "Karpenter's controller, once no NodeClaim uses this node class and its instance profile is deleted"
+        }
+        "foregroundDeletion" => {
+            "the Kubernetes garbage collector, once the objects this one owns are deleted"
+        }
+        "orphan" => "the Kubernetes garbage collector, after orphaning the objects this one owns",
+        f if f.starts_with("karpenter.sh/") || f.starts_with("karpenter.k8s.aws/") => {
+            "Karpenter's controller"
+        }
+        _ => "another controller (not this provider)",
+    }
+}
+
+/// "waiting for finalizer karpenter.sh/termination (removed by …)" for the progress log.
+fn waiting_for(finalizers: &[String]) -> String {
+    if finalizers.is_empty() {
+        return "no finalizers remain; waiting for the API server to remove it".into();
+    }
+    let each: Vec<String> = finalizers
+        .iter()
+        .map(|f| format!("{f} (removed by {})", finalizer_owner(f)))
+        .collect();
+    format!("waiting for finalizer(s) {}", each.join(", "))
+}
+
 /// Describes what keeps an object from disappearing, for the timeout message.
 async fn holders(client: &kube::Client, kind: &Kind, name: &str, uid: &str, dependents: &[Kind]) -> String {
     let api = api(client, kind);
@@ -133,7 +192,7 @@ async fn holders(client: &kube::Client, kind: &Kind, name: &str, uid: &str, depe
     if let Ok(Some(obj)) = api.get_opt(name).await
         && let Some(f) = obj.metadata.finalizers.as_ref().filter(|f| !f.is_empty())
     {
-        parts.push(format!("finalizers {f:?} remain"));
+        parts.push(format!("finalizers remain: {}", waiting_for(f)));
     }
     for dep in dependents {
         let Ok(list) = self::api(client, dep).list(&ListParams::default()).await else {
@@ -257,6 +316,20 @@ fn not_ready_conditions(data: &Json) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn names_whose_finalizers_block_a_delete() {
+        let text = waiting_for(&["karpenter.sh/termination".into(), "example.com/hold".into()]);
+        assert!(
+            text.contains("karpenter.sh/termination (removed by Karpenter's controller"),
+            "{text}"
+        );
+        assert!(
+            text.contains("example.com/hold (removed by another controller"),
+            "{text}"
+        );
+        assert!(waiting_for(&[]).contains("no finalizers"));
+    }
 
     #[test]
     fn lists_conditions_that_are_not_true() {

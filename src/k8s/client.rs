@@ -31,6 +31,7 @@ pub async fn config(settings: &KubernetesSettings) -> Result<kube::Config, KubeE
                 KubeError::Client(format!("kubernetes.proxy_url {proxy:?} is not a URL: {e}"))
             })?);
     }
+    super::transport::set_user_agent(&mut config);
     Ok(config)
 }
 
@@ -155,7 +156,12 @@ fn expand_home(path: &str) -> std::path::PathBuf {
 /// A client for the settings.
 pub async fn client(settings: &KubernetesSettings) -> Result<kube::Client, KubeError> {
     let config = config(settings).await?;
-    kube::Client::try_from(config).map_err(|e| KubeError::Client(super::error::redacted(&e)))
+    let url = config.cluster_url.to_string();
+    let builder = kube::client::ClientBuilder::try_from(config)
+        .map_err(|e| KubeError::Client(super::error::redacted(&e)))?;
+    Ok(builder
+        .with_layer(&tower::util::MapErrLayer::new(super::transport::naming(url)))
+        .build())
 }
 
 #[cfg(test)]

@@ -333,6 +333,7 @@ pub async fn client(
     settings.token = None;
     settings.exec = None;
     let config = super::client::config(&settings).await?;
+    let url = config.cluster_url.to_string();
     let source = Arc::new(TokenSource::new(
         eks.cluster_name.clone(),
         region.clone(),
@@ -340,7 +341,10 @@ pub async fn client(
     ));
     let builder =
         kube::client::ClientBuilder::try_from(config).map_err(|e| KubeError::Client(e.to_string()))?;
-    Ok(builder.with_layer(&EksAuthLayer::new(source)).build())
+    Ok(builder
+        .with_layer(&EksAuthLayer::new(source))
+        .with_layer(&tower::util::MapErrLayer::new(super::transport::naming(url)))
+        .build())
 }
 
 #[cfg(test)]

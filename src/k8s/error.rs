@@ -21,9 +21,17 @@ pub enum KubeError {
     /// The API server answered with an error status.
     #[error("{}", api_message(.0))]
     Api(Box<kube::core::Status>),
-    /// The request did not get an answer (connection refused or dropped, TLS, timeout).
+    /// The request did not get an answer (a dropped or reset connection): transient.
     #[error("request to the Kubernetes API failed: {0}")]
     Transport(String),
+    /// Nothing answers at the API server's address, or its name does not resolve. Retried for
+    /// [`super::retry::UNREACHABLE_FOR`] at most, then reported.
+    #[error("{0}")]
+    Unreachable(String),
+    /// The TLS handshake with the API server failed (its certificate is not trusted or does
+    /// not match the name): a configuration error, reported at once.
+    #[error("{0}")]
+    Tls(String),
     /// A bounded wait ran out.
     #[error("timed out after {}: {what}", humantime(*waited))]
     Timeout { what: String, waited: Duration },
@@ -57,6 +65,14 @@ impl From<kube::Error> for KubeError {
     fn from(e: kube::Error) -> Self {
         match e {
             kube::Error::Api(status) => KubeError::Api(status),
+            other @ (kube::Error::Service(_) | kube::Error::HyperError(_)) => {
+                let text = redacted(&other);
+                match super::transport::classify(&text) {
+                    super::transport::Failure::Unreachable => KubeError::Unreachable(text),
+                    super::transport::Failure::Tls => KubeError::Tls(text),
+                    super::transport::Failure::Other => KubeError::Transport(text),
+                }
+            }
             other => KubeError::Transport(redacted(&other)),
         }
     }
@@ -117,6 +133,26 @@ pub fn redacted_kubeconfig(e: &kube::config::KubeconfigError) -> String {
     }
 }
 
+/// The verb and resource a 403's message names ("… User \"u\" cannot patch resource
+/// \"nodepools\" in API group \"karpenter.sh\" …"), as `("patch", "nodepools.karpenter.sh")`.
+pub fn forbidden_action(message: &str) -> Option<(String, String)> {
+    let rest = &message[message.find(" cannot ")? + " cannot ".len()..];
+    let (verb, rest) = rest.split_once(' ')?;
+    let rest = rest.strip_prefix("resource \"")?;
+    let (resource, rest) = rest.split_once('"')?;
+    let group = rest
+        .strip_prefix(" in API group \"")
+        .and_then(|g| g.split_once('"'))
+        .map(|(g, _)| g)
+        .unwrap_or_default();
+    let qualified = if group.is_empty() {
+        resource.to_string()
+    } else {
+        format!("{resource}.{group}")
+    };
+    Some((verb.to_string(), qualified))
+}
+
 impl KubeError {
     /// The HTTP status of an API error.
     pub fn code(&self) -> Option<u16> {
@@ -133,12 +169,26 @@ impl KubeError {
     /// Worth retrying within the operation's deadline: throttling, server errors, refused or
     /// dropped connections, and admission webhooks that are not reachable yet (Karpenter's
     /// webhook starting up answers 500 "failed calling webhook … connection refused").
+    ///
+    /// Not a 500 that server-side apply gives when the object does not fit the CRD's schema
+    /// ("failed to create typed patch object … field not declared in schema"): it comes from
+    /// the installed CRDs, and only installing other CRDs changes it, so it is permanent.
     pub fn is_transient(&self) -> bool {
         match self {
-            KubeError::Transport(_) => true,
+            KubeError::Transport(_) | KubeError::Unreachable(_) => true,
+            KubeError::Api(_) if self.is_schema_refusal() => false,
             KubeError::Api(s) => {
                 matches!(s.code, 429 | 500 | 502 | 503 | 504) || s.message.contains("failed calling webhook")
             }
+            _ => false,
+        }
+    }
+
+    /// The server refused the object because its CRD's schema does not declare a field (see
+    /// [`super::skew::undeclared_in_error`] for which).
+    pub fn is_schema_refusal(&self) -> bool {
+        match self {
+            KubeError::Api(s) => s.code == 500 && super::skew::is_schema_refusal(&s.message),
             _ => false,
         }
     }
@@ -183,7 +233,25 @@ mod tests {
         assert!(!status(422, "invalid").is_transient());
         assert!(!status(403, "forbidden").is_transient());
         assert!(KubeError::Transport("connection reset".into()).is_transient());
+        assert!(!KubeError::Tls("invalid peer certificate: UnknownIssuer".into()).is_transient());
         assert!(status(404, "").is_not_found());
+        // Server-side apply of a field the installed CRD does not have: retrying cannot help.
+        let refusal = status(
+            500,
+            "failed to create typed patch object (/static; karpenter.sh/v1, Kind=NodePool): .spec.replicas: field not declared in schema",
+        );
+        assert!(!refusal.is_transient() && refusal.is_schema_refusal());
+        assert!(!status(500, "etcdserver: leader changed").is_schema_refusal());
+    }
+
+    #[test]
+    fn reads_the_denied_verb_and_resource_of_a_403() {
+        let m = "nodepools.karpenter.sh \"a\" is forbidden: User \"system:serviceaccount:kube-system:terraform\" cannot patch resource \"nodepools\" in API group \"karpenter.sh\" at the cluster scope";
+        assert_eq!(
+            forbidden_action(m),
+            Some(("patch".into(), "nodepools.karpenter.sh".into()))
+        );
+        assert_eq!(forbidden_action("forbidden"), None);
     }
 
     #[test]

@@ -3,6 +3,10 @@
 //! kind. One wait per CRD, shared by every resource that needs it (100 node pools waiting for
 //! `nodepools.karpenter.sh` make one watch), bounded by the caller's deadline, with progress
 //! logged at info. Waiting is watch-based, so the gate opens as soon as the server says so.
+//!
+//! The gate keeps what it learnt: the served version's `openAPIV3Schema`, so the caller can
+//! check a write against the Karpenter release actually installed (see [`super::skew`]) without
+//! asking the server again.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -12,6 +16,7 @@ use std::time::Duration;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
 use kube::runtime::wait::await_condition;
+use serde_json::Value as Json;
 use tokio::sync::OnceCell;
 use tokio::time::Instant;
 
@@ -22,10 +27,17 @@ use super::retry::{Also, FIRST_DELAY, MAX_DELAY, retry};
 /// How often a long wait says that it is still waiting.
 const PROGRESS_EVERY: Duration = Duration::from_secs(10);
 
+/// What the gate learnt about a served CRD.
+#[derive(Debug, Clone, Default)]
+pub struct Served {
+    /// The `openAPIV3Schema` of the version we write, when the CRD declares one.
+    pub schema: Option<Json>,
+}
+
 /// Remembers, per CRD, that it is ready; shares the wait while it is not.
 #[derive(Default)]
 pub struct CrdGate {
-    ready: Mutex<HashMap<String, Arc<OnceCell<()>>>>,
+    ready: Mutex<HashMap<String, Arc<OnceCell<Arc<Served>>>>>,
     waits: AtomicU64,
 }
 
@@ -34,13 +46,14 @@ impl CrdGate {
         Self::default()
     }
 
-    /// Returns once `kind` can be written, or fails when the deadline passes.
+    /// Returns once `kind` can be written (with what the served CRD says about it), or fails
+    /// when the deadline passes.
     pub async fn ensure(
         &self,
         client: &kube::Client,
         kind: &Kind,
         deadline: Instant,
-    ) -> Result<(), KubeError> {
+    ) -> Result<Arc<Served>, KubeError> {
         let cell = {
             let mut ready = self
                 .ready
@@ -53,7 +66,7 @@ impl CrdGate {
             wait_until_served(client, kind, deadline).await
         })
         .await
-        .map(|_| ())
+        .cloned()
     }
 
     /// How many waits this gate has run (one per CRD unless a wait failed and was retried).
@@ -76,7 +89,18 @@ fn serves(kind: &Kind) -> impl Fn(Option<&CustomResourceDefinition>) -> bool + S
     }
 }
 
-async fn wait_until_served(client: &kube::Client, kind: &Kind, deadline: Instant) -> Result<(), KubeError> {
+/// The schema of `version` in `crd`, if it has one.
+fn served_schema(crd: &CustomResourceDefinition, version: &str) -> Option<Json> {
+    let v = crd.spec.versions.iter().find(|v| v.name == version)?;
+    let schema = v.schema.as_ref()?.open_api_v3_schema.as_ref()?;
+    serde_json::to_value(schema).ok()
+}
+
+async fn wait_until_served(
+    client: &kube::Client,
+    kind: &Kind,
+    deadline: Instant,
+) -> Result<Arc<Served>, KubeError> {
     let name = kind.crd_name();
     let started = Instant::now();
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
@@ -90,14 +114,15 @@ async fn wait_until_served(client: &kube::Client, kind: &Kind, deadline: Instant
         || async { crds.get_opt(&name).await.map_err(KubeError::from) },
     )
     .await?;
-    if !ready(current.as_ref()) {
+    let mut crd = current.filter(|c| ready(Some(c)));
+    if crd.is_none() {
         tracing::info!(crd = %name, "waiting for CRD {name} to be established");
         let watch = watch_until(crds, &name, ready, deadline);
         let mut watch = std::pin::pin!(watch);
         let mut ticker = tokio::time::interval_at(Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY);
         loop {
             tokio::select! {
-                done = &mut watch => { done?; break; }
+                done = &mut watch => { crd = done?; break; }
                 _ = ticker.tick() => {
                     tracing::info!(crd = %name, "waiting for CRD {name} to be established, {}", humantime(started.elapsed()));
                 }
@@ -131,7 +156,9 @@ async fn wait_until_served(client: &kube::Client, kind: &Kind, deadline: Instant
     if started.elapsed() > FIRST_DELAY {
         tracing::info!(crd = %name, "CRD {name} is established; continuing after {}", humantime(started.elapsed()));
     }
-    Ok(())
+    Ok(Arc::new(Served {
+        schema: crd.as_ref().and_then(|c| served_schema(c, kind.version)),
+    }))
 }
 
 /// Watches the CRD until `ready`, re-establishing the watch after errors, until the deadline.
@@ -140,14 +167,14 @@ async fn watch_until(
     name: &str,
     ready: impl Fn(Option<&CustomResourceDefinition>) -> bool + Send + Clone + 'static,
     deadline: Instant,
-) -> Result<(), KubeError> {
+) -> Result<Option<CustomResourceDefinition>, KubeError> {
     let mut delay = FIRST_DELAY;
     let started = Instant::now();
     loop {
         let attempt =
             tokio::time::timeout_at(deadline, await_condition(crds.clone(), name, ready.clone())).await;
         match attempt {
-            Ok(Ok(_)) => return Ok(()),
+            Ok(Ok(found)) => return Ok(found),
             Ok(Err(e)) => {
                 tracing::debug!(crd = %name, error = %e, "watch on CRD failed; watching again");
                 if Instant::now() + delay >= deadline {

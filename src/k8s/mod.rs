@@ -9,6 +9,8 @@ pub mod error;
 pub mod gate;
 pub mod kinds;
 pub mod retry;
+pub mod skew;
+pub mod transport;
 
 pub use error::KubeError;
 pub use kinds::Kind;

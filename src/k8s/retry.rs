@@ -17,6 +17,12 @@ use super::error::KubeError;
 pub const FIRST_DELAY: Duration = Duration::from_millis(50);
 pub const MAX_DELAY: Duration = Duration::from_secs(5);
 
+/// How long an API server that cannot be reached at all (connection refused, DNS) is retried
+/// before the operation fails naming it, whatever its own timeout: long enough for an EKS
+/// endpoint that is just being created to start answering, short enough that a wrong host or a
+/// deleted cluster fails in seconds rather than after `timeouts.create`.
+pub const UNREACHABLE_FOR: Duration = Duration::from_secs(30);
+
 /// Which errors to retry besides the transient ones.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Also {
@@ -34,6 +40,7 @@ where
     let mut delay = FIRST_DELAY;
     let started = Instant::now();
     let mut attempt = 1u32;
+    let mut unreachable_since: Option<Instant> = None;
     loop {
         let err = match tokio::time::timeout_at(deadline, op()).await {
             Ok(Ok(v)) => return Ok(v),
@@ -48,6 +55,17 @@ where
         let retryable = err.is_transient() || (also == Also::NotFound && err.is_not_found());
         if !retryable {
             return Err(err);
+        }
+        if let KubeError::Unreachable(cause) = &err {
+            let since = *unreachable_since.get_or_insert_with(Instant::now);
+            if since.elapsed() >= UNREACHABLE_FOR {
+                return Err(KubeError::Unreachable(format!(
+                    "{cause} (still unreachable after {attempt} attempts over {})",
+                    super::error::humantime(started.elapsed())
+                )));
+            }
+        } else {
+            unreachable_since = None;
         }
         // The server's Retry-After wins over our own schedule.
         let wait = err.retry_after().unwrap_or(delay);
@@ -130,6 +148,50 @@ mod tests {
             }
             other => panic!("expected a timeout, got {other:?}"),
         }
+    }
+
+    /// #18: connection refused / DNS is retried for [`UNREACHABLE_FOR`], not for the whole
+    /// deadline, and the error keeps its cause.
+    #[tokio::test(start_paused = true)]
+    async fn an_unreachable_server_is_given_up_on_well_before_the_deadline() {
+        let started = Instant::now();
+        let deadline = started + Duration::from_secs(600);
+        let calls = AtomicU32::new(0);
+        let out: Result<(), _> = retry("get", deadline, Also::Nothing, || async {
+            calls.fetch_add(1, Ordering::SeqCst);
+            Err(KubeError::Unreachable(
+                "request to the Kubernetes API server at https://10.0.0.1/ failed: Connection refused".into(),
+            ))
+        })
+        .await;
+        let waited = started.elapsed();
+        assert!(
+            waited >= UNREACHABLE_FOR && waited < UNREACHABLE_FOR + MAX_DELAY * 2,
+            "{waited:?}"
+        );
+        assert!(calls.load(Ordering::SeqCst) > 1);
+        match out {
+            Err(KubeError::Unreachable(m)) => {
+                assert!(
+                    m.contains("https://10.0.0.1/") && m.contains("still unreachable"),
+                    "{m}"
+                )
+            }
+            other => panic!("expected Unreachable, got {other:?}"),
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_tls_error_is_not_retried() {
+        let calls = AtomicU32::new(0);
+        let deadline = Instant::now() + Duration::from_secs(600);
+        let out: Result<(), _> = retry("get", deadline, Also::NotFound, || async {
+            calls.fetch_add(1, Ordering::SeqCst);
+            Err(KubeError::Tls("invalid peer certificate: UnknownIssuer".into()))
+        })
+        .await;
+        assert!(matches!(out, Err(KubeError::Tls(_))));
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
     }
 
     #[tokio::test(start_paused = true)]

@@ -34,7 +34,7 @@ use crate::framework::values::{get_str, object};
 use crate::framework::{ApplyOutcome, Diagnostics, MoveSource, ReadOutcome, Resource, timeouts};
 use crate::k8s::{self, Kind, KubeError};
 use crate::provider::KarpenterContext;
-use crate::tfvalue::{AttributePath, Value};
+use crate::tfvalue::{AttributePath, PathStep, Value};
 
 const DEFAULT_CREATE: Duration = Duration::from_secs(10 * 60);
 const DEFAULT_UPDATE: Duration = Duration::from_secs(10 * 60);
@@ -131,6 +131,7 @@ impl KubeObjectType {
                     format!("{}: {}", e.path, e.message),
                 )
             })?;
+        keep_defaults_the_cluster_lacks(&self.schema.attributes, &spec, &mut state, base);
         let Value::Object(fields) = &mut state else {
             return Ok(state);
         };
@@ -203,9 +204,17 @@ impl KubeObjectType {
             };
             return ApplyOutcome::failed(None, d);
         }
-        if let Err(e) = ctx.crd_gate.ensure(client, &self.kind, deadline).await {
-            return ApplyOutcome::failed(None, self.diagnose(&e, "waiting for the CRD"));
-        }
+        let served = match ctx.crd_gate.ensure(client, &self.kind, deadline).await {
+            Ok(served) => served,
+            Err(e) => return ApplyOutcome::failed(None, self.diagnose(&e, "waiting for the CRD")),
+        };
+        let manifest = match served.schema.as_ref() {
+            Some(schema) => match self.fit_to_cluster(manifest, planned, schema) {
+                Ok(m) => m,
+                Err(d) => return ApplyOutcome::failed(None, d),
+            },
+            None => manifest,
+        };
         let stored = match k8s::apply::apply(client, &self.kind, &name, &manifest, deadline).await {
             Ok(obj) => obj,
             Err(e) => return ApplyOutcome::failed(None, self.diagnose(&e, "applying")),
@@ -230,11 +239,90 @@ impl KubeObjectType {
         }
     }
 
+    /// The manifest as the cluster's CRD (`schema`, the served `openAPIV3Schema`) can take it.
+    /// A field the CRD does not declare is either a default this provider plans (left out of
+    /// the write: the cluster's Karpenter has no such setting, and the planned value stays in
+    /// state) or something the user configured, which fails at once on that attribute with
+    /// the Karpenter release that added it.
+    fn fit_to_cluster(
+        &self,
+        mut manifest: Json,
+        planned: &Value,
+        schema: &Json,
+    ) -> Result<Json, Diagnostics> {
+        let mut d = Diagnostics::new();
+        for wire in k8s::skew::undeclared(schema, &manifest) {
+            let at = wire_path_to_attribute(&self.schema.attributes, &wire);
+            let is_default = at.as_ref().is_some_and(|path| {
+                let default = attribute_at(&self.schema.attributes, path).and_then(|a| a.default.as_ref());
+                default.is_some() && default == value_at(planned, path)
+            });
+            if is_default {
+                tracing::debug!(
+                    kind = self.kind.kind,
+                    field = %wire,
+                    "the installed CRD has no {wire}; its default is not sent"
+                );
+                k8s::skew::remove(&mut manifest, &wire);
+            } else {
+                self.undeclared_field(&mut d, &wire);
+            }
+        }
+        if d.has_errors() { Err(d) } else { Ok(manifest) }
+    }
+
+    /// The error for a configured field (`spec.x[0].y`) that the cluster's CRD does not have.
+    fn undeclared_field(&self, d: &mut Diagnostics, wire: &str) {
+        let crd = self.kind.crd_name();
+        let what = self.kind.kind;
+        let since = match k8s::skew::first_release(&crd, wire) {
+            Some(release) => format!(
+                "Karpenter added it in {release}. Upgrade the Karpenter CRDs in this cluster (the karpenter-crd chart, \
+                 or the karpenter chart) to {release} or later, or remove this setting."
+            ),
+            None => format!(
+                "This provider's schema follows Karpenter {}; upgrade the Karpenter CRDs in this cluster, or remove \
+                 this setting.",
+                k8s::skew::SCHEMA_RELEASE
+            ),
+        };
+        let summary = "Not supported by the Karpenter installed in this cluster";
+        match wire_path_to_attribute(&self.schema.attributes, wire) {
+            Some(path) => d.error_at(
+                &path,
+                summary,
+                format!(
+                    "`{path}` ({wire}) is not in the {what} schema of the Karpenter CRDs installed in this cluster \
+                     ({crd}). {since}"
+                ),
+            ),
+            None => d.error(
+                summary,
+                format!("{wire} is not in the {what} schema of the Karpenter CRDs installed in this cluster ({crd}). {since}"),
+            ),
+        }
+    }
+
     /// One diagnostic (or one per invalid field) for a Kubernetes error.
     fn diagnose(&self, e: &KubeError, doing: &str) -> Diagnostics {
         let mut d = Diagnostics::new();
         let what = self.kind.kind;
         match e {
+            KubeError::Api(status) if e.is_schema_refusal() => {
+                let fields = k8s::skew::undeclared_in_error(&status.message);
+                if fields.is_empty() {
+                    d.error(
+                        format!("The API server cannot take this {what}"),
+                        format!(
+                            "{e}. The object does not fit the {what} schema of the Karpenter CRDs installed in this \
+                             cluster; upgrade them, or remove the settings they do not have."
+                        ),
+                    );
+                }
+                for wire in fields {
+                    self.undeclared_field(&mut d, &wire);
+                }
+            }
             KubeError::Api(status) if status.code == 422 => {
                 let causes = status.details.as_ref().map(|x| x.causes.as_slice()).unwrap_or_default();
                 d.error(format!("The API server rejected the {what}"), status.message.clone());
@@ -246,11 +334,45 @@ impl KubeObjectType {
                     }
                 }
             }
-            KubeError::Api(status) if status.code == 403 || status.code == 401 => d.error(
-                format!("Not allowed to manage {what} objects"),
+            KubeError::Api(status) if status.code == 401 => d.error(
+                "The Kubernetes API server did not accept the provider's credentials",
                 format!(
-                    "{e}. The provider's Kubernetes credentials need get, list, watch, create, patch and delete on {} and get/watch on customresourcedefinitions.",
-                    self.kind.crd_name()
+                    "{e}. A 401 means the credential itself is bad or expired, not that permissions are missing: \
+                     check the token (an EKS token lasts 15 minutes), the client certificate and key, or what the exec \
+                     plugin prints (run it by hand), and that they belong to this cluster."
+                ),
+            ),
+            KubeError::Api(status) if status.code == 403 => {
+                let denied = k8s::error::forbidden_action(&status.message);
+                let summary = match &denied {
+                    Some((verb, resource)) => format!("Not allowed to {verb} {resource}"),
+                    None => format!("Not allowed to manage {what} objects"),
+                };
+                d.error(
+                    summary,
+                    format!(
+                        "{e}. The credentials are valid but lack RBAC permissions: the provider needs get, list, watch, \
+                         create, patch and delete on {} and get, list and watch on customresourcedefinitions \
+                         (see the least-privilege ClusterRole in the docs).",
+                        self.kind.crd_name()
+                    ),
+                )
+            }
+            KubeError::Unreachable(_) => d.error(
+                "Cannot reach the Kubernetes API server",
+                format!(
+                    "{e}. Nothing answered at that address while {doing} {what}. Check kubernetes.host (or the server of \
+                     the kubeconfig context) and that the cluster exists and its endpoint is reachable from here. An \
+                     unreachable server is retried for {} at most.",
+                    k8s::error::humantime(k8s::retry::UNREACHABLE_FOR)
+                ),
+            ),
+            KubeError::Tls(_) => d.error(
+                "TLS connection to the Kubernetes API server failed",
+                format!(
+                    "{e}. The server's certificate is not trusted or does not match its name. Check \
+                     kubernetes.cluster_ca_certificate (or the kubeconfig's certificate-authority-data) and \
+                     tls_server_name; this is not retried."
                 ),
             ),
             _ => d.error(format!("Failed {doing} {what}"), e.to_string()),
@@ -294,6 +416,68 @@ fn managed_metadata(obj: &DynamicObject, prior: &Value) -> Value {
         return object([("labels", or_null(labels)), ("annotations", or_null(annotations))]);
     }
     object([("labels", labels), ("annotations", annotations)])
+}
+
+/// A defaulted attribute whose field the stored object does not have keeps the default the
+/// base (prior state) holds. Every default of our schemas is a CRD server default or belongs
+/// to a required field, so a cluster whose CRD has the field always returns it; its absence
+/// means the installed Karpenter is older than the field, the apply left the default out
+/// ([`KubeObjectType::fit_to_cluster`]), and showing `default → null` on every plan would be
+/// a perpetual diff. Walks nested single objects; the legacy kinds declare no defaults.
+fn keep_defaults_the_cluster_lacks(
+    attributes: &[Attribute],
+    wire: &Map<String, Json>,
+    state: &mut Value,
+    base: &Value,
+) {
+    let Value::Object(fields) = state else { return };
+    for a in attributes {
+        let Some(field) = a.wire_field() else { continue };
+        let prior = base.get(a.name);
+        match (wire.get(&field), a.nested()) {
+            (None, _) => {
+                if let Some(default) = a.default.as_ref()
+                    && prior == Some(default)
+                    && fields.get(a.name).is_none_or(Value::is_null)
+                {
+                    fields.insert(a.name.to_string(), default.clone());
+                }
+            }
+            (Some(Json::Object(inner)), Some((Nesting::Single, nested))) => {
+                if let (Some(here), Some(prior)) = (fields.get_mut(a.name), prior) {
+                    keep_defaults_the_cluster_lacks(nested, inner, here, prior);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The value at an attribute path (attributes, map keys and list indexes).
+fn value_at<'a>(value: &'a Value, path: &AttributePath) -> Option<&'a Value> {
+    path.steps
+        .iter()
+        .try_fold(value, |here, step| match (step, here) {
+            (PathStep::Attribute(n) | PathStep::ElementKeyString(n), v) => v.get(n),
+            (PathStep::ElementKeyInt(i), Value::List(items) | Value::Set(items)) => {
+                items.get(usize::try_from(*i).ok()?)
+            }
+            _ => None,
+        })
+}
+
+/// The schema attribute an attribute path ends on.
+fn attribute_at<'a>(attributes: &'a [Attribute], path: &AttributePath) -> Option<&'a Attribute> {
+    let mut attrs = attributes;
+    let mut found = None;
+    for step in &path.steps {
+        if let PathStep::Attribute(name) = step {
+            let a = attrs.iter().find(|a| a.name == name)?;
+            attrs = a.nested().map(|(_, n)| n).unwrap_or_default();
+            found = Some(a);
+        }
+    }
+    found
 }
 
 /// The planned value wherever it is known; the actual value where the plan had an unknown.
@@ -428,9 +612,9 @@ impl Resource<KarpenterContext> for KubeObjectType {
         match k8s::apply::get(client, &self.kind, &name, Instant::now() + READ_TIMEOUT).await {
             Ok(None) => Ok(ReadOutcome::Gone),
             Ok(Some(obj)) => self.state_from_object(&obj, current).map(ReadOutcome::Found),
-            Err(e @ (KubeError::Transport(_) | KubeError::Timeout { .. })) => Ok(ReadOutcome::KeptPrior(
-                keep_prior_warning(self.kind.kind, &name, &e),
-            )),
+            Err(e @ (KubeError::Transport(_) | KubeError::Unreachable(_) | KubeError::Timeout { .. })) => Ok(
+                ReadOutcome::KeptPrior(keep_prior_warning(self.kind.kind, &name, &e)),
+            ),
             Err(e) => Err(self.diagnose(&e, "reading")),
         }
     }
@@ -607,6 +791,111 @@ mod tests {
         assert_eq!(
             merge_known(&planned, &actual),
             object([("a", Value::string("x")), ("s", Value::string("ready"))])
+        );
+    }
+
+    /// #16 point 2: a default the cluster's CRD lacks was left out of the write; reading the
+    /// object back keeps the planned default instead of showing `default → null` forever. A
+    /// field the object has, or a prior without the default, is read as stored.
+    #[test]
+    fn a_default_the_cluster_lacks_is_kept_from_the_prior_state() {
+        let attrs = vec![
+            Attribute::string("name").not_on_wire(),
+            Attribute::string("expire_after").default_value(Value::string("720h")),
+            Attribute::object(
+                "disruption",
+                vec![Attribute::string("consolidate_after").default_value(Value::string("0s"))],
+            ),
+        ];
+        let base = object([
+            ("name", Value::string("a")),
+            ("expire_after", Value::string("720h")),
+            ("disruption", object([("consolidate_after", Value::string("0s"))])),
+        ]);
+        let read = |spec: Json, base: &Value| {
+            let spec = spec.as_object().cloned().unwrap_or_default();
+            let mut state = from_wire(&attrs, &spec, base, &AttributePath::root()).expect("from_wire");
+            keep_defaults_the_cluster_lacks(&attrs, &spec, &mut state, base);
+            state
+        };
+        // The cluster's CRD has neither field: both defaults are kept.
+        let state = read(json!({"disruption": {}}), &base);
+        assert_eq!(state.get("expire_after"), Some(&Value::string("720h")));
+        assert_eq!(
+            state.get("disruption").and_then(|d| d.get("consolidate_after")),
+            Some(&Value::string("0s"))
+        );
+        // Stored values win; a prior without the default (import) reads as stored.
+        let state = read(
+            json!({"expireAfter": "24h", "disruption": {"consolidateAfter": "5m"}}),
+            &base,
+        );
+        assert_eq!(state.get("expire_after"), Some(&Value::string("24h")));
+        let state = read(json!({}), &object([("expire_after", Value::Null)]));
+        assert!(state.get("expire_after").is_none_or(Value::is_null));
+    }
+
+    /// The apply body against a cluster CRD that lacks fields: a planned default the CRD does
+    /// not have is left out (nothing to fail on), a configured field the CRD does not have is
+    /// an error on its attribute naming the release that added it.
+    #[test]
+    fn writes_fit_the_served_schema() {
+        use crate::resources::v1::testing::{config, plan_create};
+        use crate::resources::v1::{NODE_POOL, crd_coverage::load_version};
+        let resource = KubeObjectType::new("karpenter_node_pool", k8s::kinds::NODE_POOL, &NODE_POOL);
+        let mut served = load_version("versions/v1.0.14", "v1", "karpenter.sh_nodepools.yaml");
+        // A cluster whose CRD has no `expireAfter` (as if it were newer than v1.0).
+        served["properties"]["spec"]["properties"]["template"]["properties"]["spec"]["properties"]
+            .as_object_mut()
+            .expect("template.spec")
+            .remove("expireAfter");
+        let minimal = json!({"name": "a", "template": {"spec": {
+            "node_class_ref": {"name": "default"},
+            "requirements": [{"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]
+        }}});
+        let planned = plan_create(&NODE_POOL, &config(&NODE_POOL, &minimal));
+        let manifest = resource.manifest(&planned).expect("manifest");
+        assert_eq!(
+            manifest.pointer("/spec/template/spec/expireAfter"),
+            Some(&json!("720h"))
+        );
+        let fitted = resource
+            .fit_to_cluster(manifest, &planned, &served)
+            .expect("a default is not an error");
+        assert_eq!(fitted.pointer("/spec/template/spec/expireAfter"), None);
+        assert!(fitted.pointer("/spec/disruption/consolidateAfter").is_some());
+
+        // Configured: expire_after set to a non-default value, and replicas (v1.8).
+        let mut configured = minimal.clone();
+        configured["template"]["spec"]["expire_after"] = json!("24h");
+        configured["replicas"] = json!(2);
+        let planned = plan_create(&NODE_POOL, &config(&NODE_POOL, &configured));
+        let manifest = resource.manifest(&planned).expect("manifest");
+        let d = resource
+            .fit_to_cluster(manifest, &planned, &served)
+            .expect_err("configured fields the CRD lacks");
+        let errors: Vec<(String, String)> = d
+            .iter()
+            .map(|x| {
+                (
+                    x.path.as_ref().map(ToString::to_string).unwrap_or_default(),
+                    x.detail.clone(),
+                )
+            })
+            .collect();
+        assert_eq!(errors.len(), 2, "{errors:?}");
+        let replicas = errors
+            .iter()
+            .find(|(p, _)| p == "replicas")
+            .expect("replicas error");
+        assert!(
+            replicas.1.contains("Karpenter added it in v1.8"),
+            "{}",
+            replicas.1
+        );
+        assert!(
+            errors.iter().any(|(p, _)| p == "template.spec.expire_after"),
+            "{errors:?}"
         );
     }
 

@@ -32,6 +32,7 @@ pub fn install_crd_docs(
         manager: "kube-testserver".into(),
         dry_run: false,
         strict: false,
+        ignore_unknown: false,
     };
     let mut names = Vec::new();
     for doc in docs.into_iter().filter(|d| !d.is_null()) {

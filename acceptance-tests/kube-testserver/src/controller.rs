@@ -289,6 +289,7 @@ fn mutate(
         manager: "karpenter".into(),
         dry_run: false,
         strict: false,
+        ignore_unknown: false,
     };
     shared.with_state(|st| {
         let Some(mut o) = st.get_raw(group, plural, ns, name).cloned() else {
@@ -424,6 +425,7 @@ fn create_node_claim(shared: &Arc<Shared>, pool: &Value) {
         manager: "karpenter".into(),
         dry_run: false,
         strict: false,
+        ignore_unknown: false,
     };
     shared.with_state(|st| {
         let Some(rt) = st.resolve("karpenter.sh", "v1", "nodeclaims") else {

@@ -754,6 +754,7 @@ async fn resource(
         manager: manager_for(&q, &req),
         dry_run: q.get("dryRun").is_some_and(|d| d == "All"),
         strict: q.get("fieldValidation").is_some_and(|f| f == "Strict"),
+        ignore_unknown: q.get("fieldValidation").is_some_and(|f| f == "Ignore"),
     };
     let method = req.method().clone();
     let accept = req
@@ -984,6 +985,13 @@ fn patch(
                         "the name of the object ({n}) does not match the name on the URL ({name})"
                     )));
                 }
+            // Real SSA converts the configuration to the CRD's typed schema first; a field the
+            // schema does not declare fails there, whatever `fieldValidation` says.
+            if let Some(schema) = &rt.schema
+                && let Some(e) = ssa::undeclared_fields_error(schema, &cfg, ns, name, &rt.api_version(), &rt.kind)
+            {
+                return Err(e);
+            }
             let force = q.get("force").is_some_and(|f| f == "true");
             let (code, w) = shared.with_state(|st| -> Result<(u16, crate::store::Written), ApiError> {
                 match st.get(rt, ns, name) {

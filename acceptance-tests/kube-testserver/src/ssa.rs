@@ -250,6 +250,43 @@ pub fn write_managers(obj: &mut Value, ms: &[Manager], time: &str) {
     }
 }
 
+/// The answer of a real API server to an apply configuration with fields its CRD schema does
+/// not declare (outside `metadata`, which is checked elsewhere): structured-merge-diff cannot
+/// type the patch, and the server returns that as a 500 with no reason, naming the object as
+/// `(<namespace>/<name>; <group>/<version>, Kind=<Kind>)` and then the field path, or an
+/// `errors:` list of them when there are several.
+pub fn undeclared_fields_error(
+    schema: &Value,
+    cfg: &Value,
+    ns: &str,
+    name: &str,
+    api_version: &str,
+    kind: &str,
+) -> Option<ApiError> {
+    let mut probe = cfg.clone();
+    let undeclared: Vec<String> = crate::schema::prune_root(schema, &mut probe)
+        .into_iter()
+        .filter(|p| !p.starts_with("metadata."))
+        .collect();
+    let problem = |p: &String| format!(".{p}: field not declared in schema");
+    let detail = match undeclared.as_slice() {
+        [] => return None,
+        [one] => problem(one),
+        many => format!(
+            "errors:\n{}",
+            many.iter()
+                .map(|p| format!("  {}", problem(p)))
+                .collect::<Vec<_>>()
+                .join("\n")
+        ),
+    };
+    Some(ApiError::new(
+        500,
+        "",
+        format!("failed to create typed patch object ({ns}/{name}; {api_version}, Kind={kind}): {detail}"),
+    ))
+}
+
 /// Apply `cfg` for `manager` onto `live` (an existing object); returns the merged object with
 /// updated managedFields. `subresource` is `""` or `"status"`.
 pub fn apply(

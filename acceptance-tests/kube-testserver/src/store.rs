@@ -95,7 +95,10 @@ pub struct Event {
 pub struct WriteCtx {
     pub manager: String,
     pub dry_run: bool,
+    /// `fieldValidation=Strict`: unknown fields fail the write (400).
     pub strict: bool,
+    /// `fieldValidation=Ignore`: unknown fields are dropped without a warning.
+    pub ignore_unknown: bool,
 }
 
 /// What a write produced.
@@ -573,7 +576,9 @@ impl State {
                     list.join(", ")
                 )));
             }
-            warnings.extend(dropped.iter().map(|d| format!("unknown field \"{d}\"")));
+            if !ctx.ignore_unknown {
+                warnings.extend(dropped.iter().map(|d| format!("unknown field \"{d}\"")));
+            }
             schema::default_root(s, obj);
             if self.legacy_webhook_defaults && rt.group == "karpenter.sh" && rt.kind == "Provisioner" {
                 crate::webhooks::default_provisioner(obj);

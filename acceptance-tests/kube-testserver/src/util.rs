@@ -103,6 +103,12 @@ impl ApiError {
             "reason": self.reason,
             "code": self.code,
         });
+        // Go's Status omits an empty reason (StatusReasonUnknown), as on a 500 from SSA.
+        if self.reason.is_empty()
+            && let Some(o) = v.as_object_mut()
+        {
+            o.remove("reason");
+        }
         if let (Some(d), Some(o)) = (&self.details, v.as_object_mut()) {
             o.insert("details".into(), d.clone());
         }

@@ -1455,3 +1455,123 @@ async fn lists_page_with_limit_and_continue() {
     assert_eq!(pages, 3);
     assert_eq!(names, vec!["p0", "p1", "p2", "p3", "p4"]);
 }
+
+/// Every v1 minor's CRD set in `versions/` loads; under server-side apply a field that minor's
+/// CRD does not declare gets the real server's 500 (no reason, "failed to create typed patch
+/// object (/<name>; <group>/<version>, Kind=<Kind>): .<path>: field not declared in schema");
+/// create and update honour `fieldValidation` (Strict: 400, Warn: a warning, Ignore: silence).
+#[tokio::test]
+async fn older_crds_refuse_undeclared_fields_like_the_real_server() {
+    let versions = TestServer::shared_crds_dir("versions");
+    let mut dirs: Vec<_> = std::fs::read_dir(&versions)
+        .expect("versions dir")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    dirs.sort();
+    assert!(dirs.len() >= 15, "{dirs:?}");
+    for dir in &dirs {
+        let s = start_with(Config {
+            crd_dirs: vec![dir.clone()],
+            ..Config::default()
+        })
+        .await;
+        let c = s.client().await.expect("client");
+        nodepools(&c)
+            .patch(
+                "common",
+                &PatchParams::apply("t").force(),
+                &Patch::Apply(nodepool_json("common")),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{dir:?}: {e}"));
+    }
+
+    let s = start_with(Config {
+        crd_dirs: vec![versions.join("v1.0.14")],
+        ..Config::default()
+    })
+    .await;
+    let c = s.client().await.expect("client");
+    let mut pool = nodepool_json("static");
+    pool["spec"]["replicas"] = json!(3);
+    let (code, _, body) = raw(
+        &c,
+        Method::PATCH,
+        "/apis/karpenter.sh/v1/nodepools/static?fieldManager=t&force=true",
+        "application/apply-patch+yaml",
+        &pool,
+    )
+    .await;
+    assert_eq!(code, 500, "{body}");
+    assert_eq!(
+        body["message"],
+        "failed to create typed patch object (/static; karpenter.sh/v1, Kind=NodePool): .spec.replicas: field not declared in schema"
+    );
+    assert!(body.get("reason").is_none(), "{body}");
+    assert_eq!(body["status"], "Failure");
+    assert!(s.object("karpenter.sh", "v1", "nodepools", "static").is_none());
+    // Two at once: the `errors:` list.
+    pool["spec"]["bogus"] = json!(true);
+    let (code, _, body) = raw(
+        &c,
+        Method::PATCH,
+        "/apis/karpenter.sh/v1/nodepools/static?fieldManager=t&force=true",
+        "application/apply-patch+yaml",
+        &pool,
+    )
+    .await;
+    assert_eq!(code, 500, "{body}");
+    let message = body["message"].as_str().expect("message");
+    assert!(message.contains("): errors:\n  .spec.bogus: field not declared in schema\n  .spec.replicas: field not declared in schema"), "{message}");
+
+    // Create, then update (PUT) under each fieldValidation mode.
+    let created = nodepools(&c)
+        .create(&PostParams::default(), &dynobj(nodepool_json("put")))
+        .await
+        .expect("create");
+    let mut update = serde_json::to_value(&created).expect("json");
+    update["spec"]["replicas"] = json!(2);
+    let uri = "/apis/karpenter.sh/v1/nodepools/put";
+    let (code, _, body) = raw(
+        &c,
+        Method::PUT,
+        &format!("{uri}?fieldValidation=Strict"),
+        "application/json",
+        &update,
+    )
+    .await;
+    assert_eq!(code, 400, "{body}");
+    assert_eq!(body["reason"], "BadRequest");
+    assert_eq!(
+        body["message"],
+        "strict decoding error: unknown field \"spec.replicas\""
+    );
+    let (code, headers, body) = raw(
+        &c,
+        Method::PUT,
+        &format!("{uri}?fieldValidation=Warn"),
+        "application/json",
+        &update,
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+    assert!(body["spec"].get("replicas").is_none(), "{body}");
+    assert!(
+        headers
+            .get("warning")
+            .and_then(|w| w.to_str().ok())
+            .is_some_and(|w| w.contains("unknown field \\\"spec.replicas\\\"")),
+        "{headers:?}"
+    );
+    update["metadata"]["resourceVersion"] = body["metadata"]["resourceVersion"].clone();
+    let (code, headers, body) = raw(
+        &c,
+        Method::PUT,
+        &format!("{uri}?fieldValidation=Ignore"),
+        "application/json",
+        &update,
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+    assert!(headers.get("warning").is_none(), "{headers:?}");
+}

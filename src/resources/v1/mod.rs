@@ -593,6 +593,41 @@ pub(crate) mod crd_coverage {
         assert!(crd["disruption.budgets[].nodes"].required);
     }
 
+    /// #16, defaults that exist in one cluster only: every default this provider plans (at
+    /// any depth) is a field of the v1 CRDs of every Karpenter minor in `versions/`, so no
+    /// supported cluster is sent a default it does not have, nor expected to return one.
+    /// (Should a future default be newer than the oldest minor, the apply leaves it out of the
+    /// body on clusters without it: `KubeObjectType::fit_to_cluster`.)
+    #[test]
+    fn every_planned_default_exists_in_every_v1_minor() {
+        let minors = crate::k8s::skew::tests::all_minor_schemas();
+        assert!(minors.len() >= 15, "{}", minors.len());
+        let mut problems = Vec::new();
+        let mut checked = 0;
+        for (schema, crd) in [
+            (&*NODE_POOL, "nodepools.karpenter.sh"),
+            (&*EC2_NODE_CLASS, "ec2nodeclasses.karpenter.k8s.aws"),
+        ] {
+            let mut ours = BTreeMap::new();
+            our_fields(&schema.attributes, "", &mut ours);
+            for (release, schemas) in &minors {
+                let mut theirs = BTreeMap::new();
+                crd_fields(&schemas[crd]["properties"]["spec"], "", &mut theirs);
+                for (path, field) in ours.iter().filter(|(_, f)| f.default.is_some()) {
+                    checked += 1;
+                    if !theirs.contains_key(path) {
+                        problems.push(format!(
+                            "{release}: {crd} has no spec.{path}, default {:?}",
+                            field.default
+                        ));
+                    }
+                }
+            }
+        }
+        assert!(checked >= 15 * 8, "only {checked} default checks");
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+    }
+
     /// Every attribute, at every depth, says what it is for.
     #[test]
     fn every_attribute_is_described() {
