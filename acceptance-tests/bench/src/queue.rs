@@ -199,14 +199,21 @@ impl Sdk {
                 st.url = out.queue_url().map(str::to_string);
             }
             "GetQueueUrl" => {
-                let out = self
-                    .sqs
-                    .get_queue_url()
-                    .queue_name(cluster)
+                // Before CreateQueue this is the provider's existence check (it never adopts a
+                // queue it did not create): "does not exist" is the expected answer.
+                match self.sqs.get_queue_url().queue_name(cluster).send().await {
+                    Ok(out) => st.url = out.queue_url().map(str::to_string),
+                    Err(e) if e.as_service_error().is_some_and(|s| s.is_queue_does_not_exist()) => {}
+                    Err(e) => return Err(aws_err(op)(e)),
+                }
+            }
+            "ListRules" => {
+                self.events
+                    .list_rules()
+                    .name_prefix(format!("Karpenter-{cluster}-"))
                     .send()
                     .await
                     .map_err(aws_err(op))?;
-                st.url = out.queue_url().map(str::to_string);
             }
             "GetQueueAttributes" => {
                 let out = self
