@@ -19,3 +19,61 @@ fn committed_docs_match_the_schemas() -> Result<(), docs::DocsError> {
     );
     Ok(())
 }
+
+/// The registry publishes `docs/` by its layout: `index.md` at the root, pages only in the
+/// known subdirectories, and every hand-written guide with front matter in the one "" guides
+/// subcategory. A project page (figures, reports) dropped into `docs/` would be published as a
+/// provider page, so this fails on it.
+#[test]
+fn docs_follow_the_registry_layout() {
+    let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs");
+    const SUBDIRECTORIES: &[&str] = &[
+        "resources",
+        "data-sources",
+        "guides",
+        "list-resources",
+        "functions",
+    ];
+    let mut problems = Vec::new();
+    for entry in std::fs::read_dir(&docs).expect("read docs/") {
+        let path = entry.expect("docs/ entry").path();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_string();
+        if path.is_dir() {
+            if !SUBDIRECTORIES.contains(&name.as_str()) {
+                problems.push(format!("docs/{name}/ is not a registry subdirectory"));
+            }
+        } else if name != "index.md" {
+            problems.push(format!("docs/{name}: only index.md belongs in the docs root"));
+        }
+    }
+    for entry in std::fs::read_dir(docs.join("guides")).expect("read docs/guides/") {
+        let path = entry.expect("guide").path();
+        let text = std::fs::read_to_string(&path).expect("read guide");
+        let front = text
+            .strip_prefix("---\n")
+            .and_then(|rest| rest.split_once("\n---\n"))
+            .map(|(front, _)| front);
+        match front {
+            None => problems.push(format!("{}: no front matter", path.display())),
+            Some(front) => {
+                for key in ["page_title:", "description:"] {
+                    if !front.lines().any(|l| l.starts_with(key)) {
+                        problems.push(format!("{}: front matter without {key}", path.display()));
+                    }
+                }
+                if !front.lines().any(|l| l == "subcategory: \"\"") {
+                    problems.push(format!("{}: guides share the subcategory \"\"", path.display()));
+                }
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "docs/ does not follow the registry layout:\n{}",
+        problems.join("\n")
+    );
+}

@@ -18,7 +18,7 @@
 //!
 //! A false accept (plan passes, server refuses) fails the test. A false reject (plan refuses,
 //! server accepts) is allowed only when the provider's diagnostic says it is deliberately
-//! stricter than the CRD ("on purpose"); each such rule is listed in `docs/reliability.md`.
+//! stricter than the CRD ("on purpose"); each such rule is listed in `acceptance-tests/reports/reliability.md`.
 //! `PLAN_PARITY_LIST=1` prints every case with both verdicts.
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -6,7 +6,7 @@
 //! By default all fifteen minors run (about 80 s on the 2-core machine);
 //! `KARPENTER_VERSION_MATRIX=changed` runs only v1.0 and every minor that added a field our
 //! schemas write (the releases in the provider's first-release table), for a quicker local
-//! loop. Figures are in `docs/reliability.md`.
+//! loop. Figures are in `acceptance-tests/reports/reliability.md`.
 
 use std::time::{Duration, Instant};
 

@@ -1,8 +1,8 @@
 //! `bench`: measures the provider against Terraform's own floor (issue 9) and writes the
-//! figures to `docs/performance.md`.
+//! figures to `acceptance-tests/reports/performance.md`.
 //!
 //! ```text
-//! cargo run --release -p bench -- [--quick] [--reps N] [--out docs/performance.md] [--json FILE]
+//! cargo run --release -p bench -- [--quick] [--reps N] [--out acceptance-tests/reports/performance.md] [--json FILE]
 //!                                 [--provider PATH] [--sizes 1,10,100] [--handshakes N]
 //! ```
 //!

@@ -1,5 +1,5 @@
 //! The report: one row per figure (value, baseline, ratio, target, pass/miss), written as the
-//! generated part of `docs/performance.md` (between markers, so the hand-written history
+//! generated part of `acceptance-tests/reports/performance.md` (between markers, so the hand-written history
 //! around it stays) and as JSON for the CI smoke test.
 
 use std::path::Path;
@@ -400,7 +400,7 @@ const METHOD: &[(u8, &str)] = &[
     ),
 ];
 
-/// The generated part of docs/performance.md.
+/// The generated part of acceptance-tests/reports/performance.md.
 pub fn markdown(o: &Options, p: &ProviderDir, r: &Results) -> String {
     let mut s = String::new();
     s.push_str(BEGIN);

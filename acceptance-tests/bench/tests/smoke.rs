@@ -1,6 +1,6 @@
 //! The bench's quick mode end to end (debug provider, N = 1, one repetition), so the bench
 //! cannot rot: every figure is produced, parses and is sane (positive, finite; counts whole).
-//! It asserts nothing about speed: the figures' targets are judged in docs/performance.md.
+//! It asserts nothing about speed: the figures' targets are judged in acceptance-tests/reports/performance.md.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
