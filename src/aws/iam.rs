@@ -545,27 +545,28 @@ impl Iam {
     /// A managed policy's tags, or None when the policy does not exist (GetPolicy, so no
     /// permission beyond the ones the role resources already need).
     pub async fn policy_tags(&self, arn: &str) -> Result<Option<BTreeMap<String, String>>, IamError> {
-        let out = found(
+        let out = self.get_policy(arn).await?;
+        Ok(out.map(|o| o.policy().map(|p| tag_map(p.tags())).unwrap_or_default()))
+    }
+
+    /// GetPolicy, or None when the policy does not exist.
+    async fn get_policy(
+        &self,
+        arn: &str,
+    ) -> Result<Option<aws_sdk_iam::operation::get_policy::GetPolicyOutput>, IamError> {
+        found(
             self.client
                 .get_policy()
                 .policy_arn(arn)
                 .send()
                 .await
                 .map_err(|e| IamError::from_sdk("GetPolicy", e)),
-        )?;
-        Ok(out.map(|o| o.policy().map(|p| tag_map(p.tags())).unwrap_or_default()))
+        )
     }
 
     /// The default version's document of a managed policy, or None when it does not exist.
     pub async fn managed_policy_document(&self, arn: &str) -> Result<Option<Json>, IamError> {
-        let policy = found(
-            self.client
-                .get_policy()
-                .policy_arn(arn)
-                .send()
-                .await
-                .map_err(|e| IamError::from_sdk("GetPolicy", e)),
-        )?;
+        let policy = self.get_policy(arn).await?;
         let Some(version) = policy
             .as_ref()
             .and_then(|p| p.policy())
