@@ -22,13 +22,48 @@ case "$(uname -m)" in
 esac
 mirror=${MIRROR:-$HOME/.local/share/terraform/plugins}
 
-echo "== building terraform-provider-karpenter $version (release)"
-cargo build --release --quiet --bin terraform-provider-karpenter
+# moto goes into target/moto-venv while cargo compiles (the same venv the tests use; see
+# acceptance-tests/src/moto.rs, which skips the install when the venv holds these requirements).
+requirements=acceptance-tests/moto-requirements.txt
+venv=target/moto-venv
+moto_pid=
+if ! cmp -s "$requirements" "$venv/requirements.txt" 2>/dev/null || [ ! -f "$venv/bin/moto_server" ]; then
+  echo "== installing moto into $venv (in the background)"
+  mkdir -p target
+  staging="target/moto-venv.tmp-$$"
+  (
+    rm -rf "$staging"
+    python3 -m venv "$staging" &&
+      "$staging/bin/pip" install --quiet --disable-pip-version-check --requirement "$requirements" &&
+      cp "$requirements" "$staging/requirements.txt" &&
+      rm -rf "$venv" && mv "$staging" "$venv"
+  ) >target/moto-install.log 2>&1 &
+  moto_pid=$!
+fi
+
+# One cargo invocation in one profile builds the provider and the local environment, so every
+# dependency compiles once. The default is the dev profile: it compiles in a fraction of the
+# release profile's time (thin LTO, one codegen unit) and is what the test suite builds too.
+# PROFILE=release installs the optimised build instead.
+profile=${PROFILE:-dev}
+case "$profile" in
+  dev) out=target/debug ;;
+  *) out="target/$profile" ;;
+esac
+echo "== building terraform-provider-karpenter $version and the local environment (profile $profile)"
+cargo build --quiet --profile "$profile" -p terraform-provider-karpenter -p acceptance-tests \
+  --bin terraform-provider-karpenter --bin local_env
 
 dest="$mirror/registry.terraform.io/karpenter/karpenter/$version/${os}_${arch}"
 mkdir -p "$dest"
-install -m 0755 target/release/terraform-provider-karpenter "$dest/terraform-provider-karpenter_v$version"
+install -m 0755 "$out/terraform-provider-karpenter" "$dest/terraform-provider-karpenter_v$version"
 echo "== installed into $dest"
+
+if [ -n "$moto_pid" ] && ! wait "$moto_pid"; then
+  cat target/moto-install.log >&2
+  echo "error: installing moto failed (python3 -m venv + pip install -r $requirements)" >&2
+  exit 1
+fi
 
 work="$root/target/quickstart"
 rm -rf "$work"
@@ -45,10 +80,9 @@ provider_installation {
   }
 }
 CFG
-echo "== starting the local test environment (kube-testserver + moto; the first run installs moto)"
-cargo build --quiet -p acceptance-tests --bin local_env
+echo "== starting the local test environment (kube-testserver + moto)"
 mkfifo "$work/env.stdin"
-target/debug/local_env "$work/local.auto.tfvars" <"$work/env.stdin" >"$work/env.log" 2>&1 &
+"$out/local_env" "$work/local.auto.tfvars" <"$work/env.stdin" >"$work/env.log" 2>&1 &
 env_pid=$!
 exec 3>"$work/env.stdin" # holding the pipe open keeps the environment up
 cleanup() { exec 3>&-; wait "$env_pid" 2>/dev/null || true; }

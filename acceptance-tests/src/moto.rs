@@ -24,11 +24,11 @@ use std::time::{Duration, Instant};
 
 use crate::{Workdir, workspace_root};
 
-/// The moto release the tests are written against (its behaviour changes between releases).
-pub const MOTO_VERSION: &str = "5.2.1";
-/// What is installed into the venv: moto's service extras for what we call, and the server's
-/// web framework (the `server` extra pulls in far more than these services need).
-const PIP_PACKAGES: &[&str] = &["moto[events,sqs,iam,sts]==5.2.1", "flask", "flask-cors"];
+/// What is installed into the venv (a pip requirements file, shared with
+/// `scripts/quickstart.sh`); the venv keeps a copy, and a venv whose copy differs is rebuilt.
+const REQUIREMENTS: &str = include_str!("../moto-requirements.txt");
+/// The copy of [`REQUIREMENTS`] inside a finished venv.
+const REQUIREMENTS_STAMP: &str = "requirements.txt";
 /// The account moto reports.
 pub const ACCOUNT_ID: &str = "123456789012";
 /// The region the tests use.
@@ -52,8 +52,8 @@ fn target_dir() -> PathBuf {
 }
 
 fn install() -> Result<PathBuf, String> {
-    let venv = target_dir().join(format!("moto-venv-{MOTO_VERSION}"));
-    if venv.join("bin/moto_server").is_file() {
+    let venv = target_dir().join("moto-venv");
+    if venv_is_current(&venv) {
         return Ok(venv);
     }
     let python = std::env::var_os("PATH")
@@ -65,7 +65,7 @@ fn install() -> Result<PathBuf, String> {
         .ok_or("python3 is not on PATH: the AWS acceptance tests need python3 to run moto")?;
     // Build in a private directory and rename it into place, so concurrent test processes
     // never see (or use) a half-installed venv.
-    let staging = target_dir().join(format!("moto-venv-{MOTO_VERSION}.tmp-{}", std::process::id()));
+    let staging = target_dir().join(format!("moto-venv.tmp-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&staging);
     std::fs::create_dir_all(target_dir()).map_err(|e| format!("create target dir: {e}"))?;
     let run = |cmd: &mut Command, what: &str| -> Result<(), String> {
@@ -87,19 +87,32 @@ fn install() -> Result<PathBuf, String> {
     run(
         Command::new(staging.join("bin/pip"))
             .args(["install", "--quiet", "--disable-pip-version-check"])
-            .args(PIP_PACKAGES),
+            .arg("--requirement")
+            .arg(workspace_root().join("acceptance-tests/moto-requirements.txt")),
         "pip install moto",
     )?;
+    std::fs::write(staging.join(REQUIREMENTS_STAMP), REQUIREMENTS)
+        .map_err(|e| format!("write the venv's requirements stamp: {e}"))?;
+    if venv.exists() && !venv_is_current(&venv) {
+        // Built for other requirements: replace it.
+        let _ = std::fs::remove_dir_all(&venv);
+    }
     match std::fs::rename(&staging, &venv) {
         Ok(()) => {}
         // Another process finished first: use theirs.
-        Err(_) if venv.join("bin/moto_server").is_file() => {
+        Err(_) if venv_is_current(&venv) => {
             let _ = std::fs::remove_dir_all(&staging);
         }
         Err(e) => return Err(format!("move the moto venv into place: {e}")),
     }
     // The venv's scripts carry the staging path in their shebang; run them via its python.
     Ok(venv)
+}
+
+/// A finished venv built from the current [`REQUIREMENTS`].
+fn venv_is_current(venv: &std::path::Path) -> bool {
+    venv.join("bin/moto_server").is_file()
+        && std::fs::read_to_string(venv.join(REQUIREMENTS_STAMP)).is_ok_and(|s| s == REQUIREMENTS)
 }
 
 /// A running moto server, stopped on drop.
