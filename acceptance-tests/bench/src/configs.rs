@@ -1,7 +1,9 @@
 //! The Terraform configurations the benchmarks run: one `karpenter_ec2_node_class` and N
 //! `karpenter_node_pool`s (the shape of the examples), and the baseline — the same number of
 //! `terraform_data` resources whose `input` is the very same object, so Terraform handles the
-//! same amount of configuration while no provider process is involved.
+//! same amount of configuration while no provider process is involved; and the user-shape
+//! baseline — what a `kubectl_manifest` user writes today: each object as a YAML heredoc, one
+//! string per resource, with no schema behind it.
 
 /// The node class's attributes (HCL body, without the block around it).
 const CLASS_BODY: &str = r#"  name                          = "default"
@@ -90,6 +92,83 @@ pub fn baseline(n: usize) -> String {
     out
 }
 
+/// The node class as a `kubectl_manifest` user writes it.
+const CLASS_YAML: &str = r#"apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata:
+  name: default
+spec:
+  role: KarpenterNodeRole-bench
+  amiSelectorTerms:
+    - alias: al2023@latest
+  subnetSelectorTerms:
+    - tags:
+        karpenter.sh/discovery: bench
+  securityGroupSelectorTerms:
+    - tags:
+        karpenter.sh/discovery: bench
+  tags:
+    team: platform
+"#;
+
+/// A node pool as a `kubectl_manifest` user writes it: the same fields as [`pool_body`].
+fn pool_yaml(i: usize) -> String {
+    format!(
+        r#"apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: pool-{i}
+spec:
+  template:
+    metadata:
+      labels:
+        workload: general
+    spec:
+      nodeClassRef:
+        group: karpenter.k8s.aws
+        kind: EC2NodeClass
+        name: ${{yamldecode(terraform_data.class.input).metadata.name}}
+      requirements:
+        - key: karpenter.sh/capacity-type
+          operator: In
+          values: ["spot", "on-demand"]
+        - key: karpenter.k8s.aws/instance-category
+          operator: In
+          values: ["c", "m", "r"]
+        - key: karpenter.k8s.aws/instance-generation
+          operator: Gt
+          values: ["5"]
+      expireAfter: 720h
+  limits:
+    cpu: "1000"
+  disruption:
+    consolidationPolicy: WhenEmptyOrUnderutilized
+    consolidateAfter: 1m
+    budgets:
+      - nodes: 10%
+      - nodes: "0"
+        schedule: "0 9 * * mon-fri"
+        duration: 8h
+"#
+    )
+}
+
+/// The user-shape baseline: `terraform_data` resources whose `input` is each object's YAML
+/// text (the pools naming the class through it), as `yaml_body` would hold it.
+pub fn baseline_yaml(n: usize) -> String {
+    let mut out = format!(
+        "terraform {{\n  required_providers {{\n  }}\n}}\n\nresource \"terraform_data\" \"class\" {{\n  input = <<-YAML\n{}  YAML\n}}\n",
+        indent(&indent(CLASS_YAML))
+    );
+    for i in 0..n {
+        out.push_str(&format!(
+            "\nresource \"terraform_data\" \"pool_{i}\" {{\n  input = <<-YAML\n{}  YAML\n}}\n",
+            indent(&indent(&pool_yaml(i)))
+        ));
+    }
+    out
+}
+
 fn indent(body: &str) -> String {
     body.lines().map(|l| format!("  {l}\n")).collect()
 }
@@ -107,5 +186,9 @@ mod tests {
         assert_eq!(b.matches("resource \"terraform_data\"").count(), 4);
         assert!(b.contains("name  = terraform_data.class.input.name"));
         assert!(!b.contains("karpenter/karpenter"));
+        let y = baseline_yaml(3);
+        assert_eq!(y.matches("resource \"terraform_data\"").count(), 4);
+        assert_eq!(y.matches("kind: NodePool").count(), 3);
+        assert!(y.contains("name: ${yamldecode(terraform_data.class.input).metadata.name}"));
     }
 }

@@ -66,6 +66,8 @@ pub struct Rss {
 #[derive(Debug, Clone, Default)]
 pub struct Results {
     pub plan: Vec<Pair>,
+    /// The same provider plans beside the user-shape baseline (YAML text, no schema).
+    pub plan_user_shape: Vec<Pair>,
     pub plan_refresh: Vec<Pair>,
     pub apply: Vec<Pair>,
     /// Milliseconds from the CRD becoming Established to the first node-pool write.
@@ -99,7 +101,7 @@ pub fn run_all(o: &Options, p: &ProviderDir) -> Result<Results, BenchError> {
     eprintln!("bench: 6. plugin start to handshake");
     r.handshake = handshake::measure(&p.binary, o.handshakes)?;
     eprintln!("bench: 1. plan");
-    r.plan = plans(o, p)?;
+    (r.plan, r.plan_user_shape) = plans(o, p)?;
     eprintln!("bench: 2./4. apply, refresh and API requests");
     let (apply, refresh, requests) = applies(o, p)?;
     r.apply = apply;
@@ -151,35 +153,47 @@ fn provider_work(p: &ProviderDir, config: &str) -> Workdir {
     Workdir::with_provider_dir(config, &p.dir, &[])
 }
 
-/// Figure 1: plan of a fresh configuration (nothing in state), provider and baseline
-/// interleaved, the order alternating by repetition. One untimed warm-up run each.
-fn plans(o: &Options, p: &ProviderDir) -> Result<Vec<Pair>, BenchError> {
+/// Figure 1: plan of a fresh configuration (nothing in state), provider and both baselines
+/// (the same objects as `terraform_data` input; the user's YAML text) interleaved, the order
+/// rotating by repetition. One untimed warm-up run each. Returns the pairs against the object
+/// baseline and against the user-shape baseline (the provider's samples are the same).
+fn plans(o: &Options, p: &ProviderDir) -> Result<(Vec<Pair>, Vec<Pair>), BenchError> {
     // Plan never connects; the server only makes the provider block realistic.
     let cluster = Cluster::with_v1_crds();
-    let mut pairs = Vec::new();
+    let mut works = Vec::new();
     for &n in &o.sizes {
         let karp = provider_work(p, &configs::karpenter(&cluster.provider_block(), n));
         let base = provider_work(p, &configs::baseline(n));
+        let yaml = provider_work(p, &configs::baseline_yaml(n));
         timed(&karp, PLAN, "plan (warm-up)")?;
         timed(&base, PLAN, "plan of the baseline (warm-up)")?;
-        pairs.push((n, karp, base));
+        timed(&yaml, PLAN, "plan of the user-shape baseline (warm-up)")?;
+        works.push((n, [karp, base, yaml]));
     }
     let mut out: Vec<Pair> = o.sizes.iter().map(|&n| Pair::new(n)).collect();
+    let mut user: Vec<Pair> = o.sizes.iter().map(|&n| Pair::new(n)).collect();
     for rep in 0..o.reps {
-        for (i, (n, karp, base)) in pairs.iter().enumerate() {
-            let provider_first = rep % 2 == 0;
-            for turn in 0..2 {
-                if (turn == 0) == provider_first {
-                    out[i].provider.push(timed(karp, PLAN, &format!("plan N={n}"))?);
-                } else {
-                    out[i]
+        for (i, (n, w)) in works.iter().enumerate() {
+            for turn in 0..3 {
+                match (turn + rep) % 3 {
+                    0 => {
+                        let t = timed(&w[0], PLAN, &format!("plan N={n}"))?;
+                        out[i].provider.push(t);
+                        user[i].provider.push(t);
+                    }
+                    1 => out[i]
                         .baseline
-                        .push(timed(base, PLAN, &format!("plan of the baseline N={n}"))?);
+                        .push(timed(&w[1], PLAN, &format!("plan of the baseline N={n}"))?),
+                    _ => user[i].baseline.push(timed(
+                        &w[2],
+                        PLAN,
+                        &format!("plan of the user-shape baseline N={n}"),
+                    )?),
                 }
             }
         }
     }
-    Ok(out)
+    Ok((out, user))
 }
 
 /// Short name of a request for the breakdown: method, resource (or "discovery"), watch.

@@ -99,6 +99,13 @@ pub fn rows(r: &Results) -> Vec<Row> {
     ));
     rows.extend(pair_rows(
         1,
+        "plan_user_shape",
+        "`terraform plan` (create) against the user-shape baseline (YAML text)",
+        &r.plan_user_shape,
+        None,
+    ));
+    rows.extend(pair_rows(
+        1,
         "plan_refresh",
         "`terraform plan` after apply (refresh, no changes)",
         &r.plan_refresh,
@@ -372,7 +379,7 @@ fn header(o: &Options, p: &ProviderDir, r: &Results) -> Vec<(String, String)> {
 const METHOD: &[(u8, &str)] = &[
     (
         1,
-        "`terraform plan` of one `karpenter_ec2_node_class` and N `karpenter_node_pool` (the example's shape, pools naming the class) on an empty state, against N + 1 `terraform_data` whose `input` is the very same object (no provider at all); one untimed warm-up each, then the two alternate, their order swapped every repetition. The refresh rows are a `plan` right after each apply of figure 2.",
+        "`terraform plan` of one `karpenter_ec2_node_class` and N `karpenter_node_pool` (the example's shape, pools naming the class) on an empty state, against N + 1 `terraform_data` whose `input` is the very same object (no provider at all), and against the user-shape baseline: N + 1 `terraform_data` whose `input` is each object's YAML text, as a `kubectl_manifest` user writes `yaml_body` (a string, no schema; the pools name the class through `yamldecode`); one untimed warm-up each, then the three alternate, their order rotated every repetition. The refresh rows are a `plan` right after each apply of figure 2.",
     ),
     (
         2,
