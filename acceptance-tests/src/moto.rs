@@ -384,6 +384,10 @@ pub struct ProxyCall {
     pub failed: bool,
     pub started: Instant,
     pub finished: Instant,
+    /// The access key ID the request was signed with (from `Authorization`), if signed.
+    pub access_key_id: Option<String>,
+    /// The request body as text (form-encoded for the query protocols, JSON otherwise).
+    pub body: String,
 }
 
 #[derive(Default)]
@@ -498,6 +502,13 @@ impl Request {
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_str())
+    }
+
+    /// `AKID` of `Authorization: AWS4-HMAC-SHA256 Credential=AKID/date/region/service/...`.
+    fn access_key_id(&self) -> Option<String> {
+        let auth = self.header("authorization")?;
+        let at = auth.find("Credential=")? + "Credential=".len();
+        auth[at..].split('/').next().map(str::to_string)
     }
 
     fn operation(&self) -> String {
@@ -619,6 +630,8 @@ fn serve(conn: TcpStream, upstream_port: u16, state: &Mutex<ProxyState>) -> std:
                 failed,
                 started,
                 finished: Instant::now(),
+                access_key_id: req.access_key_id(),
+                body: String::from_utf8_lossy(&req.body).into_owned(),
             });
     }
     let _ = writer.shutdown(Shutdown::Both);

@@ -42,6 +42,7 @@ async fn endpoints_and_assume_role_reach_moto() {
         role_arn: "arn:aws:iam::123456789012:role/karpenter-admin".into(),
         session_name: Some("acc-test".into()),
         external_id: Some("ext-1".into()),
+        ..Default::default()
     });
     let ctx = KarpenterContext::new(assuming);
     let aws = ctx.aws().await.unwrap();

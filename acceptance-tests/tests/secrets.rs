@@ -2,8 +2,9 @@
 //! `TF_LOG_PROVIDER=trace` (and once in Terraform's JSON log format, to a `TF_LOG_PATH` file)
 //! through configurations carrying every credential the provider handles — a Kubernetes bearer
 //! token, a client key, exec-plugin credentials (token, and certificate + key), the AWS keys
-//! behind a generated EKS token, static AWS keys for SQS/EventBridge/IAM, and the credentials
-//! STS hands out for `assume_role` — and every byte terraform printed or logged, plus the state
+//! behind a generated EKS token, static AWS keys for SQS/EventBridge/IAM (from the environment
+//! and from the provider block), a web identity token, and the credentials STS hands out for
+//! `assume_role` and `assume_role_with_web_identity` — and every byte terraform printed or logged, plus the state
 //! file, is searched for each secret in every form it could take (raw, JSON-escaped,
 //! URL-encoded, base64 at any alignment, hex and byte-list dumps, each line of a PEM body).
 //! Zero hits is the pass mark.
@@ -405,6 +406,40 @@ fn aws_credentials_never_reach_logs_or_state() {
     let mut secrets = keys.secrets();
     secrets.push(Secret::new("assume_role.external_id", &external_id));
     assert_no_leak("aws assume_role", &mut work, &secrets);
+
+    // Static keys in the provider block (they sign AssumeRole; the environment's are unused).
+    let configured = AwsKeys::new();
+    let block = moto.provider_block().replace(
+        "  aws {\n",
+        &format!(
+            "  aws {{\n    access_key = \"{}\"\n    secret_key = \"{}\"\n    token      = \"{}\"\n    assume_role {{\n      role_arn = \"arn:aws:iam::123456789012:role/deployer\"\n    }}\n",
+            configured.access_key_id, configured.secret_access_key, configured.session_token
+        ),
+    );
+    let keys = AwsKeys::new();
+    let mut work = Workdir::new(&format!("{block}\n{resources}"));
+    keys.set(&mut work);
+    let mut secrets = keys.secrets();
+    secrets.extend(configured.secrets());
+    assert_no_leak("aws keys in the provider block", &mut work, &secrets);
+
+    // A web identity token given inline.
+    let web_token = unique("eyJweb-identity-token.");
+    let block = moto.provider_block().replace(
+        "  aws {\n",
+        &format!(
+            "  aws {{\n    assume_role_with_web_identity {{\n      role_arn           = \"arn:aws:iam::123456789012:role/web\"\n      web_identity_token = \"{web_token}\"\n    }}\n"
+        ),
+    );
+    let keys = AwsKeys::new();
+    let mut work = Workdir::new(&format!("{block}\n{resources}"));
+    keys.set(&mut work);
+    let mut secrets = keys.secrets();
+    secrets.push(Secret::new(
+        "assume_role_with_web_identity.web_identity_token",
+        &web_token,
+    ));
+    assert_no_leak("aws web identity token", &mut work, &secrets);
 }
 
 /// A credential plugin whose output is broken must not have that output (which may hold the

@@ -1,18 +1,35 @@
-//! Builds the AWS SDK configuration from [`AwsSettings`]: region, shared-config profile,
-//! optional role assumption, the SDK's standard retry mode, and per-service endpoint
-//! overrides (`endpoints { iam = …, sqs = …, events = …, sts = …, eks = … }`).
+//! Builds the AWS SDK configuration from [`AwsSettings`]: region, shared-config profile and
+//! files, static keys, role assumption, the SDK's standard retry mode (with `max_retries`),
+//! an extra CA bundle, and per-service endpoint overrides
+//! (`endpoints { iam = …, sqs = …, events = …, sts = …, eks = … }`).
 //!
-//! Credentials come from the standard chain (environment, profile, SSO, web identity,
-//! container and instance metadata); with `assume_role`, those credentials assume the role.
+//! Credentials, as hashicorp/aws resolves them: the configured static keys, else the standard
+//! chain (environment, profile, SSO, web identity, container and instance metadata). With
+//! `assume_role_with_web_identity`, its role's credentials replace them; with `assume_role`,
+//! whatever came before assumes that role.
 
 use aws_config::retry::RetryConfig;
-use aws_config::sts::AssumeRoleProvider;
 use aws_config::{BehaviorVersion, Region, SdkConfig};
+use aws_credential_types::Credentials;
+use aws_runtime::env_config::file::{EnvConfigFileKind as ProfileFileKind, EnvConfigFiles as ProfileFiles};
+use aws_sdk_sts::config::SharedCredentialsProvider;
 
-use crate::provider::config::AwsSettings;
+use crate::aws::assume::RoleCredentials;
+use crate::provider::config::{AwsSettings, expand_home};
 
-/// The session name used for `assume_role` when none is configured.
-pub const DEFAULT_SESSION_NAME: &str = "terraform-provider-karpenter";
+pub use crate::aws::assume::DEFAULT_SESSION_NAME;
+
+/// Why the SDK configuration could not be built (the configure-time check reports the same
+/// problems with their attribute path first; these are for what changed in between).
+#[derive(Debug, thiserror::Error)]
+pub enum AwsConfigError {
+    #[error("the CA bundle {path} cannot be read: {source}")]
+    CaBundleUnreadable { path: String, source: std::io::Error },
+    #[error("the CA bundle {path} {problem}")]
+    CaBundleInvalid { path: String, problem: String },
+    #[error("the HTTPS client for the CA bundle could not be built: {0}")]
+    HttpClient(String),
+}
 
 /// The shared SDK configuration plus the endpoint overrides; builds service clients.
 ///
@@ -27,12 +44,12 @@ pub struct AwsClients {
 impl AwsClients {
     /// Loads the SDK configuration for `settings`. Resolves the region and the credentials
     /// provider chain; does not call AWS (credentials are fetched on the first request).
-    pub async fn load(settings: &AwsSettings) -> Self {
-        let config = load_sdk_config(settings).await;
-        Self {
+    pub async fn load(settings: &AwsSettings) -> Result<Self, AwsConfigError> {
+        let config = load_sdk_config(settings).await?;
+        Ok(Self {
             config,
             settings: settings.clone(),
-        }
+        })
     }
 
     /// The shared SDK configuration.
@@ -102,42 +119,124 @@ impl AwsClients {
     }
 }
 
+/// The certificates of a PEM bundle, or what is wrong with it.
+pub fn pem_certificates(pem: &[u8]) -> Result<usize, String> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+    let mut n = 0;
+    for cert in CertificateDer::pem_slice_iter(pem) {
+        cert.map_err(|e| format!("is not a valid PEM bundle ({e})"))?;
+        n += 1;
+    }
+    if n == 0 {
+        return Err("holds no PEM certificate".into());
+    }
+    Ok(n)
+}
+
+/// The SDK's HTTPS client (hyper + rustls on aws-lc) trusting the system roots and `pem`.
+fn https_client_trusting(
+    pem: Vec<u8>,
+) -> Result<aws_smithy_runtime_api::client::http::SharedHttpClient, AwsConfigError> {
+    use aws_smithy_http_client::tls::{self, TlsContext, TrustStore};
+    let context = TlsContext::builder()
+        .with_trust_store(TrustStore::default().with_pem_certificate(pem))
+        .build()
+        .map_err(|e| AwsConfigError::HttpClient(e.to_string()))?;
+    Ok(aws_smithy_http_client::Builder::new()
+        .tls_provider(tls::Provider::Rustls(tls::rustls_provider::CryptoMode::AwsLc))
+        .tls_context(context)
+        .build_https())
+}
+
+/// The shared files to read profiles from, when the configuration names any: the named ones
+/// replace the default of their kind, the other kind keeps its default (and environment).
+fn profile_files(settings: &AwsSettings) -> Option<ProfileFiles> {
+    if settings.shared_config_files.is_empty() && settings.shared_credentials_files.is_empty() {
+        return None;
+    }
+    let mut files = ProfileFiles::builder()
+        .include_default_config_file(settings.shared_config_files.is_empty())
+        .include_default_credentials_file(settings.shared_credentials_files.is_empty());
+    for f in &settings.shared_config_files {
+        files = files.with_file(ProfileFileKind::Config, expand_home(f));
+    }
+    for f in &settings.shared_credentials_files {
+        files = files.with_file(ProfileFileKind::Credentials, expand_home(f));
+    }
+    Some(files.build())
+}
+
+/// An STS client on `base` (its credentials, HTTP client and region) at the STS endpoint
+/// override, if any.
+fn sts_client(base: &SdkConfig, settings: &AwsSettings) -> aws_sdk_sts::Client {
+    let mut b = aws_sdk_sts::config::Builder::from(base);
+    if let Some(url) = settings.endpoints.get("sts") {
+        b = b.endpoint_url(url);
+    }
+    aws_sdk_sts::Client::from_conf(b.build())
+}
+
 /// Loads the [`SdkConfig`] for `settings`.
-pub async fn load_sdk_config(settings: &AwsSettings) -> SdkConfig {
-    let mut loader = aws_config::defaults(BehaviorVersion::latest()).retry_config(RetryConfig::standard());
+pub async fn load_sdk_config(settings: &AwsSettings) -> Result<SdkConfig, AwsConfigError> {
+    let mut loader = aws_config::defaults(BehaviorVersion::latest());
+    // max_retries wins; else the SDK resolves AWS_MAX_ATTEMPTS / the profile's max_attempts,
+    // and its default is the standard mode's 3 attempts
+    if let Some(attempts) = settings.max_retries {
+        loader = loader.retry_config(RetryConfig::standard().with_max_attempts(attempts));
+    }
     if let Some(region) = &settings.region {
         loader = loader.region(Region::new(region.clone()));
+    }
+    if let Some(files) = profile_files(settings) {
+        loader = loader.profile_files(files);
     }
     if let Some(profile) = &settings.profile {
         loader = loader.profile_name(profile);
     }
-    let base = loader.load().await;
-    let Some(assume) = &settings.assume_role else {
-        return base;
-    };
+    if let Some(bundle) = &settings.custom_ca_bundle {
+        let pem =
+            std::fs::read(expand_home(bundle)).map_err(|source| AwsConfigError::CaBundleUnreadable {
+                path: bundle.clone(),
+                source,
+            })?;
+        let certs = pem_certificates(&pem).map_err(|problem| AwsConfigError::CaBundleInvalid {
+            path: bundle.clone(),
+            problem,
+        })?;
+        tracing::debug!(certificates = certs, "AWS clients trust the custom CA bundle");
+        loader = loader.http_client(https_client_trusting(pem)?);
+    }
+    if let (Some(access), Some(secret)) = (&settings.access_key, &settings.secret_key) {
+        // static keys in the configuration come before the whole chain, as in hashicorp/aws
+        loader = loader.credentials_provider(Credentials::new(
+            access.expose(),
+            secret.expose(),
+            settings.token.as_ref().map(|t| t.expose().to_string()),
+            None,
+            "provider configuration",
+        ));
+    }
+    let mut config = loader.load().await;
 
-    // The role is assumed with the chain's credentials, through the (possibly overridden)
-    // STS endpoint.
-    let mut sts_base = base.to_builder();
-    if let Some(url) = settings.endpoints.get("sts") {
-        sts_base = sts_base.endpoint_url(url.clone());
+    if let Some(web) = &settings.assume_role_with_web_identity {
+        // AssumeRoleWithWebIdentity is unsigned: its STS client carries no credentials
+        let mut unsigned = config.to_builder();
+        unsigned.set_credentials_provider(None);
+        let sts = sts_client(&unsigned.build(), settings);
+        if let Some(provider) = RoleCredentials::web_identity(sts, web) {
+            config = config
+                .into_builder()
+                .credentials_provider(SharedCredentialsProvider::new(provider))
+                .build();
+        }
     }
-    let sts_base = sts_base.build();
-    let session = assume
-        .session_name
-        .clone()
-        .unwrap_or_else(|| DEFAULT_SESSION_NAME.to_string());
-    let mut provider = AssumeRoleProvider::builder(assume.role_arn.clone())
-        .session_name(session)
-        .configure(&sts_base);
-    if let Some(external_id) = &assume.external_id {
-        provider = provider.external_id(external_id.clone());
+    if let Some(assume) = &settings.assume_role {
+        let provider = RoleCredentials::assume_role(sts_client(&config, settings), assume);
+        config = config
+            .into_builder()
+            .credentials_provider(SharedCredentialsProvider::new(provider))
+            .build();
     }
-    if let Some(region) = base.region() {
-        provider = provider.region(region.clone());
-    }
-    let provider = provider.build().await;
-    base.into_builder()
-        .credentials_provider(aws_sdk_sts::config::SharedCredentialsProvider::new(provider))
-        .build()
+    Ok(config)
 }

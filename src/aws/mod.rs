@@ -6,6 +6,7 @@
 //! Nothing here runs during plan: [`crate::provider::KarpenterContext::aws`] builds the
 //! clients on first use.
 
+pub mod assume;
 pub mod config;
 pub mod error;
 pub mod eventbridge;

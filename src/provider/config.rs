@@ -123,9 +123,35 @@ fn aws_block() -> Block {
                 .describe("AWS region for SQS, EventBridge and STS calls.")
                 .env(&["AWS_REGION", "AWS_DEFAULT_REGION"]),
             Attribute::string("profile").describe("Named profile from the shared AWS config files.").env(&["AWS_PROFILE"]),
+            // credentials, files, retries and trust as hashicorp/aws names them (issue #21)
+            Attribute::string("access_key")
+                .sensitive()
+                .describe("AWS access key ID. Set together with `secret_key`; static keys in the configuration take precedence over the credential chain. When not set, the chain is used (it reads `AWS_ACCESS_KEY_ID` first).")
+                .validate(v::non_empty()),
+            Attribute::string("secret_key")
+                .sensitive()
+                .describe("AWS secret access key. Set together with `access_key`. When not set, the chain is used (it reads `AWS_SECRET_ACCESS_KEY` first).")
+                .validate(v::non_empty()),
+            Attribute::string("token")
+                .sensitive()
+                .describe("Session token of temporary static credentials; needs `access_key` and `secret_key`. When not set with them, the chain is used (it reads `AWS_SESSION_TOKEN`).")
+                .validate(v::non_empty()),
+            Attribute::list_of("shared_config_files", Type::String)
+                .describe("Shared config files to read profiles from, in place of `AWS_CONFIG_FILE` or `~/.aws/config`. A leading `~` is the home directory.")
+                .validate(v::each(v::non_empty())),
+            Attribute::list_of("shared_credentials_files", Type::String)
+                .describe("Shared credentials files to read profiles from, in place of `AWS_SHARED_CREDENTIALS_FILE` or `~/.aws/credentials`. A leading `~` is the home directory.")
+                .validate(v::each(v::non_empty())),
+            Attribute::number("max_retries")
+                .describe("Maximum number of attempts of an AWS call that is throttled or fails transiently, with exponential backoff between them (hashicorp/aws semantics: the number becomes the SDK's maximum attempts; `0` means not set). When not set, `AWS_MAX_ATTEMPTS` or the profile's `max_attempts`, else 3.")
+                .validate(v::int_range(0, 100)),
+            Attribute::string("custom_ca_bundle")
+                .describe("File holding a PEM bundle of certificate authorities trusted by every AWS client, beside the system's roots (e.g. a TLS-inspecting proxy or a private endpoint).")
+                .env(&["AWS_CA_BUNDLE"])
+                .validate(v::non_empty()),
         ],
     )
-    .describe("AWS access for the interruption queue and IAM resources: the standard credential chain (environment, profile, SSO, web identity, instance metadata).")
+    .describe("AWS access for the interruption queue and IAM resources: static keys when set, else the standard credential chain (environment, profile, SSO, web identity, instance metadata); then `assume_role_with_web_identity` and `assume_role`, in that order, when set.")
     .with_blocks(vec![
         Block::single(
             "assume_role",
@@ -136,15 +162,107 @@ fn aws_block() -> Block {
                 )),
                 Attribute::string("session_name").describe("Session name for the assumed role."),
                 Attribute::string("external_id").describe("External ID required by the role's trust policy."),
+                Attribute::string("duration")
+                    .describe("How long the role's credentials last, from `15m` to `12h` (the role's maximum session duration must allow it); they are renewed before they expire. Default: 1 hour.")
+                    .validate(role_duration()),
+                Attribute::string("policy")
+                    .describe("IAM policy document (JSON) further restricting the assumed role's permissions for this session.")
+                    .validate(json_document()),
+                Attribute::set_of("policy_arns", Type::String)
+                    .describe("ARNs of managed policies further restricting the assumed role's permissions for this session.")
+                    .validate(v::each(policy_arn())),
+                Attribute::map_of("tags", Type::String)
+                    .describe("Session tags passed when assuming the role."),
+                Attribute::set_of("transitive_tag_keys", Type::String)
+                    .describe("Keys of `tags` that carry over to roles assumed from this session (role chaining)."),
             ],
         )
-        .describe("Assume this role (with the credentials of the chain) for every AWS call."),
+        .describe("Assume this role for every AWS call, with the credentials of the chain (or of `assume_role_with_web_identity`)."),
+        Block::single(
+            "assume_role_with_web_identity",
+            vec![
+                Attribute::string("role_arn")
+                    .describe("Role to assume with the web identity token.")
+                    .env(&["AWS_ROLE_ARN"])
+                    .validate(v::matches(
+                        r"^arn:aws(-cn|-us-gov)?:iam::[0-9]{12}:role/.+$",
+                        "an IAM role ARN (arn:aws:iam::123456789012:role/NAME)",
+                    )),
+                Attribute::string("session_name")
+                    .describe("Session name for the assumed role.")
+                    .env(&["AWS_ROLE_SESSION_NAME"]),
+                Attribute::string("web_identity_token")
+                    .sensitive()
+                    .describe("The OAuth 2.0 or OpenID Connect ID token. Exactly one of this and `web_identity_token_file`.")
+                    .validate(v::non_empty()),
+                Attribute::string("web_identity_token_file")
+                    .describe("File holding the token, read again each time the credentials are renewed (e.g. a projected service account token). Exactly one of this and `web_identity_token`.")
+                    .env(&["AWS_WEB_IDENTITY_TOKEN_FILE"])
+                    .validate(v::non_empty()),
+                Attribute::string("duration")
+                    .describe("How long the role's credentials last, from `15m` to `12h`. Default: 1 hour.")
+                    .validate(role_duration()),
+                Attribute::string("policy")
+                    .describe("IAM policy document (JSON) further restricting the assumed role's permissions for this session.")
+                    .validate(json_document()),
+                Attribute::set_of("policy_arns", Type::String)
+                    .describe("ARNs of managed policies further restricting the assumed role's permissions for this session.")
+                    .validate(v::each(policy_arn())),
+            ],
+        )
+        .describe("Assume a role with a web identity token (OIDC) through STS AssumeRoleWithWebIdentity; its credentials are then used directly, or to assume `assume_role`."),
         Block::single(
             "endpoints",
             ENDPOINT_SERVICES.iter().map(|s| endpoint(s)).collect(),
         )
         .describe("Custom service endpoints (e.g. a local test environment)."),
     ])
+}
+
+/// Shortest and longest session of an assumed role (STS `DurationSeconds`).
+pub const ROLE_DURATION_MIN: std::time::Duration = std::time::Duration::from_secs(15 * 60);
+pub const ROLE_DURATION_MAX: std::time::Duration = std::time::Duration::from_secs(12 * 60 * 60);
+
+/// An assumed role's session length: a Go duration between 15 minutes and 12 hours.
+fn role_duration() -> impl v::Validator {
+    v::check(
+        "Must be a duration from `15m` to `12h`, such as `1h` or `90m`.",
+        |value| {
+            let s = value.as_str()?;
+            match v::parse_go_duration(s) {
+                None => Some(format!(
+                    "{s:?} is not a duration: use a number with a unit, such as \"1h\" or \"90m\"."
+                )),
+                Some(d) if d < ROLE_DURATION_MIN || d > ROLE_DURATION_MAX => Some(format!(
+                    "{s:?} is outside what STS allows: use a duration from \"15m\" to \"12h\"."
+                )),
+                Some(_) => None,
+            }
+        },
+    )
+}
+
+/// A JSON document (a session policy).
+fn json_document() -> impl v::Validator {
+    v::check("Must be a JSON policy document.", |value| {
+        let s = value.as_str()?;
+        match serde_json::from_str::<serde_json::Value>(s) {
+            Ok(serde_json::Value::Object(_)) => None,
+            Ok(_) => {
+                Some("The policy must be a JSON object ({\"Version\": ..., \"Statement\": [...]}).".into())
+            }
+            Err(e) => Some(format!(
+                "The policy is not valid JSON ({e}): write it with jsonencode() or a data.aws_iam_policy_document's json."
+            )),
+        }
+    })
+}
+
+fn policy_arn() -> impl v::Validator {
+    v::matches(
+        r"^arn:aws(-cn|-us-gov)?:iam::([0-9]{12}|aws):policy/.+$",
+        "an IAM policy ARN (arn:aws:iam::aws:policy/NAME or arn:aws:iam::123456789012:policy/NAME)",
+    )
 }
 
 /// The services whose endpoints can be overridden, by their `endpoints {}` attribute name.
@@ -207,6 +325,34 @@ pub struct AwsSettings {
     pub profile: Option<String>,
     pub assume_role: Option<AssumeRoleSettings>,
     pub endpoints: BTreeMap<String, String>,
+    /// Static keys from the configuration (not from the environment: the chain reads those).
+    pub access_key: Option<Redacted>,
+    pub secret_key: Option<Redacted>,
+    pub token: Option<Redacted>,
+    /// As configured (`~` not yet expanded); empty: the SDK's defaults and environment.
+    pub shared_config_files: Vec<String>,
+    pub shared_credentials_files: Vec<String>,
+    /// The SDK's maximum attempts; `None` (or `max_retries = 0`): the SDK's own resolution.
+    pub max_retries: Option<u32>,
+    /// The PEM bundle's path (`custom_ca_bundle` or `AWS_CA_BUNDLE`).
+    pub custom_ca_bundle: Option<String>,
+    pub assume_role_with_web_identity: Option<WebIdentitySettings>,
+}
+
+/// A secret setting: compared and cloned like a string, but never shown by `{:?}`.
+#[derive(Clone, Default, PartialEq)]
+pub struct Redacted(pub String);
+
+impl Redacted {
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Redacted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("(sensitive)")
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -214,6 +360,23 @@ pub struct AssumeRoleSettings {
     pub role_arn: String,
     pub session_name: Option<String>,
     pub external_id: Option<String>,
+    pub duration: Option<std::time::Duration>,
+    pub policy: Option<String>,
+    pub policy_arns: Vec<String>,
+    pub tags: BTreeMap<String, String>,
+    pub transitive_tag_keys: Vec<String>,
+}
+
+/// `aws { assume_role_with_web_identity {} }`, with its environment fallbacks applied.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WebIdentitySettings {
+    pub role_arn: Option<String>,
+    pub session_name: Option<String>,
+    pub web_identity_token: Option<Redacted>,
+    pub web_identity_token_file: Option<String>,
+    pub duration: Option<std::time::Duration>,
+    pub policy: Option<String>,
+    pub policy_arns: Vec<String>,
 }
 
 /// The whole provider configuration. `unknown` lists what was not yet known when configured.
@@ -315,6 +478,24 @@ impl Reader<'_> {
         }
     }
 
+    /// A whole, non-negative number attribute (validated elsewhere); null when not set.
+    fn count(&mut self, block: &Value, path: &AttributePath, name: &str) -> Option<u32> {
+        match block.get(name) {
+            Some(Value::Unknown(_)) => {
+                self.unknown.push(path.attr(name));
+                None
+            }
+            Some(Value::Number(n)) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
+            _ => None,
+        }
+    }
+
+    /// A Go duration string attribute (validated by the schema), as a `Duration`.
+    fn duration(&mut self, block: &Value, path: &AttributePath, name: &str) -> Option<std::time::Duration> {
+        self.string(block, path, name, &[])
+            .and_then(|s| v::parse_go_duration(&s))
+    }
+
     fn string_map(&mut self, block: &Value, path: &AttributePath, name: &str) -> BTreeMap<String, String> {
         match block.get(name) {
             Some(v) if !v.is_wholly_known() => {
@@ -335,6 +516,153 @@ impl Reader<'_> {
 /// A nested block's value, when set.
 fn present<'a>(parent: &'a Value, name: &str) -> Option<&'a Value> {
     parent.get(name).filter(|b| !b.is_null())
+}
+
+/// Rules of the `aws {}` block across attributes, checked at validate time (values that are
+/// still unknown are not judged): static key parts go together, and a web identity comes from
+/// one place.
+pub fn validate_aws(config: &Value, diags: &mut crate::framework::Diagnostics) {
+    let Some(a) = present(config, "aws") else {
+        return;
+    };
+    let ap = AttributePath::root().attr("aws");
+    let set = |v: &Value, name: &str| v.get(name).is_some_and(|x| !x.is_null());
+    let (access, secret, token) = (set(a, "access_key"), set(a, "secret_key"), set(a, "token"));
+    if access && !secret {
+        diags.error_at(
+            &ap.attr("secret_key"),
+            "Incomplete static AWS credentials",
+            "aws.access_key is set but aws.secret_key is not: set both, or remove access_key to use the \
+             credential chain (environment, profile, instance role).",
+        );
+    }
+    if secret && !access {
+        diags.error_at(
+            &ap.attr("access_key"),
+            "Incomplete static AWS credentials",
+            "aws.secret_key is set but aws.access_key is not: set both, or remove secret_key to use the \
+             credential chain (environment, profile, instance role).",
+        );
+    }
+    if token && !(access || secret) {
+        diags.error_at(
+            &ap.attr("token"),
+            "Session token without keys",
+            "aws.token belongs to static credentials: set aws.access_key and aws.secret_key with it, or \
+             remove it (AWS_SESSION_TOKEN is read with the environment's keys).",
+        );
+    }
+    if let Some(web) = present(a, "assume_role_with_web_identity")
+        && set(web, "web_identity_token")
+        && set(web, "web_identity_token_file")
+    {
+        diags.error_at(
+            &ap.attr("assume_role_with_web_identity")
+                .attr("web_identity_token_file"),
+            "Conflicting web identity token settings",
+            "Set only one of web_identity_token and web_identity_token_file.",
+        );
+    }
+}
+
+/// Checks what the `aws {}` settings name outside the configuration, at configure time: the
+/// files must be readable (and the CA bundle hold certificates), and a web identity must have
+/// a role and a token from the block or the environment. Diagnostics carry the attribute path.
+pub fn check_aws(aws: &AwsSettings) -> crate::framework::Diagnostics {
+    let mut diags = crate::framework::Diagnostics::new();
+    let ap = AttributePath::root().attr("aws");
+    for (name, files) in [
+        ("shared_config_files", &aws.shared_config_files),
+        ("shared_credentials_files", &aws.shared_credentials_files),
+    ] {
+        for (i, file) in files.iter().enumerate() {
+            if let Err(e) = std::fs::File::open(expand_home(file)) {
+                diags.error_at(
+                    &ap.attr(name).index(i),
+                    "Unreadable shared AWS file",
+                    format!(
+                        "{file} cannot be read ({e}). Fix the path (a leading ~ is the home directory) \
+                         or remove it from aws.{name}."
+                    ),
+                );
+            }
+        }
+    }
+    if let Some(bundle) = &aws.custom_ca_bundle {
+        let path = ap.attr("custom_ca_bundle");
+        match std::fs::read(expand_home(bundle)) {
+            Err(e) => diags.error_at(
+                &path,
+                "Unreadable CA bundle",
+                format!(
+                    "{bundle} (aws.custom_ca_bundle or AWS_CA_BUNDLE) cannot be read ({e}). Point it at a \
+                     PEM file of certificate authorities."
+                ),
+            ),
+            Ok(pem) => {
+                if let Err(problem) = crate::aws::config::pem_certificates(&pem) {
+                    diags.error_at(
+                        &path,
+                        "Invalid CA bundle",
+                        format!(
+                            "{bundle} (aws.custom_ca_bundle or AWS_CA_BUNDLE) {problem}. It must hold \
+                             PEM certificates (-----BEGIN CERTIFICATE----- ...)."
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    if let Some(web) = &aws.assume_role_with_web_identity {
+        let wp = ap.attr("assume_role_with_web_identity");
+        if web.role_arn.is_none() {
+            diags.error_at(
+                &wp.attr("role_arn"),
+                "Web identity role missing",
+                "assume_role_with_web_identity needs the role to assume: set role_arn, or AWS_ROLE_ARN in \
+                 the environment.",
+            );
+        }
+        match (&web.web_identity_token, &web.web_identity_token_file) {
+            (None, None) => diags.error_at(
+                &wp.attr("web_identity_token_file"),
+                "Web identity token missing",
+                "assume_role_with_web_identity needs a token: set web_identity_token or \
+                 web_identity_token_file, or AWS_WEB_IDENTITY_TOKEN_FILE in the environment.",
+            ),
+            (None, Some(file)) => {
+                if let Err(e) = std::fs::read(expand_home(file)) {
+                    diags.error_at(
+                        &wp.attr("web_identity_token_file"),
+                        "Unreadable web identity token file",
+                        format!(
+                            "{file} (web_identity_token_file or AWS_WEB_IDENTITY_TOKEN_FILE) cannot be \
+                             read ({e}). Fix the path, or pass the token itself as web_identity_token."
+                        ),
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+    diags
+}
+
+/// `path` with a leading `~` (alone or before a separator) replaced by the home directory, as
+/// hashicorp/aws does for its file settings.
+pub fn expand_home(path: &str) -> std::path::PathBuf {
+    let home = || std::env::var_os("HOME").filter(|h| !h.is_empty());
+    match path.strip_prefix('~') {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => match home() {
+            Some(h) => {
+                let mut p = std::path::PathBuf::from(h);
+                p.push(rest.trim_start_matches('/'));
+                p
+            }
+            None => std::path::PathBuf::from(path),
+        },
+        _ => std::path::PathBuf::from(path),
+    }
 }
 
 /// Resolves the provider configuration (which may hold unknowns) against the environment.
@@ -390,6 +718,15 @@ pub fn parse(config: &Value, env: &dyn Env) -> ProviderSettings {
         profile: r.string(a, &ap, "profile", env_of(&AWS, "profile")),
         assume_role: None,
         endpoints: BTreeMap::new(),
+        // the environment's keys and shared files are left to the SDK's chain, which reads them
+        access_key: r.string(a, &ap, "access_key", &[]).map(Redacted),
+        secret_key: r.string(a, &ap, "secret_key", &[]).map(Redacted),
+        token: r.string(a, &ap, "token", &[]).map(Redacted),
+        shared_config_files: r.strings(a, &ap, "shared_config_files"),
+        shared_credentials_files: r.strings(a, &ap, "shared_credentials_files"),
+        max_retries: r.count(a, &ap, "max_retries").filter(|n| *n > 0),
+        custom_ca_bundle: r.string(a, &ap, "custom_ca_bundle", env_of(&AWS, "custom_ca_bundle")),
+        assume_role_with_web_identity: None,
     };
     if let Some(assume) = present(a, "assume_role") {
         let p = ap.attr("assume_role");
@@ -397,6 +734,32 @@ pub fn parse(config: &Value, env: &dyn Env) -> ProviderSettings {
             role_arn: r.string(assume, &p, "role_arn", &[]).unwrap_or_default(),
             session_name: r.string(assume, &p, "session_name", &[]),
             external_id: r.string(assume, &p, "external_id", &[]),
+            duration: r.duration(assume, &p, "duration"),
+            policy: r.string(assume, &p, "policy", &[]),
+            policy_arns: r.strings(assume, &p, "policy_arns"),
+            tags: r.string_map(assume, &p, "tags"),
+            transitive_tag_keys: r.strings(assume, &p, "transitive_tag_keys"),
+        });
+    }
+    if let Some(web) = present(a, "assume_role_with_web_identity") {
+        let p = ap.attr("assume_role_with_web_identity");
+        let block = AWS
+            .blocks
+            .iter()
+            .find(|b| b.name == "assume_role_with_web_identity");
+        let env = |name: &str| block.map_or(&[][..], |b| env_of(b, name));
+        aws.assume_role_with_web_identity = Some(WebIdentitySettings {
+            role_arn: r.string(web, &p, "role_arn", env("role_arn")),
+            session_name: r.string(web, &p, "session_name", env("session_name")),
+            web_identity_token: r.string(web, &p, "web_identity_token", &[]).map(Redacted),
+            // the token file from the environment only when no token is configured
+            web_identity_token_file: match web.get("web_identity_token") {
+                Some(t) if !t.is_null() => r.string(web, &p, "web_identity_token_file", &[]),
+                _ => r.string(web, &p, "web_identity_token_file", env("web_identity_token_file")),
+            },
+            duration: r.duration(web, &p, "duration"),
+            policy: r.string(web, &p, "policy", &[]),
+            policy_arns: r.strings(web, &p, "policy_arns"),
         });
     }
     if let Some(endpoints) = present(a, "endpoints") {
@@ -590,5 +953,193 @@ mod tests {
             a.blocks.iter().any(|b| b.name == "assume_role")
                 && a.blocks.iter().any(|b| b.name == "endpoints")
         );
+    }
+
+    fn aws_config(aws: Value) -> Value {
+        object([("kubernetes", Value::Null), ("aws", aws)])
+    }
+
+    fn error_paths(diags: &crate::framework::Diagnostics) -> Vec<String> {
+        diags
+            .iter()
+            .filter_map(|d| d.path.as_ref())
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn aws_credentials_and_role_settings_are_parsed() {
+        let config = aws_config(object([
+            ("access_key", Value::string("AKIAEXAMPLE")),
+            ("secret_key", Value::string("s3cret")),
+            ("token", Value::string("tok")),
+            ("shared_config_files", Value::List(vec![Value::string("~/c")])),
+            ("max_retries", Value::number(7)),
+            (
+                "assume_role",
+                object([
+                    ("role_arn", Value::string("arn:aws:iam::123456789012:role/r")),
+                    ("duration", Value::string("1h30m")),
+                    (
+                        "policy_arns",
+                        Value::Set(vec![Value::string("arn:aws:iam::aws:policy/P")]),
+                    ),
+                    (
+                        "tags",
+                        Value::Map([("team".to_string(), Value::string("a"))].into()),
+                    ),
+                    ("transitive_tag_keys", Value::Set(vec![Value::string("team")])),
+                ]),
+            ),
+            (
+                "assume_role_with_web_identity",
+                object([("web_identity_token", Value::string("eyJ"))]),
+            ),
+        ]));
+        let env = FakeEnv(HashMap::from([
+            ("AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/web"),
+            ("AWS_ROLE_SESSION_NAME", "env-session"),
+            ("AWS_WEB_IDENTITY_TOKEN_FILE", "/var/run/token"),
+            ("AWS_CA_BUNDLE", "/etc/ca.pem"),
+        ]));
+        let s = parse(&config, &env).aws;
+        assert_eq!(s.access_key, Some(Redacted("AKIAEXAMPLE".into())));
+        assert_eq!(s.secret_key.as_ref().map(Redacted::expose), Some("s3cret"));
+        assert_eq!(s.token.as_ref().map(Redacted::expose), Some("tok"));
+        assert_eq!(s.shared_config_files, ["~/c"]);
+        assert!(s.shared_credentials_files.is_empty());
+        assert_eq!(s.max_retries, Some(7));
+        assert_eq!(s.custom_ca_bundle.as_deref(), Some("/etc/ca.pem"));
+        let r = s.assume_role.clone().unwrap_or_default();
+        assert_eq!(r.duration, Some(std::time::Duration::from_secs(5400)));
+        assert_eq!(r.policy_arns, ["arn:aws:iam::aws:policy/P"]);
+        assert_eq!(r.tags.get("team").map(String::as_str), Some("a"));
+        assert_eq!(r.transitive_tag_keys, ["team"]);
+        let w = s.assume_role_with_web_identity.clone().unwrap_or_default();
+        assert_eq!(w.role_arn.as_deref(), Some("arn:aws:iam::123456789012:role/web"));
+        assert_eq!(w.session_name.as_deref(), Some("env-session"));
+        // an inline token: the environment's token file is not taken as well
+        assert_eq!(w.web_identity_token_file, None);
+        // secrets never show in Debug output
+        let shown = format!("{s:?}");
+        assert!(
+            !shown.contains("s3cret") && !shown.contains("eyJ") && !shown.contains("AKIAEXAMPLE"),
+            "{shown}"
+        );
+
+        // max_retries = 0 is "not set", as in hashicorp/aws
+        let zero = aws_config(object([("max_retries", Value::number(0))]));
+        assert_eq!(parse(&zero, &FakeEnv(HashMap::new())).aws.max_retries, None);
+    }
+
+    #[test]
+    fn static_key_parts_go_together() {
+        for (set, expected) in [
+            (vec!["access_key"], vec!["aws.secret_key"]),
+            (vec!["secret_key"], vec!["aws.access_key"]),
+            (vec!["token"], vec!["aws.token"]),
+            (vec!["access_key", "token"], vec!["aws.secret_key"]),
+            (vec!["access_key", "secret_key", "token"], vec![]),
+        ] {
+            let config = aws_config(object(set.iter().map(|n| (*n, Value::string("x")))));
+            let mut diags = crate::framework::Diagnostics::new();
+            validate_aws(&config, &mut diags);
+            assert_eq!(error_paths(&diags), expected, "{set:?}: {diags}");
+        }
+        let both = aws_config(object([(
+            "assume_role_with_web_identity",
+            object([
+                ("web_identity_token", Value::string("t")),
+                ("web_identity_token_file", Value::string("/f")),
+            ]),
+        )]));
+        let mut diags = crate::framework::Diagnostics::new();
+        validate_aws(&both, &mut diags);
+        assert_eq!(
+            error_paths(&diags),
+            ["aws.assume_role_with_web_identity.web_identity_token_file"]
+        );
+    }
+
+    #[test]
+    fn role_durations_outside_sts_limits_are_refused_on_the_attribute() {
+        let schema = &*SCHEMA;
+        for (duration, ok) in [
+            ("15m", true),
+            ("12h", true),
+            ("1h", true),
+            ("14m59s", false),
+            ("13h", false),
+            ("soon", false),
+        ] {
+            let config = aws_config(object([(
+                "assume_role",
+                object([
+                    ("role_arn", Value::string("arn:aws:iam::123456789012:role/r")),
+                    ("duration", Value::string(duration)),
+                ]),
+            )]));
+            let mut diags = crate::framework::Diagnostics::new();
+            crate::framework::validate::validate_attributes(
+                &schema.attributes,
+                &schema.blocks,
+                &config,
+                &AttributePath::root(),
+                &mut diags,
+            );
+            if ok {
+                assert!(!diags.has_errors(), "{duration}: {diags}");
+            } else {
+                assert_eq!(
+                    error_paths(&diags),
+                    ["aws.assume_role.duration"],
+                    "{duration}: {diags}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn files_the_aws_block_names_must_be_readable() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let present = dir.path().join("credentials");
+        std::fs::write(&present, "[default]\n").unwrap_or_else(|e| panic!("{e}"));
+        let not_pem = dir.path().join("ca.pem");
+        std::fs::write(&not_pem, "hello\n").unwrap_or_else(|e| panic!("{e}"));
+        let missing = dir.path().join("missing").to_string_lossy().into_owned();
+        let aws = AwsSettings {
+            shared_credentials_files: vec![present.to_string_lossy().into_owned(), missing.clone()],
+            custom_ca_bundle: Some(not_pem.to_string_lossy().into_owned()),
+            assume_role_with_web_identity: Some(WebIdentitySettings {
+                web_identity_token_file: Some(missing),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let diags = check_aws(&aws);
+        assert_eq!(
+            error_paths(&diags),
+            [
+                "aws.shared_credentials_files[1]",
+                "aws.custom_ca_bundle",
+                "aws.assume_role_with_web_identity.role_arn",
+                "aws.assume_role_with_web_identity.web_identity_token_file",
+            ],
+            "{diags}"
+        );
+        assert!(diags.to_string().contains("holds no PEM certificate"), "{diags}");
+        assert!(check_aws(&AwsSettings::default()).is_empty());
+    }
+
+    #[test]
+    fn a_leading_tilde_is_the_home_directory() {
+        let Some(home) = std::env::var_os("HOME") else {
+            return;
+        };
+        let home = std::path::PathBuf::from(home);
+        assert_eq!(expand_home("~/.aws/config"), home.join(".aws/config"));
+        assert_eq!(expand_home("~"), home);
+        assert_eq!(expand_home("~other/x"), std::path::PathBuf::from("~other/x"));
+        assert_eq!(expand_home("/abs/~/x"), std::path::PathBuf::from("/abs/~/x"));
     }
 }

@@ -84,10 +84,15 @@ impl KarpenterContext {
                 ),
             ));
         }
-        Ok(self
-            .aws
-            .get_or_init(|| AwsClients::load(&self.settings.aws))
-            .await)
+        self.aws
+            .get_or_try_init(|| AwsClients::load(&self.settings.aws))
+            .await
+            .map_err(|e| {
+                Diagnostics::from_error(
+                    "AWS provider configuration is not usable",
+                    format!("{e}. Fix the aws {{}} block of the provider configuration."),
+                )
+            })
     }
 }
 
@@ -146,6 +151,7 @@ impl Provider for KarpenterProvider {
     /// silently ignored: say so at plan instead. `config_path` and `config_paths` exclude each
     /// other, as in hashicorp/kubernetes.
     fn validate(&self, config: &Value, diags: &mut Diagnostics) {
+        config::validate_aws(config, diags);
         let Some(kubernetes) = config.get("kubernetes").filter(|k| !k.is_null()) else {
             return;
         };
@@ -187,6 +193,10 @@ impl Provider for KarpenterProvider {
 
     async fn configure(&self, config: &Value) -> Result<KarpenterContext, Diagnostics> {
         let settings = config::parse(config, &config::ProcessEnv);
+        let problems = config::check_aws(&settings.aws);
+        if problems.has_errors() {
+            return Err(problems);
+        }
         if !settings.unknown.is_empty() {
             let names: Vec<String> = settings.unknown.iter().map(|p| p.to_string()).collect();
             tracing::info!(unknown = %names.join(", "), "provider configuration not fully known yet; clients will be built when it is");

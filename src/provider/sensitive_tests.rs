@@ -10,6 +10,10 @@ use crate::provider::KarpenterProvider;
 
 /// Every attribute that must be marked sensitive, by dotted path.
 const SENSITIVE: &[&str] = &[
+    "provider.aws.access_key",
+    "provider.aws.assume_role_with_web_identity.web_identity_token",
+    "provider.aws.secret_key",
+    "provider.aws.token",
     "provider.kubernetes.client_key",
     "provider.kubernetes.exec.env",
     "provider.kubernetes.token",
@@ -17,6 +21,14 @@ const SENSITIVE: &[&str] = &[
 
 /// Attributes whose names look like secrets but are not, with the reason.
 const NOT_SECRET: &[(&str, &str)] = &[
+    (
+        "provider.aws.shared_credentials_files",
+        "paths of the shared credentials files, not their contents",
+    ),
+    (
+        "provider.aws.assume_role_with_web_identity.web_identity_token_file",
+        "the path of the token file, not the token",
+    ),
     (
         "provider.kubernetes.client_certificate",
         "a certificate is public; its key is client_key",
