@@ -40,6 +40,67 @@ pub async fn apply(
     .await
 }
 
+/// [`apply`], then makes this provider the only manager of `fields` (what the prior state
+/// and the plan state; see [`super::ownership`]): when other managers co-own some of them,
+/// their `managedFields` entries give them up in a patch guarded by the `resourceVersion` the
+/// takeover was computed from, and the manifest is applied again so that fields it no longer
+/// states are really removed. A concurrent write makes the guarded patch fail; the takeover is
+/// then computed again from a fresh apply (a few times, within the deadline).
+pub async fn apply_owning(
+    client: &kube::Client,
+    kind: &Kind,
+    name: &str,
+    object: &Json,
+    fields: &[super::ownership::FieldPath],
+    deadline: Instant,
+) -> Result<DynamicObject, KubeError> {
+    let mut stored = apply(client, kind, name, object, deadline).await?;
+    for _ in 0..TAKEOVER_ATTEMPTS {
+        let entries: Vec<Json> = stored
+            .metadata
+            .managed_fields
+            .iter()
+            .flatten()
+            .filter_map(|e| serde_json::to_value(e).ok())
+            .collect();
+        let Some(takeover) = super::ownership::take_over(&entries, fields, FIELD_MANAGER) else {
+            return Ok(stored);
+        };
+        for (manager, lost) in &takeover.taken {
+            tracing::info!(
+                kind = kind.kind,
+                name,
+                "taking over {} from field manager {manager}",
+                lost.join(", ")
+            );
+        }
+        let patch = serde_json::json!({"metadata": {
+            "resourceVersion": stored.metadata.resource_version,
+            "managedFields": takeover.managed_fields,
+        }});
+        let params = PatchParams {
+            field_manager: Some(FIELD_MANAGER.to_string()),
+            ..Default::default()
+        };
+        match api(client, kind)
+            .patch(name, &params, &Patch::Merge(&patch))
+            .await
+        {
+            Ok(_) => {}
+            // Someone wrote in between (409), or the object changed shape: compute again.
+            Err(kube::Error::Api(s)) if s.code == 409 || s.code == 422 => {
+                tracing::debug!(kind = kind.kind, name, "ownership takeover raced a write; again");
+            }
+            Err(e) => return Err(KubeError::from(e)),
+        }
+        stored = apply(client, kind, name, object, deadline).await?;
+    }
+    Ok(stored)
+}
+
+/// How often a takeover is computed again when concurrent writes keep invalidating it.
+const TAKEOVER_ATTEMPTS: usize = 4;
+
 /// The object, or `None` when it does not exist.
 pub async fn get(
     client: &kube::Client,

@@ -8,6 +8,7 @@ pub mod eks;
 pub mod error;
 pub mod gate;
 pub mod kinds;
+pub mod ownership;
 pub mod retry;
 pub mod skew;
 pub mod transport;

@@ -42,7 +42,13 @@ const DEFAULT_DELETE: Duration = Duration::from_secs(15 * 60);
 const READ_TIMEOUT: Duration = Duration::from_secs(2 * 60);
 
 /// Annotation prefixes written by tools and controllers, never imported as user intent.
-const FOREIGN_ANNOTATIONS: &[&str] = &["kubectl.kubernetes.io/", "karpenter.sh/", "karpenter.k8s.aws/"];
+const FOREIGN_ANNOTATIONS: &[&str] = &[
+    "kubectl.kubernetes.io/",
+    "karpenter.sh/",
+    "karpenter.k8s.aws/",
+    // Karpenter 1.0's conversion webhook (`compatibility.karpenter.sh/v1beta1-...`).
+    "compatibility.karpenter.sh/",
+];
 
 /// A Karpenter kind as a Terraform resource type.
 pub struct KubeObjectType {
@@ -180,8 +186,16 @@ impl KubeObjectType {
             .map_err(|e| self.diagnose(&e, "connecting to the cluster"))
     }
 
-    /// Create and update are the same server-side apply of the whole intent.
-    async fn apply(&self, ctx: &KarpenterContext, planned: &Value, timeout: Duration) -> ApplyOutcome {
+    /// Create and update are the same server-side apply of the whole intent, which also takes
+    /// over from other field managers what the prior state and the plan manage
+    /// ([`k8s::apply::apply_owning`]).
+    async fn apply(
+        &self,
+        ctx: &KarpenterContext,
+        prior: Option<&Value>,
+        planned: &Value,
+        timeout: Duration,
+    ) -> ApplyOutcome {
         let deadline = Instant::now() + timeout;
         let name = get_str(planned, "name").unwrap_or_default().to_string();
         let manifest = match self.manifest(planned) {
@@ -215,11 +229,18 @@ impl KubeObjectType {
             },
             None => manifest,
         };
-        let stored = match k8s::apply::apply(client, &self.kind, &name, &manifest, deadline).await {
-            Ok(obj) => obj,
-            Err(e) => return ApplyOutcome::failed(None, self.diagnose(&e, "applying")),
-        };
+        let prior_manifest = prior.and_then(|p| self.manifest(p).ok());
+        let mut fields = k8s::ownership::stated_fields(&manifest);
+        fields.extend(prior_manifest.iter().flat_map(k8s::ownership::stated_fields));
+        let stored =
+            match k8s::apply::apply_owning(client, &self.kind, &name, &manifest, &fields, deadline).await {
+                Ok(obj) => obj,
+                Err(e) => return ApplyOutcome::failed(None, self.diagnose(&e, "applying")),
+            };
         let mut diags = Diagnostics::new();
+        if let Some(prior_manifest) = &prior_manifest {
+            self.check_removals(&stored, prior_manifest, &manifest, &mut diags);
+        }
         let mut latest = stored;
         let wants_ready = self
             .wait_for_ready
@@ -235,6 +256,42 @@ impl KubeObjectType {
             Err(d) => {
                 diags.extend(d);
                 ApplyOutcome::failed(Some(unknowns_to_null(planned)), diags)
+            }
+        }
+    }
+
+    /// Apply never reports a change the server did not make: a field the configuration
+    /// removed that the stored object still has (another manager kept it, e.g. one writing
+    /// between our takeover and our apply) is an error on its attribute naming who holds it.
+    fn check_removals(&self, stored: &DynamicObject, prior: &Json, planned: &Json, d: &mut Diagnostics) {
+        let Ok(stored_json) = serde_json::to_value(stored) else {
+            return;
+        };
+        let entries: Vec<Json> = stored_json
+            .pointer("/metadata/managedFields")
+            .and_then(Json::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for field in k8s::ownership::not_removed(&stored_json, prior, planned) {
+            let wire = field.join(".");
+            let owners = k8s::ownership::other_owners(&entries, &field, k8s::FIELD_MANAGER);
+            let held = if owners.is_empty() {
+                "no field manager claims it".to_string()
+            } else {
+                format!("it is also managed by {}", owners.join(", "))
+            };
+            let detail = format!(
+                "The configuration no longer sets {wire}, but the {} {:?} in the cluster still has it: {held}, \
+                 so server-side apply kept it. Remove it with the tool that set it (e.g. `kubectl edit` or \
+                 `kubectl patch --type json` with a remove op), or stop that tool from managing it, then run \
+                 terraform apply again.",
+                self.kind.kind,
+                stored.metadata.name.as_deref().unwrap_or_default()
+            );
+            let summary = "Field not removed from the cluster";
+            match wire_path_to_attribute(&self.schema.attributes, &wire) {
+                Some(path) => d.error_at(&path, summary, detail),
+                None => d.error(summary, detail),
             }
         }
     }
@@ -381,9 +438,13 @@ impl KubeObjectType {
     }
 }
 
-/// Labels and annotations of the object that Terraform manages (the keys in `prior`); on
-/// import (`prior` null), everything except what tools and controllers write.
+/// Labels and annotations of the object that Terraform manages: the keys in `prior` (the
+/// prior state or the plan). Keys it never set are someone else's (another tool's label,
+/// Karpenter's annotations) and never show as drift; with no `metadata` in `prior` none are.
 fn managed_metadata(obj: &DynamicObject, prior: &Value) -> Value {
+    if prior.is_null() {
+        return Value::Null;
+    }
     let pick = |part: &str, actual: &Option<BTreeMap<String, String>>| -> Value {
         let actual = actual.clone().unwrap_or_default();
         match prior.get(part) {
@@ -394,26 +455,36 @@ fn managed_metadata(obj: &DynamicObject, prior: &Value) -> Value {
                     .map(|(k, v)| (k, Value::String(v)))
                     .collect(),
             ),
-            Some(_) => Value::Null,
-            None if prior.is_null() && !actual.is_empty() => Value::Map(
-                actual
-                    .into_iter()
-                    .filter(|(k, _)| !FOREIGN_ANNOTATIONS.iter().any(|p| k.starts_with(p)))
-                    .map(|(k, v)| (k, Value::String(v)))
-                    .collect(),
-            ),
-            None => Value::Null,
+            _ => Value::Null,
         }
     };
-    let labels = pick("labels", &obj.metadata.labels);
-    let annotations = pick("annotations", &obj.metadata.annotations);
-    if prior.is_null() {
-        let empty = |v: &Value| v.is_null() || v.as_entries().is_some_and(|m| m.is_empty());
-        if empty(&labels) && empty(&annotations) {
-            return Value::Null;
+    object([
+        ("labels", pick("labels", &obj.metadata.labels)),
+        ("annotations", pick("annotations", &obj.metadata.annotations)),
+    ])
+}
+
+/// On import or move: the labels and annotations a user would have written (everything but
+/// what tools and controllers write), `null` when there are none.
+fn adopted_metadata(obj: &DynamicObject) -> Value {
+    let pick = |actual: &Option<BTreeMap<String, String>>| -> Value {
+        let kept: BTreeMap<String, Value> = actual
+            .clone()
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|(k, _)| !FOREIGN_ANNOTATIONS.iter().any(|p| k.starts_with(p)))
+            .map(|(k, v)| (k, Value::String(v)))
+            .collect();
+        if kept.is_empty() {
+            Value::Null
+        } else {
+            Value::Map(kept)
         }
-        let or_null = |v: Value| if empty(&v) { Value::Null } else { v };
-        return object([("labels", or_null(labels)), ("annotations", or_null(annotations))]);
+    };
+    let labels = pick(&obj.metadata.labels);
+    let annotations = pick(&obj.metadata.annotations);
+    if labels.is_null() && annotations.is_null() {
+        return Value::Null;
     }
     object([("labels", labels), ("annotations", annotations)])
 }
@@ -587,13 +658,23 @@ impl Resource<KarpenterContext> for KubeObjectType {
     }
 
     async fn create(&self, ctx: &KarpenterContext, planned: &Value) -> ApplyOutcome {
-        self.apply(ctx, planned, timeouts::get(planned, "create", DEFAULT_CREATE))
-            .await
+        self.apply(
+            ctx,
+            None,
+            planned,
+            timeouts::get(planned, "create", DEFAULT_CREATE),
+        )
+        .await
     }
 
-    async fn update(&self, ctx: &KarpenterContext, _prior: &Value, planned: &Value) -> ApplyOutcome {
-        self.apply(ctx, planned, timeouts::get(planned, "update", DEFAULT_UPDATE))
-            .await
+    async fn update(&self, ctx: &KarpenterContext, prior: &Value, planned: &Value) -> ApplyOutcome {
+        self.apply(
+            ctx,
+            Some(prior),
+            planned,
+            timeouts::get(planned, "update", DEFAULT_UPDATE),
+        )
+        .await
     }
 
     async fn read(&self, ctx: &KarpenterContext, current: &Value) -> Result<ReadOutcome, Diagnostics> {
@@ -723,7 +804,7 @@ impl KubeObjectType {
         if let Value::Object(fields) = &mut state
             && fields.contains_key("metadata")
         {
-            fields.insert("metadata".into(), managed_metadata(obj, &Value::Null));
+            fields.insert("metadata".into(), adopted_metadata(obj));
         }
         Ok(state)
     }

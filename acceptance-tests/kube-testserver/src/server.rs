@@ -1006,6 +1006,7 @@ fn patch(
                             subresource: String::new(),
                             fields: ssa::fieldset_of(&cfg),
                             api_version: rt.api_version(),
+                            time: None,
                         };
                         ssa::write_managers(&mut obj, &[mgr], &crate::util::now_rfc3339());
                         Ok((201, st.create(rt, ns, obj, ctx, true)?))
@@ -1013,7 +1014,8 @@ fn patch(
                     Err(e) => Err(e),
                     Ok(cur) => {
                         let merged = ssa::apply(&cur, &cfg, &ctx.manager, if sub == Sub::Status { "status" } else { "" }, force, &rt.api_version(), |m, causes| {
-                            ApiError::new(409, "Conflict", m).with_details(json!({"name": name, "group": rt.group, "kind": rt.plural, "causes": causes}))
+                            // An apply conflict's Status names no object, only the causes.
+                            ApiError::new(409, "Conflict", m).with_details(json!({"causes": causes}))
                         })?;
                         Ok((200, st.update(rt, ns, name, merged, sub, ctx, false)?))
                     }

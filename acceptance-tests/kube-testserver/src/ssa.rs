@@ -187,6 +187,8 @@ pub struct Manager {
     pub subresource: String,
     pub fields: FieldSet,
     pub api_version: String,
+    /// When this manager last wrote (`None`: now, for the manager of the current request).
+    pub time: Option<String>,
 }
 
 /// Read `metadata.managedFields`.
@@ -213,6 +215,7 @@ pub fn managers(obj: &Value) -> Vec<Manager> {
                         .and_then(Value::as_str)
                         .unwrap_or("")
                         .to_string(),
+                    time: e.get("time").and_then(Value::as_str).map(String::from),
                 })
                 .collect()
         })
@@ -229,7 +232,7 @@ pub fn write_managers(obj: &mut Value, ms: &[Manager], time: &str) {
                 "manager": m.manager,
                 "operation": m.operation,
                 "apiVersion": m.api_version,
-                "time": time,
+                "time": m.time.as_deref().unwrap_or(time),
                 "fieldsType": "FieldsV1",
                 "fieldsV1": to_fields_v1(&m.fields),
             });
@@ -306,45 +309,28 @@ pub fn apply(
         .find(|m| m.manager == manager && m.operation == "Apply" && m.subresource == subresource)
         .map(|m| m.fields.clone())
         .unwrap_or_default();
-    if !force {
-        let mut conflicts = Vec::new();
-        for m in ms
-            .iter()
-            .filter(|m| !(m.manager == manager && m.operation == "Apply"))
-        {
-            for p in &new_leaves {
-                if m.fields.contains(p) && get_path(live, p) != get_path(cfg, p) {
-                    let using = if m.api_version.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" using {}", m.api_version)
-                    };
-                    conflicts.push((
-                        format!("conflict with \"{}\"{using}", m.manager),
-                        format!(".{}", p.join(".")),
-                    ));
-                }
+    // A conflict is a field another manager owns whose value this apply changes; a field
+    // both set to the same value is shared, whatever `force` says.
+    let is_self =
+        |m: &Manager| m.manager == manager && m.operation == "Apply" && m.subresource == subresource;
+    let changes = |p: &FieldPath| get_path(live, p) != get_path(cfg, p);
+    let mut conflicts: Vec<(String, FieldPath)> = Vec::new();
+    for m in ms.iter().filter(|m| !is_self(m)) {
+        for p in new_leaves.iter().filter(|p| changes(p)) {
+            if m.fields.iter().any(|q| q.starts_with(p)) {
+                conflicts.push((print_manager(m), p.clone()));
             }
         }
-        if !conflicts.is_empty() {
-            let n = conflicts.len();
-            let list: Vec<String> = conflicts.iter().map(|(m, f)| format!("{m}: {f}")).collect();
-            let msg = if n == 1 {
-                format!("Apply failed with 1 conflict: {}", list[0])
-            } else {
-                format!("Apply failed with {n} conflicts: {}", list.join("\n"))
-            };
-            let causes: Vec<Value> = conflicts
-                .iter()
-                .map(|(m, f)| json!({"reason": "FieldManagerConflict", "message": m, "field": f}))
-                .collect();
-            return Err(conflict(msg, causes));
-        }
+    }
+    if !force && !conflicts.is_empty() {
+        let (msg, causes) = conflict_status(&conflicts);
+        return Err(conflict(msg, causes));
     }
     let mut out = live.clone();
+    // Fields this applier stopped sending are removed unless another manager owns them.
     let others: FieldSet = ms
         .iter()
-        .filter(|m| !(m.manager == manager && m.operation == "Apply"))
+        .filter(|m| !is_self(m))
         .flat_map(|m| m.fields.iter().cloned())
         .collect();
     for p in old_fields.difference(&new_fields) {
@@ -366,32 +352,83 @@ pub fn apply(
         }
     }
     merge_config(&mut out, &body);
-    // Ownership: the applier owns what it sent; with force, others lose those fields.
-    for m in ms
-        .iter_mut()
-        .filter(|m| !(m.manager == manager && m.operation == "Apply"))
-    {
-        if force {
-            let before = m.fields.clone();
-            m.fields.retain(|q| !new_leaves.iter().any(|p| q.starts_with(p)));
-            drop_orphan_parents(&before, &mut m.fields);
-        }
+    // Ownership: the applier owns what it sent; a forced apply takes the conflicting fields
+    // (only those: an equal value stays shared). Fields the merge removed leave every manager.
+    for m in ms.iter_mut().filter(|m| !is_self(m)) {
+        let before = m.fields.clone();
+        m.fields
+            .retain(|q| !conflicts.iter().any(|(_, p)| q.starts_with(p)) && get_path(&out, q).is_some());
+        drop_orphan_parents(&before, &mut m.fields);
     }
     match ms
         .iter_mut()
         .find(|m| m.manager == manager && m.operation == "Apply" && m.subresource == subresource)
     {
-        Some(m) => m.fields = new_fields,
+        Some(m) => {
+            m.fields = new_fields;
+            m.time = None;
+        }
         None => ms.push(Manager {
             manager: manager.to_string(),
             operation: "Apply".into(),
             subresource: subresource.to_string(),
             fields: new_fields,
             api_version: api_version.to_string(),
+            time: None,
         }),
     }
     write_managers(&mut out, &ms, &crate::util::now_rfc3339());
     Ok(out)
+}
+
+/// How the API server names a manager in a conflict: an applier by its name, an updater with
+/// the API version it wrote and when.
+fn print_manager(m: &Manager) -> String {
+    let mut s = format!("{:?}", m.manager);
+    if !m.subresource.is_empty() {
+        s.push_str(&format!(" with subresource {:?}", m.subresource));
+    }
+    if m.operation == "Update" {
+        s.push_str(&format!(" using {}", m.api_version));
+        if let Some(t) = &m.time {
+            s.push_str(&format!(" at {t}"));
+        }
+    }
+    s
+}
+
+/// The message and causes of a 409 apply conflict, as kube-apiserver words them: one conflict
+/// inline, several grouped by manager (sorted), one `- .path` line each.
+fn conflict_status(conflicts: &[(String, FieldPath)]) -> (String, Vec<Value>) {
+    let dotted = |p: &FieldPath| format!(".{}", p.join("."));
+    let causes = conflicts
+        .iter()
+        .map(|(m, p)| json!({"reason": "FieldManagerConflict", "message": format!("conflict with {m}"), "field": dotted(p)}))
+        .collect();
+    if let [(m, p)] = conflicts {
+        return (
+            format!("Apply failed with 1 conflict: conflict with {m}: {}", dotted(p)),
+            causes,
+        );
+    }
+    let mut by: std::collections::BTreeMap<&str, Vec<String>> = std::collections::BTreeMap::new();
+    for (m, p) in conflicts {
+        by.entry(m.as_str()).or_default().push(dotted(p));
+    }
+    let lines: Vec<String> = by
+        .iter()
+        .flat_map(|(m, ps)| {
+            std::iter::once(format!("conflicts with {m}:")).chain(ps.iter().map(|p| format!("- {p}")))
+        })
+        .collect();
+    (
+        format!(
+            "Apply failed with {} conflicts: {}",
+            conflicts.len(),
+            lines.join("\n")
+        ),
+        causes,
+    )
 }
 
 /// Leaf paths whose values differ between two objects (within spec/status/metadata labels etc.).
@@ -444,13 +481,17 @@ pub fn record_update(
         .iter_mut()
         .find(|m| m.manager == manager && m.operation == "Update" && m.subresource == subresource)
     {
-        Some(m) => m.fields.extend(owned),
+        Some(m) => {
+            m.fields.extend(owned);
+            m.time = None;
+        }
         None => ms.push(Manager {
             manager: manager.to_string(),
             operation: "Update".into(),
             subresource: subresource.to_string(),
             fields: owned,
             api_version: api_version.to_string(),
+            time: None,
         }),
     }
     write_managers(obj, &ms, &crate::util::now_rfc3339());
@@ -500,5 +541,147 @@ mod tests {
             managers(&forced).iter().filter(|m| m.manager == "other").count(),
             0
         );
+    }
+    fn owners(obj: &Value, path: &[&str]) -> Vec<String> {
+        let p: FieldPath = path.iter().map(|s| s.to_string()).collect();
+        managers(obj)
+            .into_iter()
+            .filter(|m| m.fields.contains(&p))
+            .map(|m| format!("{}/{}", m.manager, m.operation))
+            .collect()
+    }
+
+    /// kubectl client-side apply and kubectl patch write with Update; their fields are theirs.
+    fn created_by_update(manager: &str) -> Value {
+        let mut obj = json!({"metadata": {"name": "x"}, "spec": {"a": 1, "b": 2, "m": {"k": "v"}}});
+        let fs = fieldset_of(&obj);
+        record_update(&mut obj, manager, "", &fs, "v1");
+        obj
+    }
+
+    #[test]
+    fn two_appliers_of_the_same_value_share_it_even_when_forced() {
+        let live = json!({"metadata": {"name": "x"}, "spec": {"a": 1}});
+        let one = apply(&live, &json!({"spec": {"a": 1}}), "one", "", true, "v1", err).unwrap();
+        let two = apply(&one, &json!({"spec": {"a": 1}}), "two", "", true, "v1", err).unwrap();
+        assert_eq!(owners(&two, &["spec", "a"]), ["one/Apply", "two/Apply"]);
+    }
+
+    #[test]
+    fn a_dropped_field_stays_while_another_manager_owns_it() {
+        let one = apply(
+            &created_by_update("kubectl-patch"),
+            &json!({"spec": {"a": 1, "b": 2}}),
+            "tf",
+            "",
+            false,
+            "v1",
+            err,
+        )
+        .unwrap();
+        assert_eq!(owners(&one, &["spec", "b"]), ["kubectl-patch/Update", "tf/Apply"]);
+        let two = apply(&one, &json!({"spec": {"a": 1}}), "tf", "", false, "v1", err).unwrap();
+        assert_eq!(two["spec"]["b"], 2, "co-owned by kubectl-patch: kept");
+        assert_eq!(owners(&two, &["spec", "b"]), ["kubectl-patch/Update"]);
+    }
+
+    #[test]
+    fn conflicts_name_update_managers_with_version_and_group_several() {
+        let live = created_by_update("kubectl-client-side-apply");
+        let e = apply(
+            &live,
+            &json!({"spec": {"a": 5}}),
+            "tf",
+            "",
+            false,
+            "karpenter.sh/v1",
+            |m, c| ApiError::new(409, "Conflict", m).with_details(json!({"causes": c})),
+        )
+        .unwrap_err();
+        assert!(
+            e.message.starts_with(
+                "Apply failed with 1 conflict: conflict with \"kubectl-client-side-apply\" using v1 at "
+            ) && e.message.ends_with(": .spec.a"),
+            "{}",
+            e.message
+        );
+        let cause = &e.details.as_ref().unwrap()["causes"][0];
+        assert_eq!(cause["reason"], "FieldManagerConflict");
+        assert_eq!(cause["field"], ".spec.a");
+        let e = apply(
+            &live,
+            &json!({"spec": {"a": 5, "b": 6}}),
+            "tf",
+            "",
+            false,
+            "v1",
+            err,
+        )
+        .unwrap_err();
+        assert!(
+            e.message.starts_with(
+                "Apply failed with 2 conflicts: conflicts with \"kubectl-client-side-apply\" using v1 at "
+            ),
+            "{}",
+            e.message
+        );
+        assert!(e.message.ends_with(":\n- .spec.a\n- .spec.b"), "{}", e.message);
+        // Another applier is named without version or time.
+        let applied = apply(
+            &json!({"metadata": {"name": "x"}}),
+            &json!({"spec": {"a": 1}}),
+            "other",
+            "",
+            true,
+            "v1",
+            err,
+        )
+        .unwrap();
+        let e = apply(&applied, &json!({"spec": {"a": 2}}), "tf", "", false, "v1", err).unwrap_err();
+        assert_eq!(
+            e.message,
+            "Apply failed with 1 conflict: conflict with \"other\": .spec.a"
+        );
+    }
+
+    #[test]
+    fn forced_apply_takes_only_the_conflicting_fields() {
+        let live = created_by_update("kubectl-patch");
+        let forced = apply(
+            &live,
+            &json!({"spec": {"a": 5, "b": 2}}),
+            "tf",
+            "",
+            true,
+            "v1",
+            err,
+        )
+        .unwrap();
+        assert_eq!(owners(&forced, &["spec", "a"]), ["tf/Apply"]);
+        assert_eq!(
+            owners(&forced, &["spec", "b"]),
+            ["kubectl-patch/Update", "tf/Apply"]
+        );
+        assert_eq!(owners(&forced, &["spec", "m", "k"]), ["kubectl-patch/Update"]);
+    }
+
+    #[test]
+    fn an_update_takes_what_it_changed_and_keeps_the_others_time() {
+        let mut obj = apply(
+            &created_by_update("kubectl-client-side-apply"),
+            &json!({"spec": {"a": 1}}),
+            "tf",
+            "",
+            false,
+            "v1",
+            err,
+        )
+        .unwrap();
+        let before = obj.clone();
+        obj["spec"]["a"] = json!(7);
+        let changed = changed_fields(&before, &obj);
+        record_update(&mut obj, "kubectl-edit", "", &changed, "v1");
+        assert_eq!(owners(&obj, &["spec", "a"]), ["kubectl-edit/Update"]);
+        assert_eq!(owners(&obj, &["spec", "b"]), ["kubectl-client-side-apply/Update"]);
     }
 }

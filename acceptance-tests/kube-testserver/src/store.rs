@@ -778,6 +778,21 @@ impl State {
             .get_raw(&rt.group, &rt.plural, &ns, name)
             .cloned()
             .ok_or_else(|| ApiError::not_found(&rt.group, &rt.plural, name))?;
+        // Like kube-apiserver: a write that sends no managedFields (or writes a subresource)
+        // keeps the stored ones, so clients unaware of them cannot wipe them; a write that sends
+        // different ones replaces them (how `kubectl` upgrades client-side-apply ownership).
+        let sent = new
+            .pointer("/metadata/managedFields")
+            .and_then(Value::as_array)
+            .is_some_and(|a| !a.is_empty());
+        if (!sent || sub == Sub::Status)
+            && let Some(m) = meta_mut(&mut new)
+        {
+            match old.pointer("/metadata/managedFields") {
+                Some(mf) => m.insert("managedFields".into(), mf.clone()),
+                None => m.remove("managedFields"),
+            };
+        }
         self.check_identity(rt, &mut new, &ns)?;
         if let Some(n) = meta_str(&new, "name")
             && n != name
