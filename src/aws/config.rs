@@ -1,6 +1,6 @@
 //! Builds the AWS SDK configuration from [`AwsSettings`]: region, shared-config profile,
 //! optional role assumption, the SDK's standard retry mode, and per-service endpoint
-//! overrides (`endpoints { iam = …, sqs = …, events = …, sts = …, eks = … }`).
+//! overrides (`endpoints { iam = …, sqs = …, events = …, sts = …, eks = …, ec2 = … }`).
 //!
 //! Credentials come from the standard chain (environment, profile, SSO, web identity,
 //! container and instance metadata); with `assume_role`, those credentials assume the role.
@@ -91,6 +91,18 @@ impl AwsClients {
             b = b.endpoint_url(url);
         }
         aws_sdk_eks::Client::from_conf(b.build())
+    }
+
+    /// The EC2 client of the teardown (`force_destroy`), with its endpoint for diagnostics.
+    pub fn ec2(&self) -> super::ec2::Ec2 {
+        let mut b = aws_sdk_ec2::config::Builder::from(&self.config);
+        if let Some(url) = self.endpoint("ec2") {
+            b = b.endpoint_url(url);
+        }
+        super::ec2::Ec2::new(
+            aws_sdk_ec2::Client::from_conf(b.build()),
+            self.endpoint_for("ec2"),
+        )
     }
 
     pub fn sts(&self) -> aws_sdk_sts::Client {
