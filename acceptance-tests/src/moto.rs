@@ -280,6 +280,7 @@ pub fn provider_block(endpoint: &str) -> String {
       sqs    = "{endpoint}"
       events = "{endpoint}"
       sts    = "{endpoint}"
+      ec2    = "{endpoint}"
     }}
   }}
 }}

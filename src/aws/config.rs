@@ -1,7 +1,7 @@
 //! Builds the AWS SDK configuration from [`AwsSettings`]: region, shared-config profile and
 //! files, static keys, role assumption, the SDK's standard retry mode (with `max_retries`),
 //! an extra CA bundle, and per-service endpoint overrides
-//! (`endpoints { iam = …, sqs = …, events = …, sts = …, eks = … }`).
+//! (`endpoints { iam = …, sqs = …, events = …, sts = …, eks = …, ec2 = … }`).
 //!
 //! Credentials, as hashicorp/aws resolves them: the configured static keys, else the standard
 //! chain (environment, profile, SSO, web identity, container and instance metadata). With
@@ -108,6 +108,18 @@ impl AwsClients {
             b = b.endpoint_url(url);
         }
         aws_sdk_eks::Client::from_conf(b.build())
+    }
+
+    /// The EC2 client of the teardown (`force_destroy`), with its endpoint for diagnostics.
+    pub fn ec2(&self) -> super::ec2::Ec2 {
+        let mut b = aws_sdk_ec2::config::Builder::from(&self.config);
+        if let Some(url) = self.endpoint("ec2") {
+            b = b.endpoint_url(url);
+        }
+        super::ec2::Ec2::new(
+            aws_sdk_ec2::Client::from_conf(b.build()),
+            self.endpoint_for("ec2"),
+        )
     }
 
     pub fn sts(&self) -> aws_sdk_sts::Client {

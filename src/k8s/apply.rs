@@ -9,6 +9,7 @@ use tokio::time::Instant;
 
 use super::FIELD_MANAGER;
 use super::error::{KubeError, humantime};
+use super::karpenter_liveness::{self, Liveness, Watchdog};
 use super::kinds::Kind;
 use super::retry::{Also, retry};
 
@@ -119,7 +120,9 @@ pub async fn get(
 }
 
 /// Deletes with foreground propagation and waits until the object is gone. On timeout, the
-/// error says what still holds it (finalizers, owned objects of `dependents`).
+/// error says what still holds it (finalizers, owned objects of `dependents`). While it waits
+/// on Karpenter's finalizers, it checks that a Karpenter controller is running
+/// ([`karpenter_liveness`]) and fails fast with [`KubeError::KarpenterGone`] when none is.
 pub async fn delete_and_wait(
     client: &kube::Client,
     kind: &Kind,
@@ -163,6 +166,8 @@ pub async fn delete_and_wait(
     );
     let mut delay = super::retry::FIRST_DELAY;
     let mut ticker = tokio::time::interval_at(Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY);
+    let mut probe = tokio::time::interval_at(Instant::now() + PROBE_EVERY, PROBE_EVERY);
+    let mut watchdog = Watchdog::new();
     loop {
         let wait = tokio::time::timeout_at(
             deadline,
@@ -172,6 +177,25 @@ pub async fn delete_and_wait(
         let outcome = loop {
             tokio::select! {
                 done = &mut wait => break done,
+                _ = probe.tick() => {
+                    let Ok(Ok(Some(obj))) = tokio::time::timeout(PROGRESS_READ, api.get_opt(name)).await else {
+                        continue;
+                    };
+                    let finalizers = obj.metadata.finalizers.unwrap_or_default();
+                    if !waits_on_karpenter(&finalizers) {
+                        continue;
+                    }
+                    let seen = karpenter_liveness::look(client).await;
+                    if let Liveness::Gone(why) = watchdog.observe(seen, &finalizers, Instant::now()) {
+                        let what = format!(
+                            "{} {name} is being deleted and waits for {}",
+                            kind.kind,
+                            waiting_for(&finalizers).trim_start_matches("waiting for ")
+                        );
+                        tracing::warn!(kind = kind.kind, name, "{what}, but Karpenter is not running: {why}");
+                        return Err(KubeError::KarpenterGone { what, why, waited: started.elapsed() });
+                    }
+                }
                 _ = ticker.tick() => {
                     // Bounded, so a server that hangs cannot hold the wait past its deadline.
                     let blocking = match tokio::time::timeout(PROGRESS_READ, api.get_opt(name)).await {
@@ -206,6 +230,17 @@ pub async fn delete_and_wait(
     Err(KubeError::Timeout {
         what: holders(client, kind, name, &uid, dependents).await,
         waited: started.elapsed(),
+    })
+}
+
+/// How often a delete that waits on Karpenter checks that Karpenter is running.
+const PROBE_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Whether something Karpenter does holds the object: one of its finalizers, or foreground
+/// deletion (waiting on owned NodeClaims, which carry Karpenter's finalizer).
+pub fn waits_on_karpenter(finalizers: &[String]) -> bool {
+    finalizers.iter().any(|f| {
+        f == "foregroundDeletion" || f.starts_with("karpenter.sh/") || f.starts_with("karpenter.k8s.aws/")
     })
 }
 

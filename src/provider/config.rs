@@ -266,7 +266,7 @@ fn policy_arn() -> impl v::Validator {
 }
 
 /// The services whose endpoints can be overridden, by their `endpoints {}` attribute name.
-pub const ENDPOINT_SERVICES: &[&str] = &["iam", "sqs", "events", "sts", "eks"];
+pub const ENDPOINT_SERVICES: &[&str] = &["iam", "sqs", "events", "sts", "eks", "ec2"];
 
 fn endpoint(name: &'static str) -> Attribute {
     let service = match name {

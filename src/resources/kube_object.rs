@@ -10,7 +10,9 @@
 //!   Terraform manages, so what Karpenter itself writes never shows as drift. A deleted object
 //!   is reported gone; an unreachable cluster or an unknown provider block keeps the prior
 //!   state with a warning.
-//! - **delete**: foreground deletion, waiting until finalizers and owned objects are gone.
+//! - **delete**: foreground deletion, waiting until finalizers and owned objects are gone;
+//!   when Karpenter is not running, it fails fast, or with `force_destroy` does Karpenter's
+//!   cleanup itself ([`super::teardown`]).
 //! - **import**: by object name.
 //!
 //! Schema conventions: `name` (the object name), `metadata = { labels, annotations }`,
@@ -707,8 +709,24 @@ impl Resource<KarpenterContext> for KubeObjectType {
             Ok(c) => c,
             Err(d) => return d,
         };
+        let force = prior.get("force_destroy").and_then(Value::as_bool) == Some(true);
         match k8s::apply::delete_and_wait(client, &self.kind, &name, self.dependents, deadline).await {
             Ok(()) => Diagnostics::new(),
+            Err(KubeError::KarpenterGone { why, .. }) if force => {
+                self.force_destroy(ctx, client, &name, &why, deadline).await
+            }
+            Err(e @ KubeError::KarpenterGone { .. }) => {
+                let mut d = Diagnostics::new();
+                let summary = format!(
+                    "Karpenter is not running: {} {name} cannot finish deleting",
+                    self.kind.kind
+                );
+                match self.schema.attribute(FORCE_DESTROY) {
+                    Some(_) => d.error_at(&AttributePath::root().attr(FORCE_DESTROY), summary, e.to_string()),
+                    None => d.error(summary, e.to_string()),
+                }
+                d
+            }
             Err(e) => self.diagnose(&e, "deleting"),
         }
     }
@@ -775,7 +793,67 @@ impl Resource<KarpenterContext> for KubeObjectType {
     }
 }
 
+/// The attribute that opts into [`super::teardown`].
+const FORCE_DESTROY: &str = "force_destroy";
+
 impl KubeObjectType {
+    /// `force_destroy` with Karpenter gone (`why`): Karpenter's cleanup, scoped by the cluster
+    /// name of the provider's `kubernetes { eks { cluster_name } }`, then the delete again.
+    async fn force_destroy(
+        &self,
+        ctx: &KarpenterContext,
+        client: &kube::Client,
+        name: &str,
+        why: &str,
+        deadline: Instant,
+    ) -> Diagnostics {
+        let path = AttributePath::root().attr(FORCE_DESTROY);
+        let what = self.kind.kind;
+        let Some(cluster) = ctx
+            .settings
+            .kubernetes
+            .eks
+            .as_ref()
+            .map(|e| e.cluster_name.clone())
+            .filter(|c| !c.is_empty())
+        else {
+            let mut d = Diagnostics::new();
+            d.error_at(
+                &path,
+                "force_destroy needs the cluster's name",
+                format!(
+                    "Karpenter is not running ({why}), so force_destroy would clean up {what} {name} itself, scoped by \
+                     the tags Karpenter puts on what it creates, which include the cluster's name. The cluster's name \
+                     is not known: set kubernetes {{ eks {{ cluster_name = \"...\" }} }} in the provider block, then run \
+                     the destroy again. Nothing was deleted in AWS."
+                ),
+            );
+            return d;
+        };
+        tracing::warn!(
+            kind = what,
+            name,
+            cluster = %cluster,
+            "Karpenter is not running ({why}); force_destroy: doing its cleanup of {what} {name}"
+        );
+        if let Err(e) = super::teardown::run(ctx, client, &self.kind, name, &cluster, deadline).await {
+            let mut d = Diagnostics::new();
+            d.error_at(
+                &path,
+                format!("force_destroy could not finish Karpenter's cleanup of {what} {name}"),
+                format!(
+                    "{e}. What was already cleaned up stays cleaned up; run the destroy again to continue (every step \
+                     is repeatable). Karpenter is not running: {why}."
+                ),
+            );
+            return d;
+        }
+        match k8s::apply::delete_and_wait(client, &self.kind, name, self.dependents, deadline).await {
+            Ok(()) => Diagnostics::new(),
+            Err(e) => self.diagnose(&e, "deleting"),
+        }
+    }
+
     /// The state of an object Terraform takes over (import, or a move from another provider):
     /// off-wire settings at their defaults, so the adopted state plans empty, and the labels
     /// and annotations a user would have written.

@@ -185,6 +185,15 @@ async fn handle_inner(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Re
             *lock(&shared.controller) = c;
             Ok(ok())
         }
+        // Stops the simulated Karpenter mid-life (`{"release": true}`: give up the Lease first).
+        (Method::POST, ["controller", "stop"]) => {
+            let release = serde_json::from_slice::<Value>(&body)
+                .ok()
+                .and_then(|v| v.get("release").and_then(Value::as_bool))
+                .unwrap_or(false);
+            crate::controller::stop(shared, release);
+            Ok(ok())
+        }
         (Method::POST, ["crds"]) => {
             let text = std::str::from_utf8(&body).map_err(|e| ApiError::bad_request(e.to_string()))?;
             let names = install_crd_docs(shared, text, None)?;

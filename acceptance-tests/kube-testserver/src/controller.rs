@@ -5,6 +5,11 @@
 //! so that foreground deletion has dependents to wait for. Optionally it marks `NodeOverlay`s
 //! Ready and "launches" NodeClaims (instance labels, node name, provider ID, conditions), so
 //! the read-only data sources have a status to read.
+//!
+//! While enabled it also holds Karpenter's leader-election Lease (`coordination.k8s.io/v1`,
+//! `karpenter-leader-election`), renewing it as controller-runtime does; switching it off
+//! ([`stop`]) stops the renewals, so the Lease goes stale as when the controller's pods are gone,
+//! and optionally releases it first, as a graceful shutdown does.
 
 use crate::server::{Shared, lock};
 use crate::store::{Event, Sub, WriteCtx};
@@ -44,6 +49,35 @@ pub struct ControllerConfig {
     /// "Launch" every new NodeClaim: instance type, capacity type and zone labels, then
     /// `status.nodeName`, `providerID`, `imageID` and Launched/Registered/Initialized/Ready.
     pub node_claim_status: bool,
+    /// The leader-election Lease held and renewed while enabled (none: no Lease is written).
+    pub leader_lease: Option<LeaseConfig>,
+}
+
+/// Karpenter's leader-election Lease as the simulated controller keeps it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LeaseConfig {
+    pub namespace: String,
+    pub name: String,
+    /// `spec.leaseDurationSeconds` (controller-runtime's default is 15).
+    pub duration_seconds: u32,
+    /// How often the holder renews `spec.renewTime` (controller-runtime retries every 2 s).
+    #[serde(with = "crate::millis")]
+    pub renew_every: Duration,
+    /// `spec.holderIdentity` (`<pod name>_<uid>` as controller-runtime writes it).
+    pub holder: String,
+}
+
+impl Default for LeaseConfig {
+    fn default() -> Self {
+        Self {
+            namespace: "kube-system".into(),
+            name: "karpenter-leader-election".into(),
+            duration_seconds: 15,
+            renew_every: Duration::from_secs(2),
+            holder: "karpenter-5d8f7c9b6d-x2x9q_6a1f0c2e-4b3d-4e8a-9c71-2f5d1a0b7e34".into(),
+        }
+    }
 }
 
 impl Default for ControllerConfig {
@@ -59,6 +93,7 @@ impl Default for ControllerConfig {
             hash_annotations: false,
             node_overlay_status: false,
             node_claim_status: false,
+            leader_lease: None,
         }
     }
 }
@@ -83,6 +118,7 @@ impl ControllerConfig {
             node_claims_per_node_pool: 1,
             hash_annotations: true,
             node_overlay_status: true,
+            leader_lease: Some(LeaseConfig::default()),
             ..Self::default()
         }
     }
@@ -91,8 +127,19 @@ impl ControllerConfig {
 /// Run until the event channel closes.
 pub async fn run(shared: Arc<Shared>, mut rx: broadcast::Receiver<Arc<Event>>) {
     let mut shutdown = shared.shutdown.clone();
+    let mut tick = tokio::time::interval(Duration::from_millis(100));
+    let mut last_renewal: Option<tokio::time::Instant> = None;
     loop {
         tokio::select! {
+            _ = tick.tick() => {
+                let cfg = lock(&shared.controller).clone();
+                if let (true, Some(lease)) = (cfg.enabled, cfg.leader_lease.as_ref())
+                    && last_renewal.is_none_or(|t| t.elapsed() >= lease.renew_every)
+                {
+                    write_lease(&shared, lease, true);
+                    last_renewal = Some(tokio::time::Instant::now());
+                }
+            },
             ev = rx.recv() => match ev {
                 Ok(ev) => react(&shared, &ev),
                 Err(broadcast::error::RecvError::Lagged(_)) => continue,
@@ -101,6 +148,92 @@ pub async fn run(shared: Arc<Shared>, mut rx: broadcast::Receiver<Arc<Event>>) {
             _ = shutdown.changed() => return,
         }
     }
+}
+
+/// Stops the simulated controller mid-life: nothing is reconciled any more (finalizers stay,
+/// the Lease is no longer renewed). With `release`, the Lease is first given up
+/// (`holderIdentity` cleared), as Karpenter does on a graceful shutdown.
+pub fn stop(shared: &Arc<Shared>, release: bool) {
+    let lease = {
+        let mut cfg = lock(&shared.controller);
+        cfg.enabled = false;
+        cfg.leader_lease.clone()
+    };
+    if let (true, Some(lease)) = (release, lease) {
+        write_lease(shared, &lease, false);
+    }
+}
+
+/// The Lease kind as a CustomResourceDefinition: the test server serves only CRDs, and a
+/// Lease needs nothing more than its group, version, scope and names.
+const LEASE_CRD: &str = r#"{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+ "metadata": {"name": "leases.coordination.k8s.io"},
+ "spec": {"group": "coordination.k8s.io", "scope": "Namespaced",
+  "names": {"plural": "leases", "singular": "lease", "kind": "Lease", "listKind": "LeaseList"},
+  "versions": [{"name": "v1", "served": true, "storage": true,
+   "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}}"#;
+
+/// Renews (`held`) or releases the Lease, creating the kind and the object when missing.
+fn write_lease(shared: &Arc<Shared>, lease: &LeaseConfig, held: bool) {
+    let exists = lock(&shared.state)
+        .resolve("coordination.k8s.io", "v1", "leases")
+        .is_some();
+    if !exists && let Err(e) = crate::admin::install_crd_docs(shared, LEASE_CRD, Some(Duration::ZERO)) {
+        tracing::warn!("simulated controller could not install the Lease kind: {e}");
+        return;
+    }
+    let now = now_micro();
+    let ctx = WriteCtx {
+        manager: "karpenter".into(),
+        dry_run: false,
+        strict: false,
+        ignore_unknown: false,
+    };
+    shared.with_state(|st| {
+        let Some(rt) = st.resolve("coordination.k8s.io", "v1", "leases") else {
+            return;
+        };
+        let current = st.get_raw("coordination.k8s.io", "leases", &lease.namespace, &lease.name).cloned();
+        let result = match current {
+            Some(mut o) => {
+                let spec = if held {
+                    json!({"holderIdentity": lease.holder, "leaseDurationSeconds": lease.duration_seconds,
+                        "acquireTime": o.pointer("/spec/acquireTime").cloned().unwrap_or(json!(now)),
+                        "renewTime": now, "leaseTransitions": o.pointer("/spec/leaseTransitions").cloned().unwrap_or(json!(0))})
+                } else {
+                    // controller-runtime's release: no holder, a one-second lease, renewed now.
+                    json!({"holderIdentity": "", "leaseDurationSeconds": 1, "acquireTime": now, "renewTime": now,
+                        "leaseTransitions": o.pointer("/spec/leaseTransitions").cloned().unwrap_or(json!(0))})
+                };
+                if let Some(m) = o.as_object_mut() {
+                    m.insert("spec".into(), spec);
+                }
+                st.update(&rt, &lease.namespace, &lease.name, o, Sub::Main, &ctx, true).map(|_| ())
+            }
+            None if held => {
+                let o = json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                    "metadata": {"name": lease.name, "namespace": lease.namespace},
+                    "spec": {"holderIdentity": lease.holder, "leaseDurationSeconds": lease.duration_seconds,
+                        "acquireTime": now, "renewTime": now, "leaseTransitions": 0}});
+                st.create(&rt, &lease.namespace, o, &ctx, false).map(|_| ())
+            }
+            None => Ok(()),
+        };
+        if let Err(e) = result {
+            tracing::warn!("simulated controller could not write its Lease: {e}");
+        }
+    });
+}
+
+/// Now as a Kubernetes MicroTime (`2026-01-02T03:04:05.123456Z`), as Lease times are written.
+fn now_micro() -> String {
+    let now = std::time::SystemTime::now();
+    let micros = now
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_micros())
+        .unwrap_or(0);
+    let secs = crate::util::rfc3339(now);
+    format!("{}.{micros:06}Z", secs.trim_end_matches('Z'))
 }
 
 fn schedule_once(shared: &Shared, what: &str, uid: &str) -> bool {

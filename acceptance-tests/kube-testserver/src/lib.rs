@@ -52,7 +52,8 @@
 //! as the API): `GET|DELETE /__admin/requests`, `GET|POST|DELETE /__admin/faults` (body: a
 //! [`FaultSpec`] or a list of them), `PUT /__admin/latency {"millis":N}`,
 //! `PUT /__admin/establish-delay {"millis":N}`, `GET|PUT /__admin/controller` (a
-//! [`ControllerConfig`]), `POST /__admin/crds` (YAML, one or more documents),
+//! [`ControllerConfig`]), `POST /__admin/controller/stop` (`{"release": true}` to give up
+//! the leader-election Lease first), `POST /__admin/crds` (YAML, one or more documents),
 //! `GET|PATCH|DELETE /__admin/objects/<group>/<version>/<plural>/<name>[?namespace=ns]`
 //! (PATCH takes a JSON merge patch; DELETE removes at once, ignoring finalizers).
 
@@ -71,7 +72,7 @@ pub mod tls;
 pub mod util;
 pub mod webhooks;
 
-pub use controller::ControllerConfig;
+pub use controller::{ControllerConfig, LeaseConfig};
 pub use faults::{FaultKind, FaultSpec, LoggedRequest};
 pub use rbac::{Grant, PolicyRule};
 pub use util::ApiError;
@@ -504,6 +505,11 @@ current-context: kube-testserver\nusers:\n- name: kube-testserver\n  user:\n    
     /// Replace the simulated controller's settings.
     pub fn set_controller(&self, c: ControllerConfig) {
         *lock(&self.shared.controller) = c;
+    }
+    /// Stops the simulated Karpenter mid-life: finalizers are no longer removed and its Lease is
+    /// no longer renewed; with `release`, the Lease is given up first (a graceful shutdown).
+    pub fn stop_controller(&self, release: bool) {
+        controller::stop(&self.shared, release);
     }
     /// Out-of-band read of a cluster-scoped object.
     pub fn object(&self, group: &str, version: &str, plural: &str, name: &str) -> Option<serde_json::Value> {

@@ -10,7 +10,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::LazyLock;
 
 use super::rules::{self, elements, has, int_of};
-use super::{conditions_attribute, metadata_attribute, name_attribute, object_with, timeouts_block};
+use super::{
+    conditions_attribute, force_destroy_attribute, metadata_attribute, name_attribute, object_with,
+    timeouts_block,
+};
 use crate::framework::validate::{self as v, Validator};
 use crate::framework::{Attribute, Diagnostics, Schema};
 use crate::tfvalue::{AttributePath, Number, Type, Value};
@@ -137,6 +140,15 @@ pub static EC2_NODE_CLASS: LazyLock<Schema> = LazyLock::new(|| {
                      (AMIs, subnets, security groups and instance profile resolved), and fail with the condition \
                      messages if that does not happen within the timeout.",
                 ),
+            force_destroy_attribute(
+                "EC2NodeClass",
+                "it terminates the EC2 instances tagged `karpenter.k8s.aws/ec2nodeclass` = this class's name and \
+                 `kubernetes.io/cluster/<cluster name>` = `owned`, deletes the launch templates tagged with this \
+                 class's name and the cluster's (`eks:eks-cluster-name`, or `karpenter.k8s.aws/cluster` as older \
+                 v1 releases tag them), and the instance profile Karpenter created for the class (the one in \
+                 `status.instance_profile` when `role` is set, and only if it is tagged with the class's and the \
+                 cluster's name), then removes the finalizers of the class and of its NodeClaims.",
+            ),
         ],
     )
     .with_blocks(vec![timeouts_block()])

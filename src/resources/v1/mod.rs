@@ -52,6 +52,24 @@ pub(crate) fn metadata_attribute(kind: &str) -> Attribute {
     ))
 }
 
+/// `force_destroy`: a provider-only switch (never sent to the cluster, so never drift) for the
+/// teardown of `crate::resources::teardown` when Karpenter is gone. `cleanup` says what is
+/// cleaned up for this kind.
+pub(crate) fn force_destroy_attribute(kind: &str, cleanup: &str) -> Attribute {
+    Attribute::bool("force_destroy")
+        .default_value(Value::Bool(false))
+        .not_on_wire()
+        .describe(format!(
+            "When true and a destroy finds that no Karpenter controller is running (its leader-election Lease \
+             `karpenter-leader-election` is gone, released or no longer renewed), the provider does Karpenter's \
+             part of deleting the {kind} itself: {cleanup} Everything is scoped by the tags Karpenter puts on what \
+             it creates, including the cluster's name, which comes from the provider's \
+             `kubernetes {{ eks {{ cluster_name }} }}`; nothing without those tags is touched. Set it (and apply) \
+             before the destroy. When false (the default), such a destroy fails within about a minute, saying \
+             what is stuck. With Karpenter running, the delete is Karpenter's, whatever this says."
+        ))
+}
+
 /// The `timeouts {}` block both kinds offer.
 pub(crate) fn timeouts_block() -> Block {
     timeouts::block(&[("create", "10m"), ("update", "10m"), ("delete", "15m")])

@@ -9,7 +9,10 @@
 use std::sync::LazyLock;
 
 use super::rules::{self, has};
-use super::{conditions_attribute, metadata_attribute, name_attribute, object_with, timeouts_block};
+use super::{
+    conditions_attribute, force_destroy_attribute, metadata_attribute, name_attribute, object_with,
+    timeouts_block,
+};
 use crate::framework::validate::{self as v};
 use crate::framework::{Attribute, Diagnostics, Schema};
 use crate::tfvalue::{AttributePath, Type, Value};
@@ -51,6 +54,10 @@ pub static NODE_POOL: LazyLock<Schema> = LazyLock::new(|| {
                 )
                 .validate(rules::whole_number(Some(0), false)),
             status(),
+            force_destroy_attribute(
+                "NodePool",
+                "it terminates the EC2 instances tagged `karpenter.sh/nodepool` = this pool's name and `kubernetes.io/cluster/<cluster name>` = `owned`, waits until they are shutting down or terminated, then removes the Kubernetes Nodes and NodeClaims of the pool and the finalizers that only Karpenter would remove.",
+            ),
         ],
     )
     .with_blocks(vec![timeouts_block()])

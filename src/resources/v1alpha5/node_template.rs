@@ -12,7 +12,7 @@ use crate::framework::validate::{self as v, Validator};
 use crate::framework::{Attribute, Diagnostics, Schema};
 use crate::resources::v1::ec2_node_class::VOLUME_TYPES;
 use crate::resources::v1::rules::{self, has};
-use crate::resources::v1::{metadata_attribute, name_attribute, timeouts_block};
+use crate::resources::v1::{force_destroy_attribute, metadata_attribute, name_attribute, timeouts_block};
 use crate::tfvalue::{AttributePath, Type, Value};
 
 /// AMI families Karpenter v0.32 supported.
@@ -95,6 +95,10 @@ pub static NODE_TEMPLATE: LazyLock<Schema> = LazyLock::new(|| {
             metadata_options(),
             block_device_mappings(),
             status(),
+            force_destroy_attribute(
+                "AWSNodeTemplate",
+                "Karpenter's v1alpha5 releases tag nothing in EC2 with a node template's name (instances are cleaned up through their Provisioner's `force_destroy`), so this only removes the finalizers that only Karpenter would remove.",
+            ),
         ],
     )
     .with_blocks(vec![timeouts_block()])

@@ -14,7 +14,7 @@ use crate::framework::validate::{self as v, Validator};
 use crate::framework::{Attribute, Diagnostics, Schema};
 use crate::resources::v1::ec2_node_class::{kubelet_attributes, kubelet_rule};
 use crate::resources::v1::rules::{self, elements, has};
-use crate::resources::v1::{metadata_attribute, name_attribute, timeouts_block};
+use crate::resources::v1::{force_destroy_attribute, metadata_attribute, name_attribute, timeouts_block};
 use crate::tfvalue::{AttributePath, Type, Value};
 
 /// Requirement operators Karpenter ≤ 0.32 supported (no `Gte`/`Lte`, which came with v1).
@@ -118,6 +118,10 @@ pub static PROVISIONER: LazyLock<Schema> = LazyLock::new(|| {
                 .describe("Priority over other Provisioners (1–100, higher first); unset counts as 0.")
                 .validate(v::int_range(1, 100)),
             status(),
+            force_destroy_attribute(
+                "Provisioner",
+                "it terminates the EC2 instances tagged `karpenter.sh/provisioner-name` = this Provisioner's name and `kubernetes.io/cluster/<cluster name>` = `owned`, waits until they are shutting down or terminated, then removes the Kubernetes Nodes of the Provisioner and the finalizers that only Karpenter would remove.",
+            ),
         ],
     )
     .with_blocks(vec![timeouts_block()])

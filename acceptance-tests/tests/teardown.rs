@@ -1,0 +1,478 @@
+//! Teardown when Karpenter is gone (issue #17). A node pool and its node class are applied on the
+//! Kubernetes API test server, whose simulated Karpenter holds its leader-election Lease and
+//! puts its finalizers on them; moto holds the EC2/IAM side as Karpenter tags it (instances,
+//! launch templates, the class's instance profile) plus decoys of another pool, another class
+//! and another cluster, and untagged ones. Then the simulated Karpenter is stopped mid-life
+//! (the Lease is no longer renewed, finalizers are no longer removed) and:
+//!
+//! - with `force_destroy = true`, destroy succeeds, leaves nothing of ours and every decoy;
+//! - without it, destroy fails fast (seconds, not `timeouts.delete`) naming what is stuck,
+//!   why and what to do, and touches nothing in AWS;
+//! - a destroy killed (SIGKILL of the provider) in the middle of the cleanup converges on the
+//!   next run.
+//!
+//! Durations are printed (`--nocapture`), never asserted.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use acceptance_tests::Workdir;
+use acceptance_tests::kube::{Cluster, Config, ControllerConfig, TestServer};
+use acceptance_tests::moto::{self, Fault, FaultProxy, Moto};
+use kube_testserver::LeaseConfig;
+use serde_json::json;
+
+const CLUSTER: &str = "demo";
+const PROFILE: &str = "demo_1234567890";
+const DECOY_PROFILE: &str = "prod_1234567890";
+
+struct Stack {
+    cluster: Cluster,
+    moto: Moto,
+    proxy: FaultProxy,
+    work: Workdir,
+    rt: tokio::runtime::Runtime,
+}
+
+/// What moto holds, by name tag (instances) or name (launch templates, profiles).
+#[derive(Debug, Default)]
+struct Aws {
+    /// Name tag → state.
+    instances: BTreeMap<String, String>,
+    launch_templates: Vec<String>,
+    profiles: Vec<String>,
+}
+
+fn tags(pairs: &[(&str, &str)]) -> Vec<aws_sdk_ec2::types::Tag> {
+    pairs
+        .iter()
+        .map(|(k, v)| aws_sdk_ec2::types::Tag::builder().key(*k).value(*v).build())
+        .collect()
+}
+
+impl Stack {
+    fn new(force_destroy: bool) -> Stack {
+        let mut controller = ControllerConfig::karpenter();
+        // A short lease, so that "not renewed" shows within seconds (Karpenter's is 15 s).
+        controller.leader_lease = Some(LeaseConfig {
+            duration_seconds: 2,
+            renew_every: Duration::from_millis(500),
+            ..LeaseConfig::default()
+        });
+        let cluster = Cluster::start(Config {
+            crd_dirs: vec![TestServer::shared_crds_dir("v1")],
+            controller,
+            eks_tokens: true,
+            ..Config::default()
+        });
+        let moto = Moto::start();
+        let proxy = FaultProxy::start(moto.port());
+        let aws = proxy.provider_block();
+        let provider = format!(
+            "provider \"karpenter\" {{\n  kubernetes {{\n    host                   = \"{}\"\n    cluster_ca_certificate = <<-EOT\n{}\n    EOT\n    eks {{\n      cluster_name = \"{CLUSTER}\"\n    }}\n  }}\n{}",
+            cluster.server.base_url(),
+            cluster.server.ca_pem().trim_end(),
+            aws.trim_start_matches("provider \"karpenter\" {\n")
+        );
+        let config = format!(
+            r#"{provider}
+resource "karpenter_ec2_node_class" "default" {{
+  name                          = "default"
+  role                          = "KarpenterNodeRole-{CLUSTER}"
+  ami_selector_terms            = [{{ alias = "al2023@latest" }}]
+  subnet_selector_terms         = [{{ tags = {{ "karpenter.sh/discovery" = "{CLUSTER}" }} }}]
+  security_group_selector_terms = [{{ tags = {{ "karpenter.sh/discovery" = "{CLUSTER}" }} }}]
+  wait_for_ready                = true
+  force_destroy                 = {force_destroy}
+}}
+
+resource "karpenter_node_pool" "default" {{
+  name = "default"
+  template = {{
+    spec = {{
+      node_class_ref = {{
+        group = "karpenter.k8s.aws"
+        kind  = "EC2NodeClass"
+        name  = karpenter_ec2_node_class.default.name
+      }}
+      requirements = [{{ key = "karpenter.sh/capacity-type", operator = "In", values = ["on-demand"] }}]
+    }}
+  }}
+  force_destroy = {force_destroy}
+}}
+"#
+        );
+        let mut work = Workdir::new(&config);
+        moto::configure_env(&mut work);
+        let rt = tokio::runtime::Runtime::new().unwrap_or_else(|e| panic!("runtime: {e}"));
+        Stack {
+            cluster,
+            moto,
+            proxy,
+            work,
+            rt,
+        }
+    }
+
+    /// Applies, then puts in moto what Karpenter would have launched and made, plus decoys,
+    /// and points the class's status at its instance profile (as Karpenter records it).
+    fn apply_and_seed(&self) {
+        self.work.apply().ok();
+        let conf = self.moto.sdk_config();
+        let ec2 = aws_sdk_ec2::Client::new(&conf);
+        let iam = aws_sdk_iam::Client::new(&conf);
+        let owned = format!("kubernetes.io/cluster/{CLUSTER}");
+        self.rt.block_on(async {
+            let instances: Vec<(&str, Vec<(&str, &str)>)> = vec![
+                ("ours-1", vec![("karpenter.sh/nodepool", "default"), (&owned, "owned"), ("karpenter.k8s.aws/ec2nodeclass", "default"), ("eks:eks-cluster-name", CLUSTER)]),
+                ("ours-2", vec![("karpenter.sh/nodepool", "default"), (&owned, "owned"), ("karpenter.k8s.aws/ec2nodeclass", "default"), ("eks:eks-cluster-name", CLUSTER)]),
+                ("decoy-other-pool", vec![("karpenter.sh/nodepool", "other"), (&owned, "owned"), ("karpenter.k8s.aws/ec2nodeclass", "other"), ("eks:eks-cluster-name", CLUSTER)]),
+                ("decoy-other-cluster", vec![("karpenter.sh/nodepool", "default"), ("kubernetes.io/cluster/prod", "owned"), ("karpenter.k8s.aws/ec2nodeclass", "default"), ("eks:eks-cluster-name", "prod")]),
+                ("decoy-untagged", vec![]),
+            ];
+            for (name, extra) in instances {
+                let mut all = vec![("Name", name)];
+                all.extend(extra);
+                ec2.run_instances()
+                    .image_id("ami-12c6146b")
+                    .instance_type(aws_sdk_ec2::types::InstanceType::M5Large)
+                    .min_count(1)
+                    .max_count(1)
+                    .tag_specifications(
+                        aws_sdk_ec2::types::TagSpecification::builder()
+                            .resource_type(aws_sdk_ec2::types::ResourceType::Instance)
+                            .set_tags(Some(tags(&all)))
+                            .build(),
+                    )
+                    .send()
+                    .await
+                    .unwrap_or_else(|e| panic!("RunInstances {name}: {e:?}"));
+            }
+            let templates: Vec<(&str, Vec<(&str, &str)>)> = vec![
+                ("karpenter.k8s.aws/1111", vec![("karpenter.k8s.aws/ec2nodeclass", "default"), ("eks:eks-cluster-name", CLUSTER)]),
+                ("karpenter.k8s.aws/2222", vec![("karpenter.k8s.aws/ec2nodeclass", "default"), ("karpenter.k8s.aws/cluster", CLUSTER)]),
+                ("decoy-other-class", vec![("karpenter.k8s.aws/ec2nodeclass", "other"), ("eks:eks-cluster-name", CLUSTER)]),
+                ("decoy-other-cluster", vec![("karpenter.k8s.aws/ec2nodeclass", "default"), ("eks:eks-cluster-name", "prod")]),
+                ("decoy-untagged", vec![]),
+            ];
+            for (name, t) in templates {
+                let mut req = ec2
+                    .create_launch_template()
+                    .launch_template_name(name)
+                    .launch_template_data(
+                        aws_sdk_ec2::types::RequestLaunchTemplateData::builder()
+                            .image_id("ami-12c6146b")
+                            .build(),
+                    );
+                if !t.is_empty() {
+                    req = req.tag_specifications(
+                        aws_sdk_ec2::types::TagSpecification::builder()
+                            .resource_type(aws_sdk_ec2::types::ResourceType::LaunchTemplate)
+                            .set_tags(Some(tags(&t)))
+                            .build(),
+                    );
+                }
+                req.send()
+                    .await
+                    .unwrap_or_else(|e| panic!("CreateLaunchTemplate {name}: {e:?}"));
+            }
+            iam.create_role()
+                .role_name(format!("KarpenterNodeRole-{CLUSTER}"))
+                .assume_role_policy_document(r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}"#)
+                .send()
+                .await
+                .unwrap_or_else(|e| panic!("CreateRole: {e:?}"));
+            for (profile, class, tag_cluster) in [(PROFILE, "default", CLUSTER), (DECOY_PROFILE, "default", "prod")] {
+                iam.create_instance_profile()
+                    .instance_profile_name(profile)
+                    .tags(aws_sdk_iam::types::Tag::builder().key("karpenter.k8s.aws/ec2nodeclass").value(class).build().expect("tag"))
+                    .tags(aws_sdk_iam::types::Tag::builder().key(format!("kubernetes.io/cluster/{tag_cluster}")).value("owned").build().expect("tag"))
+                    .send()
+                    .await
+                    .unwrap_or_else(|e| panic!("CreateInstanceProfile {profile}: {e:?}"));
+                iam.add_role_to_instance_profile()
+                    .instance_profile_name(profile)
+                    .role_name(format!("KarpenterNodeRole-{CLUSTER}"))
+                    .send()
+                    .await
+                    .unwrap_or_else(|e| panic!("AddRoleToInstanceProfile {profile}: {e:?}"));
+            }
+        });
+        assert!(self.cluster.server.patch_object(
+            "karpenter.k8s.aws",
+            "ec2nodeclasses",
+            "",
+            "default",
+            &json!({"status": {"instanceProfile": PROFILE}})
+        ));
+    }
+
+    fn aws(&self) -> Aws {
+        let conf = self.moto.sdk_config();
+        let ec2 = aws_sdk_ec2::Client::new(&conf);
+        let iam = aws_sdk_iam::Client::new(&conf);
+        self.rt.block_on(async {
+            let mut out = Aws::default();
+            let reservations = ec2.describe_instances().send().await.expect("DescribeInstances");
+            for i in reservations.reservations().iter().flat_map(|r| r.instances()) {
+                let name = i
+                    .tags()
+                    .iter()
+                    .find(|t| t.key() == Some("Name"))
+                    .and_then(|t| t.value())
+                    .unwrap_or_default()
+                    .to_string();
+                let state = i
+                    .state()
+                    .and_then(|s| s.name())
+                    .map(|n| n.as_str().to_string())
+                    .unwrap_or_default();
+                out.instances.insert(name, state);
+            }
+            let lts = ec2
+                .describe_launch_templates()
+                .send()
+                .await
+                .expect("DescribeLaunchTemplates");
+            out.launch_templates = lts
+                .launch_templates()
+                .iter()
+                .filter_map(|l| l.launch_template_name().map(str::to_string))
+                .collect();
+            out.launch_templates.sort();
+            let profiles = iam
+                .list_instance_profiles()
+                .send()
+                .await
+                .expect("ListInstanceProfiles");
+            out.profiles = profiles
+                .instance_profiles()
+                .iter()
+                .map(|p| p.instance_profile_name().to_string())
+                .collect();
+            out.profiles.sort();
+            out
+        })
+    }
+
+    /// (NodePool there, EC2NodeClass there, number of NodeClaims).
+    fn karpenter_objects(&self) -> (bool, bool, usize) {
+        (
+            self.cluster.node_pool("default").is_some(),
+            self.cluster.node_class("default").is_some(),
+            self.node_claims(),
+        )
+    }
+
+    fn node_claims(&self) -> usize {
+        let rt = &self.rt;
+        rt.block_on(async {
+            let client = self.cluster.server.client().await.expect("client");
+            let api: kube::Api<kube::api::DynamicObject> = kube::Api::all_with(
+                client,
+                &kube::api::ApiResource {
+                    group: "karpenter.sh".into(),
+                    version: "v1".into(),
+                    api_version: "karpenter.sh/v1".into(),
+                    kind: "NodeClaim".into(),
+                    plural: "nodeclaims".into(),
+                },
+            );
+            api.list(&Default::default())
+                .await
+                .expect("list NodeClaims")
+                .items
+                .len()
+        })
+    }
+}
+
+fn gone_or_terminating(state: &str) -> bool {
+    state == "shutting-down" || state == "terminated"
+}
+
+/// Only the decoys remain running / present.
+fn assert_only_decoys_left(aws: &Aws) {
+    for ours in ["ours-1", "ours-2"] {
+        let state = aws.instances.get(ours).map(String::as_str).unwrap_or("missing");
+        assert!(gone_or_terminating(state), "{ours} is {state}: {aws:?}");
+    }
+    for decoy in ["decoy-other-pool", "decoy-other-cluster", "decoy-untagged"] {
+        assert_eq!(
+            aws.instances.get(decoy).map(String::as_str),
+            Some("running"),
+            "{decoy} must be left alone: {aws:?}"
+        );
+    }
+    assert_eq!(
+        aws.launch_templates,
+        vec!["decoy-other-class", "decoy-other-cluster", "decoy-untagged"],
+        "{aws:?}"
+    );
+    assert_eq!(aws.profiles, vec![DECOY_PROFILE.to_string()], "{aws:?}");
+}
+
+#[test]
+fn force_destroy_finishes_karpenters_cleanup_and_touches_only_ours() {
+    let stack = Stack::new(true);
+    stack.apply_and_seed();
+    assert_eq!(stack.karpenter_objects(), (true, true, 1));
+    stack.cluster.server.stop_controller(false);
+    let started = Instant::now();
+    let run = stack.work.destroy().ok();
+    println!(
+        "destroy with force_destroy, Karpenter stopped: {:?}",
+        started.elapsed()
+    );
+    assert!(
+        run.stderr.is_empty() || !run.stderr.contains("Error"),
+        "{}",
+        run.output()
+    );
+    assert_eq!(stack.karpenter_objects(), (false, false, 0));
+    assert_only_decoys_left(&stack.aws());
+    let terminate_calls = stack
+        .proxy
+        .log()
+        .iter()
+        .filter(|(op, _)| op.contains("TerminateInstances"))
+        .count();
+    assert!(terminate_calls >= 1, "{:?}", stack.proxy.log());
+}
+
+#[test]
+fn without_force_destroy_a_destroy_fails_fast_and_says_what_to_do() {
+    let stack = Stack::new(false);
+    stack.apply_and_seed();
+    stack.cluster.server.stop_controller(false);
+    let before = stack.aws();
+    let started = Instant::now();
+    let run = stack.work.destroy().failed();
+    let took = started.elapsed();
+    println!("destroy without force_destroy, Karpenter stopped: failed after {took:?}");
+    let text = run.text();
+    for expected in [
+        "Karpenter is not running",
+        "NodePool default",
+        "karpenter.sh/termination",
+        "karpenter-leader-election",
+        "has not been renewed",
+        "force_destroy",
+        "force_destroy = true",
+    ] {
+        assert!(
+            text.contains(expected),
+            "missing {expected:?} in:\n{}",
+            run.output()
+        );
+    }
+    // Nothing in AWS was touched, and the objects are still there (only being deleted).
+    let after = stack.aws();
+    assert_eq!(before.instances, after.instances);
+    assert_eq!(before.launch_templates, after.launch_templates);
+    assert_eq!(before.profiles, after.profiles);
+    assert!(stack.cluster.node_pool("default").is_some());
+    assert!(
+        !stack
+            .proxy
+            .log()
+            .iter()
+            .any(|(op, _)| op.contains("Terminate") || op.contains("Delete")),
+        "{:?}",
+        stack.proxy.log()
+    );
+    // A graceful shutdown (Lease released) is recognised too, with its own wording.
+    let stack = Stack::new(false);
+    stack.work.apply().ok();
+    stack.cluster.server.stop_controller(true);
+    let started = Instant::now();
+    let run = stack.work.destroy().failed();
+    println!(
+        "destroy without force_destroy, Karpenter shut down (Lease released): failed after {:?}",
+        started.elapsed()
+    );
+    assert!(run.text().contains("was released"), "{}", run.output());
+}
+
+#[test]
+fn a_destroy_killed_during_the_cleanup_converges_on_the_next_run() {
+    let stack = Stack::new(true);
+    stack.apply_and_seed();
+    stack.cluster.server.stop_controller(false);
+    // TerminateInstances reaches moto (the instances stop) but its answer comes late: the
+    // provider is killed while it waits for it.
+    stack
+        .proxy
+        .arm(Fault::slow("TerminateInstances", 1, Duration::from_secs(60)));
+    let background = stack.work.spawn(&["destroy", "-auto-approve", "-no-color"]);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !stack
+        .proxy
+        .log()
+        .iter()
+        .any(|(op, _)| op.contains("TerminateInstances"))
+    {
+        assert!(
+            Instant::now() < deadline,
+            "no TerminateInstances: {:?}",
+            stack.proxy.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let children = provider_children(background.id());
+    assert!(!children.is_empty(), "no provider process");
+    for pid in children {
+        sigkill(pid);
+    }
+    let (run, _) = background.wait(Duration::from_secs(120));
+    assert!(
+        !run.success,
+        "the killed destroy cannot succeed:\n{}",
+        run.output()
+    );
+    stack.proxy.disarm();
+    assert!(
+        stack.cluster.node_pool("default").is_some(),
+        "still there after the kill"
+    );
+    let started = Instant::now();
+    stack.work.destroy().ok();
+    println!("destroy after a killed one: {:?}", started.elapsed());
+    assert_eq!(stack.karpenter_objects(), (false, false, 0));
+    assert_only_decoys_left(&stack.aws());
+}
+
+/// (parent pid, name, state) of a process from /proc.
+fn proc_stat(pid: u32) -> Option<(u32, String, char)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let open = text.find('(')?;
+    let close = text.rfind(')')?;
+    let name = text[open + 1..close].to_string();
+    let mut rest = text[close + 1..].split_whitespace();
+    let state = rest.next()?.chars().next()?;
+    let ppid = rest.next()?.parse().ok()?;
+    Some((ppid, name, state))
+}
+
+/// The provider plugin processes terraform `parent` started.
+fn provider_children(parent: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            proc_stat(*pid).is_some_and(|(ppid, name, state)| {
+                ppid == parent && name.starts_with("terraform-prov") && state != 'Z'
+            })
+        })
+        .collect()
+}
+
+fn sigkill(pid: u32) {
+    let status = std::process::Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .unwrap_or_else(|e| panic!("kill: {e}"));
+    assert!(status.success(), "kill -KILL {pid} failed");
+}

@@ -1,0 +1,291 @@
+//! Is a Karpenter controller making progress? Asked while a delete waits on Karpenter's
+//! finalizers, so that a destroy after Karpenter is gone (its Helm release, IAM role or nodes
+//! deleted first) fails in seconds with what to do, instead of waiting out `timeouts.delete`.
+//!
+//! The signal is Karpenter's leader-election Lease (`coordination.k8s.io/v1`): every v1 minor
+//! runs controller-runtime leader election on a Lease named `karpenter-leader-election` in the
+//! namespace Karpenter runs in (the Helm release's namespace, often `kube-system`; the name and
+//! namespace are configurable in Karpenter, the name default is what is looked for), renewed
+//! every few seconds by the leader. The Lease is looked for in every namespace. Verdicts use
+//! only what this process observes over time (a Lease's `resourceVersion` that does not change,
+//! a holder that gave it up, no Lease at all), never the cluster's clock against ours:
+//!
+//! - held and renewed (its `resourceVersion` moved) → running;
+//! - held, not renewed for `max(2 × leaseDurationSeconds, 10 s)` → gone (pods killed, nodes gone);
+//! - released (empty `holderIdentity`: a graceful shutdown, e.g. `helm uninstall`) for 10 s → gone;
+//! - no Lease anywhere for 30 s while the object's finalizers do not change → gone (Karpenter
+//!   uninstalled with its namespace; a Karpenter running without leader election still makes
+//!   the finalizers change as it works);
+//! - the Lease cannot be read (RBAC) → unknown: the delete waits as before.
+
+use std::time::Duration;
+
+use kube::api::{Api, ApiResource, DynamicObject, ListParams};
+use tokio::time::Instant;
+
+/// The name of Karpenter's leader-election Lease (Karpenter's default in every v1 minor).
+pub const LEASE_NAME: &str = "karpenter-leader-election";
+/// How long a released Lease must stay released before Karpenter counts as gone.
+pub const RELEASED_FOR: Duration = Duration::from_secs(10);
+/// How long no Lease may exist (with no finalizer progress) before Karpenter counts as gone.
+pub const ABSENT_FOR: Duration = Duration::from_secs(30);
+/// The least time a held Lease must go unrenewed before Karpenter counts as gone.
+pub const MIN_STALE_FOR: Duration = Duration::from_secs(10);
+/// How long one read of the Leases may take.
+const READ_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// One look at the Leases.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Seen {
+    /// No Lease named [`LEASE_NAME`] in any namespace (or the Lease kind is not served).
+    Absent,
+    /// Every such Lease has no holder.
+    Released { namespaces: Vec<String> },
+    /// At least one is held: `versions` identifies the renewals (namespace/resourceVersion).
+    Held {
+        namespaces: Vec<String>,
+        holder: String,
+        versions: String,
+        duration: Duration,
+    },
+    /// The Leases could not be read.
+    Unreadable(String),
+}
+
+/// The verdict.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Liveness {
+    Running,
+    /// Karpenter is not running; the text says how that was seen.
+    Gone(String),
+    /// Not known (yet); keep waiting.
+    Unknown,
+}
+
+/// Turns observations over time into a verdict.
+#[derive(Debug, Default)]
+pub struct Watchdog {
+    /// The last observation that changed something, and when it was first seen.
+    last: Option<(Seen, Instant)>,
+    /// The object's finalizers at the last look, and when they last changed.
+    finalizers: Option<(Vec<String>, Instant)>,
+}
+
+impl Watchdog {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records what was seen at `now` (and the waited-on object's finalizers) and says whether
+    /// Karpenter is running.
+    pub fn observe(&mut self, seen: Seen, finalizers: &[String], now: Instant) -> Liveness {
+        let finalizers_since = match &self.finalizers {
+            Some((f, since)) if f.as_slice() == finalizers => *since,
+            _ => {
+                self.finalizers = Some((finalizers.to_vec(), now));
+                now
+            }
+        };
+        let since = match &self.last {
+            Some((prev, since)) if *prev == seen => *since,
+            _ => {
+                self.last = Some((seen.clone(), now));
+                now
+            }
+        };
+        let unchanged = now.saturating_duration_since(since);
+        match &seen {
+            Seen::Unreadable(_) => Liveness::Unknown,
+            Seen::Held {
+                namespaces,
+                holder,
+                duration,
+                ..
+            } => {
+                let stale_for = (*duration * 2).max(MIN_STALE_FOR);
+                if unchanged >= stale_for {
+                    Liveness::Gone(format!(
+                        "its leader-election Lease {} (held by {holder}) has not been renewed for {}; a running \
+                         Karpenter renews it every few seconds",
+                        lease_names(namespaces),
+                        super::error::humantime(unchanged)
+                    ))
+                } else {
+                    Liveness::Running
+                }
+            }
+            Seen::Released { namespaces } => {
+                if unchanged >= RELEASED_FOR {
+                    Liveness::Gone(format!(
+                        "its leader-election Lease {} was released (Karpenter shut down) and no controller has \
+                         taken it over for {}",
+                        lease_names(namespaces),
+                        super::error::humantime(unchanged)
+                    ))
+                } else {
+                    Liveness::Unknown
+                }
+            }
+            Seen::Absent => {
+                let quiet = now.saturating_duration_since(finalizers_since);
+                if unchanged >= ABSENT_FOR && quiet >= ABSENT_FOR {
+                    Liveness::Gone(format!(
+                        "no leader-election Lease named {LEASE_NAME} exists in any namespace (Karpenter is not \
+                         installed, or was uninstalled) and the finalizers have not changed for {}",
+                        super::error::humantime(unchanged.min(quiet))
+                    ))
+                } else {
+                    Liveness::Unknown
+                }
+            }
+        }
+    }
+}
+
+fn lease_names(namespaces: &[String]) -> String {
+    namespaces
+        .iter()
+        .map(|ns| format!("{ns}/{LEASE_NAME}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn lease_resource() -> ApiResource {
+    ApiResource {
+        group: "coordination.k8s.io".into(),
+        version: "v1".into(),
+        api_version: "coordination.k8s.io/v1".into(),
+        kind: "Lease".into(),
+        plural: "leases".into(),
+    }
+}
+
+/// Reads Karpenter's Leases, in every namespace.
+pub async fn look(client: &kube::Client) -> Seen {
+    let api: Api<DynamicObject> = Api::all_with(client.clone(), &lease_resource());
+    let params = ListParams::default().fields(&format!("metadata.name={LEASE_NAME}"));
+    let list = match tokio::time::timeout(READ_TIMEOUT, api.list(&params)).await {
+        Err(_) => return Seen::Unreadable("the Lease list took too long".into()),
+        // The Lease kind is not served: nothing holds a Lease.
+        Ok(Err(kube::Error::Api(s))) if s.code == 404 => return Seen::Absent,
+        Ok(Err(e)) => return Seen::Unreadable(super::error::KubeError::from(e).to_string()),
+        Ok(Ok(list)) => list,
+    };
+    let mut held = Vec::new();
+    let mut released = Vec::new();
+    for lease in list
+        .items
+        .iter()
+        .filter(|l| l.metadata.name.as_deref() == Some(LEASE_NAME))
+    {
+        let ns = lease.metadata.namespace.clone().unwrap_or_default();
+        let spec = lease.data.get("spec");
+        let holder = spec
+            .and_then(|s| s.get("holderIdentity"))
+            .and_then(|h| h.as_str())
+            .unwrap_or_default()
+            .to_string();
+        let duration = spec
+            .and_then(|s| s.get("leaseDurationSeconds"))
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(15);
+        if holder.is_empty() {
+            released.push(ns);
+        } else {
+            let version = lease.metadata.resource_version.clone().unwrap_or_default();
+            held.push((ns, holder, version, Duration::from_secs(duration)));
+        }
+    }
+    if held.is_empty() {
+        return if released.is_empty() {
+            Seen::Absent
+        } else {
+            released.sort();
+            Seen::Released { namespaces: released }
+        };
+    }
+    held.sort();
+    Seen::Held {
+        namespaces: held.iter().map(|h| h.0.clone()).collect(),
+        holder: held[0].1.clone(),
+        versions: held
+            .iter()
+            .map(|h| format!("{}/{}", h.0, h.2))
+            .collect::<Vec<_>>()
+            .join(","),
+        duration: held.iter().map(|h| h.3).max().unwrap_or(Duration::from_secs(15)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn held(version: &str) -> Seen {
+        Seen::Held {
+            namespaces: vec!["kube-system".into()],
+            holder: "karpenter-abc_1".into(),
+            versions: format!("kube-system/{version}"),
+            duration: Duration::from_secs(15),
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_renewed_lease_is_running_and_a_stale_one_is_gone() {
+        let mut w = Watchdog::new();
+        let t0 = Instant::now();
+        let f = vec!["karpenter.sh/termination".to_string()];
+        assert_eq!(w.observe(held("1"), &f, t0), Liveness::Running);
+        assert_eq!(
+            w.observe(held("2"), &f, t0 + Duration::from_secs(20)),
+            Liveness::Running
+        );
+        assert_eq!(
+            w.observe(held("2"), &f, t0 + Duration::from_secs(49)),
+            Liveness::Running
+        );
+        match w.observe(held("2"), &f, t0 + Duration::from_secs(50)) {
+            Liveness::Gone(why) => assert!(why.contains("kube-system/karpenter-leader-election"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn released_and_absent_leases() {
+        let t0 = Instant::now();
+        let f = vec!["karpenter.sh/termination".to_string()];
+        let mut w = Watchdog::new();
+        let released = Seen::Released {
+            namespaces: vec!["karpenter".into()],
+        };
+        assert_eq!(w.observe(released.clone(), &f, t0), Liveness::Unknown);
+        assert!(matches!(
+            w.observe(released, &f, t0 + RELEASED_FOR),
+            Liveness::Gone(_)
+        ));
+
+        let mut w = Watchdog::new();
+        assert_eq!(w.observe(Seen::Absent, &f, t0), Liveness::Unknown);
+        // Finalizer progress (a Karpenter without leader election at work) resets the wait.
+        assert_eq!(
+            w.observe(Seen::Absent, &[], t0 + Duration::from_secs(20)),
+            Liveness::Unknown
+        );
+        assert_eq!(
+            w.observe(Seen::Absent, &[], t0 + Duration::from_secs(31)),
+            Liveness::Unknown
+        );
+        assert!(matches!(
+            w.observe(Seen::Absent, &[], t0 + Duration::from_secs(50)),
+            Liveness::Gone(_)
+        ));
+
+        let mut w = Watchdog::new();
+        let unreadable = Seen::Unreadable("forbidden".into());
+        assert_eq!(w.observe(unreadable.clone(), &f, t0), Liveness::Unknown);
+        assert_eq!(
+            w.observe(unreadable, &f, t0 + Duration::from_secs(3600)),
+            Liveness::Unknown
+        );
+    }
+}
