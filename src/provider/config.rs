@@ -105,10 +105,7 @@ fn kubernetes_block() -> Block {
                     .describe("Region of the cluster; the `aws {}` block's region when not set."),
                 Attribute::string("role_arn")
                     .describe("Role to assume (with the credentials of the `aws {}` block) before generating the token.")
-                    .validate(v::matches(
-                        r"^arn:aws(-cn|-us-gov)?:iam::[0-9]{12}:role/.+$",
-                        "an IAM role ARN (arn:aws:iam::123456789012:role/NAME)",
-                    )),
+                    .validate(role_arn()),
             ],
         )
         .describe("Native EKS authentication, recommended on EKS: the provider generates the bearer token itself, as `aws eks get-token` does (a presigned STS GetCallerIdentity URL), with the credentials of the `aws {}` block, and renews it before it expires. No aws CLI or kubeconfig needed."),
@@ -156,21 +153,14 @@ fn aws_block() -> Block {
         Block::single(
             "assume_role",
             vec![
-                Attribute::string("role_arn").required().describe("Role to assume.").validate(v::matches(
-                    r"^arn:aws(-cn|-us-gov)?:iam::[0-9]{12}:role/.+$",
-                    "an IAM role ARN (arn:aws:iam::123456789012:role/NAME)",
-                )),
+                Attribute::string("role_arn").required().describe("Role to assume.").validate(role_arn()),
                 Attribute::string("session_name").describe("Session name for the assumed role."),
                 Attribute::string("external_id").describe("External ID required by the role's trust policy."),
                 Attribute::string("duration")
                     .describe("How long the role's credentials last, from `15m` to `12h` (the role's maximum session duration must allow it); they are renewed before they expire. Default: 1 hour.")
                     .validate(role_duration()),
-                Attribute::string("policy")
-                    .describe("IAM policy document (JSON) further restricting the assumed role's permissions for this session.")
-                    .validate(json_document()),
-                Attribute::set_of("policy_arns", Type::String)
-                    .describe("ARNs of managed policies further restricting the assumed role's permissions for this session.")
-                    .validate(v::each(policy_arn())),
+                session_policy(),
+                session_policy_arns(),
                 Attribute::map_of("tags", Type::String)
                     .describe("Session tags passed when assuming the role."),
                 Attribute::set_of("transitive_tag_keys", Type::String)
@@ -184,10 +174,7 @@ fn aws_block() -> Block {
                 Attribute::string("role_arn")
                     .describe("Role to assume with the web identity token.")
                     .env(&["AWS_ROLE_ARN"])
-                    .validate(v::matches(
-                        r"^arn:aws(-cn|-us-gov)?:iam::[0-9]{12}:role/.+$",
-                        "an IAM role ARN (arn:aws:iam::123456789012:role/NAME)",
-                    )),
+                    .validate(role_arn()),
                 Attribute::string("session_name")
                     .describe("Session name for the assumed role.")
                     .env(&["AWS_ROLE_SESSION_NAME"]),
@@ -202,12 +189,8 @@ fn aws_block() -> Block {
                 Attribute::string("duration")
                     .describe("How long the role's credentials last, from `15m` to `12h`. Default: 1 hour.")
                     .validate(role_duration()),
-                Attribute::string("policy")
-                    .describe("IAM policy document (JSON) further restricting the assumed role's permissions for this session.")
-                    .validate(json_document()),
-                Attribute::set_of("policy_arns", Type::String)
-                    .describe("ARNs of managed policies further restricting the assumed role's permissions for this session.")
-                    .validate(v::each(policy_arn())),
+                session_policy(),
+                session_policy_arns(),
             ],
         )
         .describe("Assume a role with a web identity token (OIDC) through STS AssumeRoleWithWebIdentity; its credentials are then used directly, or to assume `assume_role`."),
@@ -243,6 +226,31 @@ fn role_duration() -> impl v::Validator {
 }
 
 /// A JSON document (a session policy).
+/// The session policy both role assumptions accept.
+fn session_policy() -> Attribute {
+    Attribute::string("policy")
+        .describe(
+            "IAM policy document (JSON) further restricting the assumed role's permissions for this session.",
+        )
+        .validate(json_document())
+}
+
+/// The session's managed policies, for both role assumptions.
+fn session_policy_arns() -> Attribute {
+    Attribute::set_of("policy_arns", Type::String)
+        .describe(
+            "ARNs of managed policies further restricting the assumed role's permissions for this session.",
+        )
+        .validate(v::each(policy_arn()))
+}
+
+fn role_arn() -> impl v::Validator {
+    v::matches(
+        r"^arn:aws(-cn|-us-gov)?:iam::[0-9]{12}:role/.+$",
+        "an IAM role ARN (arn:aws:iam::123456789012:role/NAME)",
+    )
+}
+
 fn json_document() -> impl v::Validator {
     v::check("Must be a JSON policy document.", |value| {
         let s = value.as_str()?;
