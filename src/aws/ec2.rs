@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use aws_sdk_ec2::Client;
-use aws_sdk_ec2::types::Filter;
+use aws_sdk_ec2::types::{Filter, Tag};
 
 use super::error::{AwsError, AwsErrorKind};
 
@@ -41,6 +41,13 @@ pub struct Ec2 {
 }
 
 /// Codes EC2 answers when what a call names no longer exists.
+/// An EC2 tag list as a map (a tag without a key is skipped, a missing value is empty).
+fn tag_map(tags: &[Tag]) -> BTreeMap<String, String> {
+    tags.iter()
+        .filter_map(|t| Some((t.key()?.to_string(), t.value().unwrap_or_default().to_string())))
+        .collect()
+}
+
 fn is_gone(code: Option<&str>) -> bool {
     matches!(
         code,
@@ -92,13 +99,7 @@ impl Ec2 {
                             .and_then(|s| s.name())
                             .map(|n| n.as_str().to_string())
                             .unwrap_or_default(),
-                        tags: i
-                            .tags()
-                            .iter()
-                            .filter_map(|t| {
-                                Some((t.key()?.to_string(), t.value().unwrap_or_default().to_string()))
-                            })
-                            .collect(),
+                        tags: tag_map(i.tags()),
                     });
                 }
             }
@@ -148,13 +149,7 @@ impl Ec2 {
                 found.push(LaunchTemplateInfo {
                     id: id.to_string(),
                     name: name.to_string(),
-                    tags: lt
-                        .tags()
-                        .iter()
-                        .filter_map(|t| {
-                            Some((t.key()?.to_string(), t.value().unwrap_or_default().to_string()))
-                        })
-                        .collect(),
+                    tags: tag_map(lt.tags()),
                 });
             }
             token = out.next_token().filter(|t| !t.is_empty()).map(str::to_string);
