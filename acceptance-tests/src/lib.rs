@@ -12,6 +12,7 @@
 
 pub mod kube;
 pub mod moto;
+pub mod processes;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
