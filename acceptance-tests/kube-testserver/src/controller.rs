@@ -183,12 +183,7 @@ fn write_lease(shared: &Arc<Shared>, lease: &LeaseConfig, held: bool) {
         return;
     }
     let now = now_micro();
-    let ctx = WriteCtx {
-        manager: "karpenter".into(),
-        dry_run: false,
-        strict: false,
-        ignore_unknown: false,
-    };
+    let ctx = WriteCtx::controller();
     shared.with_state(|st| {
         let Some(rt) = st.resolve("coordination.k8s.io", "v1", "leases") else {
             return;
@@ -418,12 +413,7 @@ fn mutate(
     sub: Sub,
     f: impl FnOnce(&mut Value),
 ) {
-    let ctx = WriteCtx {
-        manager: "karpenter".into(),
-        dry_run: false,
-        strict: false,
-        ignore_unknown: false,
-    };
+    let ctx = WriteCtx::controller();
     shared.with_state(|st| {
         let Some(mut o) = st.get_raw(group, plural, ns, name).cloned() else {
             return;
@@ -554,12 +544,7 @@ fn create_node_claim(shared: &Arc<Shared>, pool: &Value) {
         },
         "spec": claim_spec
     });
-    let ctx = WriteCtx {
-        manager: "karpenter".into(),
-        dry_run: false,
-        strict: false,
-        ignore_unknown: false,
-    };
+    let ctx = WriteCtx::controller();
     shared.with_state(|st| {
         let Some(rt) = st.resolve("karpenter.sh", "v1", "nodeclaims") else {
             return;

@@ -101,6 +101,19 @@ pub struct WriteCtx {
     pub ignore_unknown: bool,
 }
 
+impl WriteCtx {
+    /// A write of the simulated controller: as the `karpenter` field manager, no dry run,
+    /// default field validation.
+    pub fn controller() -> Self {
+        WriteCtx {
+            manager: "karpenter".into(),
+            dry_run: false,
+            strict: false,
+            ignore_unknown: false,
+        }
+    }
+}
+
 /// What a write produced.
 #[derive(Debug)]
 pub struct Written {
