@@ -20,7 +20,8 @@
 
 use std::time::Duration;
 
-use kube::api::{Api, ApiResource, DynamicObject, ListParams};
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::api::{Api, ListParams};
 use tokio::time::Instant;
 
 /// The name of Karpenter's leader-election Lease (Karpenter's default in every v1 minor).
@@ -150,19 +151,9 @@ fn lease_names(namespaces: &[String]) -> String {
         .join(", ")
 }
 
-fn lease_resource() -> ApiResource {
-    ApiResource {
-        group: "coordination.k8s.io".into(),
-        version: "v1".into(),
-        api_version: "coordination.k8s.io/v1".into(),
-        kind: "Lease".into(),
-        plural: "leases".into(),
-    }
-}
-
 /// Reads Karpenter's Leases, in every namespace.
 pub async fn look(client: &kube::Client) -> Seen {
-    let api: Api<DynamicObject> = Api::all_with(client.clone(), &lease_resource());
+    let api: Api<Lease> = Api::all(client.clone());
     let params = ListParams::default().fields(&format!("metadata.name={LEASE_NAME}"));
     let list = match tokio::time::timeout(READ_TIMEOUT, api.list(&params)).await {
         Err(_) => return Seen::Unreadable("the Lease list took too long".into()),
@@ -179,15 +170,11 @@ pub async fn look(client: &kube::Client) -> Seen {
         .filter(|l| l.metadata.name.as_deref() == Some(LEASE_NAME))
     {
         let ns = lease.metadata.namespace.clone().unwrap_or_default();
-        let spec = lease.data.get("spec");
-        let holder = spec
-            .and_then(|s| s.get("holderIdentity"))
-            .and_then(|h| h.as_str())
-            .unwrap_or_default()
-            .to_string();
+        let spec = lease.spec.as_ref();
+        let holder = spec.and_then(|s| s.holder_identity.clone()).unwrap_or_default();
         let duration = spec
-            .and_then(|s| s.get("leaseDurationSeconds"))
-            .and_then(serde_json::Value::as_u64)
+            .and_then(|s| s.lease_duration_seconds)
+            .and_then(|d| u64::try_from(d).ok())
             .unwrap_or(15);
         if holder.is_empty() {
             released.push(ns);
