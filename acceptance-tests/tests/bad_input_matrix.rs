@@ -122,7 +122,10 @@ fn baselines() -> Vec<(Kind, Vec<&'static str>)> {
         (Kind::Data("karpenter_ec2_node_class".into()), vec![DATA_BY_NAME]),
         (Kind::Data("karpenter_node_pool".into()), vec![DATA_BY_NAME]),
         (Kind::Data("karpenter_node_claims".into()), vec![DATA_NODE_CLAIMS]),
-        (Kind::Provider, vec![PROVIDER, PROVIDER_EKS]),
+        (
+            Kind::Provider,
+            vec![PROVIDER, PROVIDER_EKS, PROVIDER_WEB_IDENTITY],
+        ),
     ]
 }
 
@@ -448,6 +451,21 @@ kubernetes {
     cluster_name = "demo"
     region = "us-east-1"
     role_arn = "arn:aws:iam::123456789012:role/eks-access"
+  }
+}
+"#;
+
+/// Web identity in front of the role assumption (the block `PROVIDER` does not have).
+const PROVIDER_WEB_IDENTITY: &str = r#"
+aws {
+  region = "us-east-1"
+  assume_role_with_web_identity {
+    role_arn = "arn:aws:iam::123456789012:role/ci"
+    session_name = "ci"
+    web_identity_token_file = "/var/run/secrets/eks.amazonaws.com/serviceaccount/token"
+    duration = "1h"
+    policy = "{\"Version\":\"2012-10-17\",\"Statement\":[]}"
+    policy_arns = ["arn:aws:iam::aws:policy/ReadOnlyAccess"]
   }
 }
 "#;
