@@ -9,7 +9,10 @@
 //! - without it, destroy fails fast (seconds, not `timeouts.delete`) naming what is stuck,
 //!   why and what to do, and touches nothing in AWS;
 //! - a destroy killed (SIGKILL of the provider) in the middle of the cleanup converges on the
-//!   next run.
+//!   next run;
+//! - the cluster's name comes from `kubernetes { eks { cluster_name } }` or from the provider's
+//!   `cluster_name` (a token or `exec` login); with neither, force_destroy fails on itself and
+//!   deletes nothing until the name is configured.
 //!
 //! Durations are printed (`--nocapture`), never asserted.
 
@@ -32,6 +35,8 @@ struct Stack {
     moto: Moto,
     proxy: FaultProxy,
     work: Workdir,
+    /// `main.tf` as written (without the required_providers the harness adds).
+    config: String,
     rt: tokio::runtime::Runtime,
 }
 
@@ -51,8 +56,47 @@ fn tags(pairs: &[(&str, &str)]) -> Vec<aws_sdk_ec2::types::Tag> {
         .collect()
 }
 
+/// Where the provider learns the cluster's name, the scope of the cleanup.
+#[derive(Clone, Copy)]
+enum ClusterScope {
+    /// `kubernetes { eks { cluster_name } }` (native EKS login).
+    EksBlock,
+    /// The provider's `cluster_name`, beside a bearer token.
+    ProviderAttribute,
+    /// A bearer token and no cluster name anywhere.
+    Unknown,
+}
+
 impl Stack {
     fn new(force_destroy: bool) -> Stack {
+        Stack::scoped(force_destroy, ClusterScope::EksBlock)
+    }
+
+    /// The provider block for `scope`: the test server's URL and CA, then how it logs in.
+    fn provider_block(cluster: &Cluster, aws: &str, scope: ClusterScope) -> String {
+        let (top, login) = match scope {
+            ClusterScope::EksBlock => (
+                String::new(),
+                format!("    eks {{\n      cluster_name = \"{CLUSTER}\"\n    }}\n"),
+            ),
+            ClusterScope::ProviderAttribute => (
+                format!("  cluster_name = \"{CLUSTER}\"\n"),
+                format!("    token = \"{}\"\n", cluster.server.token()),
+            ),
+            ClusterScope::Unknown => (
+                String::new(),
+                format!("    token = \"{}\"\n", cluster.server.token()),
+            ),
+        };
+        format!(
+            "provider \"karpenter\" {{\n{top}  kubernetes {{\n    host                   = \"{}\"\n    cluster_ca_certificate = <<-EOT\n{}\n    EOT\n{login}  }}\n{}",
+            cluster.server.base_url(),
+            cluster.server.ca_pem().trim_end(),
+            aws.trim_start_matches("provider \"karpenter\" {\n")
+        )
+    }
+
+    fn scoped(force_destroy: bool, scope: ClusterScope) -> Stack {
         let mut controller = ControllerConfig::karpenter();
         // A short lease, so that "not renewed" shows within seconds (Karpenter's is 15 s).
         controller.leader_lease = Some(LeaseConfig {
@@ -69,12 +113,7 @@ impl Stack {
         let moto = Moto::start();
         let proxy = FaultProxy::start(moto.port());
         let aws = proxy.provider_block();
-        let provider = format!(
-            "provider \"karpenter\" {{\n  kubernetes {{\n    host                   = \"{}\"\n    cluster_ca_certificate = <<-EOT\n{}\n    EOT\n    eks {{\n      cluster_name = \"{CLUSTER}\"\n    }}\n  }}\n{}",
-            cluster.server.base_url(),
-            cluster.server.ca_pem().trim_end(),
-            aws.trim_start_matches("provider \"karpenter\" {\n")
-        );
+        let provider = Stack::provider_block(&cluster, &aws, scope);
         let config = format!(
             r#"{provider}
 resource "karpenter_ec2_node_class" "default" {{
@@ -111,6 +150,7 @@ resource "karpenter_node_pool" "default" {{
             moto,
             proxy,
             work,
+            config,
             rt,
         }
     }
@@ -397,7 +437,8 @@ fn without_force_destroy_a_destroy_fails_fast_and_says_what_to_do() {
 
 #[test]
 fn a_destroy_killed_during_the_cleanup_converges_on_the_next_run() {
-    let stack = Stack::new(true);
+    // The cluster's name from the provider's own attribute (a token login, no eks block).
+    let stack = Stack::scoped(true, ClusterScope::ProviderAttribute);
     stack.apply_and_seed();
     stack.cluster.server.stop_controller(false);
     // TerminateInstances reaches moto (the instances stop) but its answer comes late: the
@@ -439,6 +480,58 @@ fn a_destroy_killed_during_the_cleanup_converges_on_the_next_run() {
     let started = Instant::now();
     stack.work.destroy().ok();
     println!("destroy after a killed one: {:?}", started.elapsed());
+    assert_eq!(stack.karpenter_objects(), (false, false, 0));
+    assert_only_decoys_left(&stack.aws());
+}
+
+#[test]
+fn force_destroy_without_a_cluster_name_deletes_nothing_until_the_name_is_configured() {
+    let stack = Stack::scoped(true, ClusterScope::Unknown);
+    stack.apply_and_seed();
+    stack.cluster.server.stop_controller(false);
+    let before = stack.aws();
+    let run = stack.work.destroy().failed();
+    let text = run.text();
+    for expected in [
+        "force_destroy needs the cluster's name",
+        "Karpenter is not running",
+        "cluster_name",
+        "Nothing was deleted in AWS",
+    ] {
+        assert!(
+            text.contains(expected),
+            "missing {expected:?} in:\n{}",
+            run.output()
+        );
+    }
+    assert!(
+        run.output().contains("force_destroy"),
+        "the error is not on force_destroy:\n{}",
+        run.output()
+    );
+    let after = stack.aws();
+    assert_eq!(before.instances, after.instances);
+    assert_eq!(before.launch_templates, after.launch_templates);
+    assert_eq!(before.profiles, after.profiles);
+    assert!(
+        !stack
+            .proxy
+            .log()
+            .iter()
+            .any(|(op, _)| op.contains("Terminate") || op.contains("Delete")),
+        "{:?}",
+        stack.proxy.log()
+    );
+    // The user adds the name the error asks for; the same destroy now finishes.
+    let config = &stack.config;
+    let with_name = config.replacen(
+        "provider \"karpenter\" {\n",
+        &format!("provider \"karpenter\" {{\n  cluster_name = \"{CLUSTER}\"\n"),
+        1,
+    );
+    assert_ne!(*config, with_name, "no provider block in:\n{config}");
+    stack.work.set_config(&with_name);
+    stack.work.destroy().ok();
     assert_eq!(stack.karpenter_objects(), (false, false, 0));
     assert_only_decoys_left(&stack.aws());
 }

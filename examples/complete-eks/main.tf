@@ -5,8 +5,10 @@
 # No -target and no second apply: the karpenter provider is configured from the cluster's
 # outputs (unknown at plan time is fine, it connects only when a resource needs the cluster),
 # and the node class and node pools wait until the Karpenter CRDs the Helm chart installs are
-# served. The one depends_on below orders destroy (see docs/guides/one-apply-eks.md). Set controller_on_fargate = true to run the controller on Fargate (IRSA) instead of
-# on the small managed node group.
+# served. No depends_on either: force_destroy on the node class and pools lets a destroy finish
+# Karpenter's cleanup itself when the chart goes first (see docs/guides/one-apply-eks.md).
+# Set controller_on_fargate = true to run the controller on Fargate (IRSA) instead of on the
+# small managed node group.
 terraform {
   required_version = ">= 1.11"
   required_providers {
@@ -126,6 +128,8 @@ provider "helm" {
 }
 
 provider "karpenter" {
+  # Scopes force_destroy's cleanup (Karpenter tags what it launches with the cluster's name).
+  cluster_name = module.eks.cluster_name
   kubernetes {
     host                   = module.eks.cluster_endpoint
     cluster_ca_certificate = base64decode(module.eks.cluster_certificate_authority_data)
@@ -200,9 +204,10 @@ resource "karpenter_ec2_node_class" "default" {
   tags                          = { "karpenter.sh/discovery" = var.cluster_name }
   wait_for_ready                = true
 
-  # Not needed to create (the provider waits for the CRDs the chart installs), but on destroy
-  # the controller must outlive the node class and pools to drain their nodes.
-  depends_on = [helm_release.karpenter]
+  # If Terraform uninstalls the chart before this class and the pools (nothing orders them on
+  # destroy), the provider terminates their nodes and deletes Karpenter's launch templates and
+  # instance profile itself, instead of waiting for finalizers no controller removes.
+  force_destroy = true
 
   timeouts {
     create = "15m"
@@ -230,7 +235,8 @@ resource "karpenter_node_pool" "spot" {
     consolidate_after    = "1m"
     budgets              = [{ nodes = "20%" }]
   }
-  limits = { cpu = "200", memory = "800Gi" }
+  limits        = { cpu = "200", memory = "800Gi" }
+  force_destroy = true
 }
 
 # On-demand as the fallback, disrupted gently: one node at a time, and not at all for
@@ -259,7 +265,8 @@ resource "karpenter_node_pool" "on_demand" {
       { nodes = "0", schedule = "0 8 * * mon-fri", duration = "10h", reasons = ["Underutilized"] },
     ]
   }
-  limits = { cpu = "100" }
+  limits        = { cpu = "100" }
+  force_destroy = true
 }
 
 output "cluster_name" {

@@ -22,10 +22,26 @@ pub static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
          Karpenter's AWS resources (interruption queue, IAM roles). Configuration may depend on \
          resources created in the same apply (e.g. an EKS module's outputs): the provider \
          connects only when a resource needs it.",
-        vec![],
+        vec![cluster_name_attribute()],
     )
     .with_blocks(vec![KUBERNETES.clone(), AWS.clone()])
 });
+
+/// The top-level `cluster_name`: the EKS cluster Karpenter runs in, for what is scoped by it
+/// when the provider does not authenticate with `kubernetes { eks {} }`.
+fn cluster_name_attribute() -> Attribute {
+    Attribute::string("cluster_name")
+        .describe(
+            "Name of the EKS cluster Karpenter runs in. `force_destroy` scopes its cleanup by it (Karpenter tags what \
+             it creates with the cluster's name). Set it when the provider reaches the cluster another way than \
+             `kubernetes { eks {} }` (e.g. `exec` with `aws eks get-token`, a kubeconfig or a token); with \
+             `kubernetes { eks { cluster_name } }` it defaults to that name, and must equal it when both are set.",
+        )
+        .validate(v::matches(
+            r"^[0-9A-Za-z][A-Za-z0-9_-]{0,99}$",
+            "an EKS cluster name: 1 to 100 letters, digits, hyphens and underscores, starting with a letter or digit",
+        ))
+}
 
 fn kubernetes_block() -> Block {
     Block::single(
@@ -390,6 +406,8 @@ pub struct WebIdentitySettings {
 /// The whole provider configuration. `unknown` lists what was not yet known when configured.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ProviderSettings {
+    /// The top-level `cluster_name`, else `kubernetes { eks { cluster_name } }`.
+    pub cluster_name: Option<String>,
     pub kubernetes: KubernetesSettings,
     pub aws: AwsSettings,
     pub unknown: Vec<AttributePath>,
@@ -529,6 +547,28 @@ fn present<'a>(parent: &'a Value, name: &str) -> Option<&'a Value> {
 /// Rules of the `aws {}` block across attributes, checked at validate time (values that are
 /// still unknown are not judged): static key parts go together, and a web identity comes from
 /// one place.
+/// The top-level `cluster_name` and `kubernetes { eks { cluster_name } }` name one cluster.
+pub fn validate_cluster_name(config: &Value, diags: &mut crate::framework::Diagnostics) {
+    let top = config.get("cluster_name").and_then(Value::as_str);
+    let eks = config
+        .get("kubernetes")
+        .and_then(|k| k.get("eks"))
+        .and_then(|e| e.get("cluster_name"))
+        .and_then(Value::as_str);
+    if let (Some(top), Some(eks)) = (top, eks)
+        && top != eks
+    {
+        diags.error_at(
+            &AttributePath::root().attr("cluster_name"),
+            "Two different cluster names",
+            format!(
+                "cluster_name is {top:?} but kubernetes.eks.cluster_name is {eks:?}. They name the same cluster: \
+                 remove cluster_name (it defaults to the eks block's) or make the two equal."
+            ),
+        );
+    }
+}
+
 pub fn validate_aws(config: &Value, diags: &mut crate::framework::Diagnostics) {
     let Some(a) = present(config, "aws") else {
         return;
@@ -778,7 +818,12 @@ pub fn parse(config: &Value, env: &dyn Env) -> ProviderSettings {
             }
         }
     }
+    let cluster_name = r
+        .string(config, &root, "cluster_name", &[])
+        .or_else(|| kubernetes.eks.as_ref().map(|e| e.cluster_name.clone()))
+        .filter(|c| !c.is_empty());
     ProviderSettings {
+        cluster_name,
         kubernetes,
         aws,
         unknown: r.unknown,

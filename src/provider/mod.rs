@@ -13,6 +13,16 @@ use crate::resources;
 use crate::tfvalue::{PathStep, Value};
 pub use config::ProviderSettings;
 
+/// A default a resource takes from the provider configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProviderDefault {
+    Known(String),
+    /// Set in the provider block, but to a value not known until apply.
+    Unknown,
+    /// Not configured anywhere.
+    Unset,
+}
+
 /// What every resource call receives: the resolved configuration, and the clients built from
 /// it lazily, on first use, so planning never connects anywhere.
 pub struct KarpenterContext {
@@ -30,6 +40,19 @@ impl KarpenterContext {
             kube: tokio::sync::OnceCell::new(),
             aws: tokio::sync::OnceCell::new(),
             crd_gate: CrdGate::new(),
+        }
+    }
+
+    /// The provider's AWS region (`aws { region }`, else `AWS_REGION`/`AWS_DEFAULT_REGION`),
+    /// the default of the resources' own `region`.
+    pub fn default_region(&self) -> ProviderDefault {
+        let path = crate::tfvalue::AttributePath::root().attr("aws").attr("region");
+        if self.settings.unknown.contains(&path) {
+            return ProviderDefault::Unknown;
+        }
+        match &self.settings.aws.region {
+            Some(r) => ProviderDefault::Known(r.clone()),
+            None => ProviderDefault::Unset,
         }
     }
 
@@ -152,6 +175,7 @@ impl Provider for KarpenterProvider {
     /// other, as in hashicorp/kubernetes.
     fn validate(&self, config: &Value, diags: &mut Diagnostics) {
         config::validate_aws(config, diags);
+        config::validate_cluster_name(config, diags);
         let Some(kubernetes) = config.get("kubernetes").filter(|k| !k.is_null()) else {
             return;
         };

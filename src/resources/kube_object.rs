@@ -757,12 +757,29 @@ impl Resource<KarpenterContext> for KubeObjectType {
     fn move_state(&self, source: &MoveSource<'_>) -> Result<Value, Diagnostics> {
         let manifest = moves::source_manifest(source.provider_address, source.type_name, source.state_json)
             .map_err(|e| Diagnostics::from_error("Cannot move this resource", e.to_string()))?;
-        let api_version = manifest
-            .get("apiVersion")
-            .and_then(Json::as_str)
-            .unwrap_or_default();
-        let kind = manifest.get("kind").and_then(Json::as_str).unwrap_or_default();
-        if api_version != self.kind.api_version() || kind != self.kind.kind {
+        let field = |name: &str| {
+            manifest
+                .get(name)
+                .and_then(Json::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        let (api_version, kind) = (field("apiVersion"), field("kind"));
+        // A v1beta1 manifest of a kind Karpenter 1.0 converted to v1: the cluster serves the
+        // same object as v1, so only its identity and metadata are taken from the manifest (the
+        // v1beta1 spec has another shape); the read that follows the move fills in the rest.
+        let converted =
+            kind == self.kind.kind && self.kind.converted_from().as_deref() == Some(api_version.as_str());
+        let manifest = if converted {
+            serde_json::json!({
+                "apiVersion": self.kind.api_version(),
+                "kind": kind,
+                "metadata": manifest.get("metadata").cloned().unwrap_or(Json::Null),
+            })
+        } else {
+            manifest
+        };
+        if !converted && (api_version != self.kind.api_version() || kind != self.kind.kind) {
             return Err(Diagnostics::from_error(
                 "Cannot move this resource",
                 format!(
@@ -798,7 +815,8 @@ const FORCE_DESTROY: &str = "force_destroy";
 
 impl KubeObjectType {
     /// `force_destroy` with Karpenter gone (`why`): Karpenter's cleanup, scoped by the cluster
-    /// name of the provider's `kubernetes { eks { cluster_name } }`, then the delete again.
+    /// name of the provider (`cluster_name`, else `kubernetes { eks { cluster_name } }`), then the
+    /// delete again.
     async fn force_destroy(
         &self,
         ctx: &KarpenterContext,
@@ -809,14 +827,7 @@ impl KubeObjectType {
     ) -> Diagnostics {
         let path = AttributePath::root().attr(FORCE_DESTROY);
         let what = self.kind.kind;
-        let Some(cluster) = ctx
-            .settings
-            .kubernetes
-            .eks
-            .as_ref()
-            .map(|e| e.cluster_name.clone())
-            .filter(|c| !c.is_empty())
-        else {
+        let Some(cluster) = ctx.settings.cluster_name.clone() else {
             let mut d = Diagnostics::new();
             d.error_at(
                 &path,
@@ -824,8 +835,8 @@ impl KubeObjectType {
                 format!(
                     "Karpenter is not running ({why}), so force_destroy would clean up {what} {name} itself, scoped by \
                      the tags Karpenter puts on what it creates, which include the cluster's name. The cluster's name \
-                     is not known: set kubernetes {{ eks {{ cluster_name = \"...\" }} }} in the provider block, then run \
-                     the destroy again. Nothing was deleted in AWS."
+                     is not known: set cluster_name = \"...\" in the provider block (or use kubernetes {{ eks {{ cluster_name }} }}), \
+                     then run the destroy again. Nothing was deleted in AWS."
                 ),
             );
             return d;

@@ -63,8 +63,8 @@ pub(crate) fn force_destroy_attribute(kind: &str, cleanup: &str) -> Attribute {
             "When true and a destroy finds that no Karpenter controller is running (its leader-election Lease \
              `karpenter-leader-election` is gone, released or no longer renewed), the provider does Karpenter's \
              part of deleting the {kind} itself: {cleanup} Everything is scoped by the tags Karpenter puts on what \
-             it creates, including the cluster's name, which comes from the provider's \
-             `kubernetes {{ eks {{ cluster_name }} }}`; nothing without those tags is touched. Set it (and apply) \
+             it creates, including the cluster's name, which comes from the provider's `cluster_name` \
+             (or its `kubernetes {{ eks {{ cluster_name }} }}`); nothing without those tags is touched. Set it (and apply) \
              before the destroy. When false (the default), such a destroy fails within about a minute, saying \
              what is stuck. With Karpenter running, the delete is Karpenter's, whatever this says."
         ))
