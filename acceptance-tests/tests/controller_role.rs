@@ -266,6 +266,71 @@ async fn irsa_and_pod_identity_together() {
     assert_nothing_left(&iam).await;
 }
 
+/// Issue #15 point 8: with no `region` on the role or the data source and no `account_id` on
+/// the data source, the provider's `aws { region }` and the node role's account are used, as
+/// hashicorp/aws resources default theirs; the permissions are the same as with them spelled
+/// out, and the next plan is empty. Without a region anywhere, plan fails on `region`.
+#[tokio::test(flavor = "multi_thread")]
+async fn region_and_account_default_to_the_provider_and_the_node_role() {
+    let moto = Moto::start();
+    let iam = client(&moto);
+    let cfg = config("pod_identity = true", "inline")
+        .replace("  region                 = \"us-east-1\"\n", "")
+        .replace("  account_id             = \"123456789012\"\n", "");
+    assert!(!cfg.contains("region ") && !cfg.contains("account_id"), "{cfg}");
+    let mut work = workdir(&moto, &cfg);
+    // only the provider block names the region (moto.configure sets AWS_REGION too)
+    work.env("AWS_REGION", "").env("AWS_DEFAULT_REGION", "");
+    let plan = work.plan().ok();
+    let planned_regions = plan
+        .stdout
+        .lines()
+        .filter(|l| l.trim_start().starts_with("+ region ") && l.contains("\"us-east-1\""))
+        .count();
+    // the role's (planned from the provider); the data source is read, not planned
+    assert!(planned_regions >= 1, "{}", plan.stdout);
+    work.apply().ok();
+    let state = work.state();
+    let role = iam_common::attrs(&state, "karpenter_controller_role.this");
+    assert_eq!(role["region"], "us-east-1");
+    let policy = iam_common::attrs(&state, "data.karpenter_controller_policy.p");
+    assert_eq!(policy["region"], "us-east-1");
+    assert_eq!(policy["account_id"], "123456789012");
+    let rendered: Json =
+        serde_json::from_str(work.outputs()["policy"]["value"].as_str().expect("policy output"))
+            .expect("json");
+    assert_eq!(inline(&iam, ROLE, "KarpenterControllerPolicy").await, rendered);
+    assert!(work.plan_is_empty(), "plan after apply is not empty");
+    work.destroy().ok();
+    assert_nothing_left(&iam).await;
+
+    // No region in the configuration, the provider block or the environment.
+    let unset = Workdir::new(&format!(
+        "provider \"karpenter\" {{}}\n{}",
+        cfg.replace(
+            "karpenter_node_role.nodes.arn",
+            "\"arn:aws:iam::123456789012:role/nodes\""
+        )
+        .split("resource \"karpenter_controller_role\"")
+        .nth(1)
+        .map(|rest| format!("resource \"karpenter_controller_role\"{rest}"))
+        .unwrap_or_default()
+        .split("output \"policy\"")
+        .next()
+        .unwrap_or_default()
+    ));
+    let mut unset = unset;
+    unset.env("AWS_REGION", "").env("AWS_DEFAULT_REGION", "");
+    let run = unset.plan().failed();
+    assert!(run.text().contains("No region"), "{}", run.output());
+    assert!(run.text().contains("aws {} block"), "{}", run.output());
+    assert!(
+        run.output().contains("with karpenter_controller_role.this"),
+        "{}",
+        run.output()
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn controller_role_example_applies_imports_and_destroys() {
     let moto = Moto::start();

@@ -79,6 +79,21 @@ pub trait Resource<C: Send + Sync>: Send + Sync {
     /// Adjusts the generic plan (e.g. derived values). Called with the planned value.
     fn modify_plan(&self, _config: &Value, _prior: &Value, _planned: &mut Value, _diags: &mut Diagnostics) {}
 
+    /// [`Resource::modify_plan`] for types whose plan also depends on the provider's
+    /// configuration (e.g. a region that defaults to the provider's). `ctx` is the configured
+    /// provider's context, `None` if Terraform plans before configuring it. The default ignores
+    /// the context.
+    fn modify_plan_in(
+        &self,
+        _ctx: Option<&C>,
+        config: &Value,
+        prior: &Value,
+        planned: &mut Value,
+        diags: &mut Diagnostics,
+    ) {
+        self.modify_plan(config, prior, planned, diags);
+    }
+
     /// Replacement paths beyond attributes marked `replace_on_change`: for rules such as
     /// "adding or removing this field replaces the object" that depend on prior and plan.
     fn extra_replacements(&self, _prior: &Value, _planned: &Value) -> Vec<crate::tfvalue::AttributePath> {

@@ -519,7 +519,8 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
             }
             let mut planned = plan(&schema.attributes, &schema.blocks, &config, &prior);
             let mut d = Diagnostics::new();
-            resource.modify_plan(&config, &prior, &mut planned.planned, &mut d);
+            let ctx = self.context().ok();
+            resource.modify_plan_in(ctx.as_deref(), &config, &prior, &mut planned.planned, &mut d);
             if !prior.is_null() {
                 for path in resource.extra_replacements(&prior, &planned.planned) {
                     if !planned.requires_replace.contains(&path) {

@@ -12,6 +12,7 @@ use crate::framework::{Attribute, DataSource, Diagnostics, Schema};
 use crate::policy::arn::{self, Arn, PARTITIONS};
 use crate::policy::controller::{ControllerPolicyInputs, policy_document, policy_groups};
 use crate::policy::{PolicyDocument, Statement};
+use crate::provider::{KarpenterContext, ProviderDefault};
 use crate::tfvalue::{AttributePath, Type, Value};
 
 pub struct ControllerPolicy;
@@ -34,15 +35,15 @@ static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
                     "an EKS cluster name: letters, digits, hyphens and underscores, starting with a letter or digit",
                 )),
             Attribute::string("region")
-                .required()
-                .describe("AWS region of the cluster, e.g. `us-east-1`.")
+                .optional_computed()
+                .describe("AWS region of the cluster, e.g. `us-east-1`. Defaults to the provider's `aws { region }` (which falls back to `AWS_REGION`, then `AWS_DEFAULT_REGION`), as hashicorp/aws data sources do.")
                 .validate(v::check("Must be an AWS region name such as `us-east-1`.", |v| {
                     let s = v.as_str()?;
                     (!arn::is_region(s)).then(|| format!("{s:?} is not an AWS region name such as \"us-east-1\"."))
                 })),
             Attribute::string("account_id")
-                .required()
-                .describe("AWS account ID (12 digits) of the cluster.")
+                .optional_computed()
+                .describe("AWS account ID (12 digits) of the cluster. Defaults to the account of `node_role_arn` (the controller may only pass a role of its own account).")
                 .validate(v::matches(r"^[0-9]{12}$", "a 12-digit AWS account ID")),
             Attribute::string("partition")
                 .optional_computed()
@@ -124,8 +125,51 @@ fn statement_value(s: &Statement) -> Value {
     ])
 }
 
+/// `config` with `region` and `account_id` filled in from their defaults: the provider's
+/// region and the node role's account.
+fn with_defaults(ctx: &KarpenterContext, config: &Value) -> Result<Value, Diagnostics> {
+    let mut effective = config.clone();
+    let Value::Object(fields) = &mut effective else {
+        return Ok(effective);
+    };
+    let path = AttributePath::root().attr("region");
+    if get_str(config, "region").is_none() {
+        match ctx.default_region() {
+            ProviderDefault::Known(r) => {
+                fields.insert("region".into(), Value::string(r));
+            }
+            ProviderDefault::Unknown => {
+                let mut d = Diagnostics::new();
+                d.error_at(
+                    &path,
+                    "Region not known yet",
+                    "region is not set and the provider's aws { region } is not known until apply, so the policy \
+                     cannot be rendered now. Set region here from a value known at plan time.",
+                );
+                return Err(d);
+            }
+            ProviderDefault::Unset => {
+                let mut d = Diagnostics::new();
+                d.error_at(
+                    &path,
+                    "No region",
+                    "region is not set and the provider has no region either. Set region = \"...\" here, or region \
+                     in the provider's aws {} block (or AWS_REGION in its environment).",
+                );
+                return Err(d);
+            }
+        }
+    }
+    if get_str(config, "account_id").is_none()
+        && let Some(Ok(role)) = get_str(config, "node_role_arn").map(Arn::parse_role)
+    {
+        fields.insert("account_id".into(), Value::string(role.account));
+    }
+    Ok(effective)
+}
+
 #[async_trait]
-impl<C: Send + Sync> DataSource<C> for ControllerPolicy {
+impl DataSource<KarpenterContext> for ControllerPolicy {
     fn type_name(&self) -> &'static str {
         "karpenter_controller_policy"
     }
@@ -196,7 +240,14 @@ impl<C: Send + Sync> DataSource<C> for ControllerPolicy {
         }
     }
 
-    async fn read(&self, _ctx: &C, config: &Value) -> Result<Value, Diagnostics> {
+    async fn read(&self, ctx: &KarpenterContext, config: &Value) -> Result<Value, Diagnostics> {
+        let config = &with_defaults(ctx, config)?;
+        // the defaults are checked like configured values (e.g. the queue's region)
+        let mut d = Diagnostics::new();
+        DataSource::<KarpenterContext>::validate(self, config, &mut d);
+        if d.has_errors() {
+            return Err(d);
+        }
         let required = |name: &str| {
             get_str(config, name).map(str::to_string).ok_or_else(|| {
                 let mut d = Diagnostics::new();
@@ -293,15 +344,14 @@ mod tests {
             &AttributePath::root(),
             &mut d,
         );
-        DataSource::<()>::validate(&ControllerPolicy, &c, &mut d);
+        DataSource::<KarpenterContext>::validate(&ControllerPolicy, &c, &mut d);
         d
     }
 
     #[test]
     fn valid_inputs_pass_and_render() {
         assert!(diagnose(&good()).is_empty());
-        let state =
-            tokio_test_block(DataSource::<()>::read(&ControllerPolicy, &(), &config(&good()))).expect("read");
+        let state = read(&context(None), &good()).expect("read");
         assert_eq!(get_str(&state, "partition"), Some("aws"));
         let json: serde_json::Value =
             serde_json::from_str(get_str(&state, "json").expect("json")).expect("parse");
@@ -355,6 +405,47 @@ mod tests {
                 "{attr}={value:?}: {paths:?}"
             );
         }
+    }
+
+    fn context(region: Option<&str>) -> KarpenterContext {
+        let mut settings = crate::provider::ProviderSettings::default();
+        settings.aws.region = region.map(str::to_string);
+        KarpenterContext::new(settings)
+    }
+
+    fn read(ctx: &KarpenterContext, pairs: &[(&str, &str)]) -> Result<Value, Diagnostics> {
+        tokio_test_block(DataSource::<KarpenterContext>::read(
+            &ControllerPolicy,
+            ctx,
+            &config(pairs),
+        ))
+    }
+
+    #[test]
+    fn region_defaults_to_the_providers_and_account_to_the_node_roles() {
+        let mut pairs = good();
+        pairs.retain(|(k, _)| *k != "region" && *k != "account_id");
+        let state = read(&context(Some("us-east-1")), &pairs).expect("read");
+        assert_eq!(get_str(&state, "region"), Some("us-east-1"));
+        assert_eq!(get_str(&state, "account_id"), Some("123456789012"));
+        // the configured region wins over the provider's
+        let state = read(&context(Some("eu-west-1")), &good()).expect("read");
+        assert_eq!(get_str(&state, "region"), Some("us-east-1"));
+        // a defaulted region is checked like a configured one: the queue is in us-east-1
+        let d = read(&context(Some("eu-west-1")), &pairs).expect_err("queue in another region");
+        assert!(
+            d.iter().any(
+                |x| x.path.as_ref().map(ToString::to_string).as_deref() == Some("interruption_queue_arn")
+            )
+        );
+        // no region anywhere: an error on region that says where to set it
+        let d = read(&context(None), &pairs).expect_err("no region");
+        let first = d.iter().next().expect("a diagnostic");
+        assert_eq!(
+            first.path.as_ref().map(ToString::to_string).as_deref(),
+            Some("region")
+        );
+        assert!(first.detail.contains("aws {} block"), "{}", first.detail);
     }
 
     fn tokio_test_block<F: std::future::Future>(f: F) -> F::Output {

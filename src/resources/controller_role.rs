@@ -19,7 +19,7 @@ use crate::framework::{ApplyOutcome, Attribute, Diagnostics, ReadOutcome, Resour
 use crate::policy::PolicyDocument;
 use crate::policy::arn::{self, Arn};
 use crate::policy::controller::{ControllerPolicyInputs, policy_document, policy_groups};
-use crate::provider::KarpenterContext;
+use crate::provider::{KarpenterContext, ProviderDefault};
 use crate::tfvalue::{AttributePath, Type, Value};
 
 pub struct ControllerRole;
@@ -102,8 +102,8 @@ static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
                 "an EKS cluster name: letters, digits, hyphens and underscores, starting with a letter or digit",
             )),
         Attribute::string("region")
-            .required()
-            .describe("AWS region of the cluster, e.g. `us-east-1`.")
+            .optional_computed()
+            .describe("AWS region of the cluster, e.g. `us-east-1`. Defaults to the provider's `aws { region }` (which falls back to `AWS_REGION`, then `AWS_DEFAULT_REGION`), as hashicorp/aws resources do.")
             .validate(v::check("Must be an AWS region name such as `us-east-1`.", |v| {
                 let s = v.as_str()?;
                 (!arn::is_region(s)).then(|| format!("{s:?} is not an AWS region name such as \"us-east-1\"."))
@@ -536,6 +536,70 @@ impl ControllerRole {
     }
 }
 
+/// The checks that need the region `r`: the queue must be in it, and it must be in the node
+/// role's partition. `origin` says where `r` came from when it is not `region` itself (the
+/// provider's default), for the messages.
+fn check_region(value: &Value, r: &str, role: &Arn, origin: &str, diags: &mut Diagnostics) {
+    let root = AttributePath::root();
+    if let Some(Ok(q)) = get_str(value, "interruption_queue_arn").map(Arn::parse_queue)
+        && q.region != r
+    {
+        diags.error_at(
+            &root.attr("interruption_queue_arn"),
+            "Queue in another region",
+            format!(
+                "The queue is in {} but the cluster is in {r}{origin}; Karpenter reads its interruption queue in its own region.",
+                q.region
+            ),
+        );
+    }
+    if arn::is_region(r) && arn::partition_of_region(r) != role.partition {
+        diags.error_at(
+            &root.attr("region"),
+            "Region not in the node role's partition",
+            format!(
+                "Region {r}{origin} is in partition {:?}, the node role in {:?}.",
+                arn::partition_of_region(r),
+                role.partition
+            ),
+        );
+    }
+}
+
+/// `region` when the configuration leaves it out: the provider's, checked like a configured
+/// one; unknown while the provider's is unknown; an error when there is none.
+fn default_region(ctx: Option<&KarpenterContext>, planned: &Value, diags: &mut Diagnostics) -> Value {
+    let path = AttributePath::root().attr("region");
+    match ctx.map(KarpenterContext::default_region) {
+        Some(ProviderDefault::Known(r)) => {
+            let origin = " (the provider's aws { region })";
+            if !arn::is_region(&r) {
+                diags.error_at(
+                    &path,
+                    "Invalid provider region",
+                    format!(
+                        "region is not set, so it defaults to the provider's aws {{ region }}, {r:?}, which is not an AWS \
+                         region name such as \"us-east-1\". Set region here or fix the provider's."
+                    ),
+                );
+            } else if let Some(Ok(role)) = get_str(planned, "node_role_arn").map(Arn::parse_role) {
+                check_region(planned, &r, &role, origin, diags);
+            }
+            Value::string(r)
+        }
+        Some(ProviderDefault::Unknown) | None => Value::unknown(),
+        Some(ProviderDefault::Unset) => {
+            diags.error_at(
+                &path,
+                "No region",
+                "region is not set and the provider has no region either. Set region = \"...\" here, or region in \
+                 the provider's aws {} block (or AWS_REGION in its environment).",
+            );
+            Value::unknown()
+        }
+    }
+}
+
 #[async_trait]
 impl Resource<KarpenterContext> for ControllerRole {
     fn type_name(&self) -> &'static str {
@@ -581,25 +645,9 @@ impl Resource<KarpenterContext> for ControllerRole {
                     ),
                 );
             }
-            if let Some(r) = region
-                && q.region != r
-            {
-                diags.error_at(&path, "Queue in another region", format!("The queue is in {} but the cluster is in {r}; Karpenter reads its interruption queue in its own region.", q.region));
-            }
         }
-        if let Some(r) = region
-            && arn::is_region(r)
-            && arn::partition_of_region(r) != role.partition
-        {
-            diags.error_at(
-                &root.attr("region"),
-                "Region not in the node role's partition",
-                format!(
-                    "Region {r} is in partition {:?}, the node role in {:?}.",
-                    arn::partition_of_region(r),
-                    role.partition
-                ),
-            );
+        if let Some(r) = region {
+            check_region(config, r, &role, "", diags);
         }
         if let Some(provider) = config.get("irsa").and_then(|i| get_str(i, "oidc_provider_arn"))
             && let Ok((oidc, _)) = parse_oidc_provider(provider)
@@ -614,6 +662,23 @@ impl Resource<KarpenterContext> for ControllerRole {
                 ),
             );
         }
+    }
+
+    fn modify_plan_in(
+        &self,
+        ctx: Option<&KarpenterContext>,
+        config: &Value,
+        prior: &Value,
+        planned: &mut Value,
+        diags: &mut Diagnostics,
+    ) {
+        if config.get("region").is_none_or(Value::is_null) {
+            let region = default_region(ctx, planned, diags);
+            if let Value::Object(fields) = planned {
+                fields.insert("region".into(), region);
+            }
+        }
+        self.modify_plan(config, prior, planned, diags);
     }
 
     fn modify_plan(&self, _config: &Value, prior: &Value, planned: &mut Value, diags: &mut Diagnostics) {
