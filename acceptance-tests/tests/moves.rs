@@ -421,3 +421,73 @@ fn the_migration_example_moves_its_objects_in_place() {
     );
     assert!(work.plan_is_empty());
 }
+
+/// The same NodePool as `POOL_YAML` in the karpenter.sh/v1beta1 shape of Karpenter v0.33–v0.37
+/// (consolidation inside `disruption`, `expireAfter` beside it), as a kubectl_manifest written
+/// before the upgrade to Karpenter 1.0 still holds it.
+const POOL_V1BETA1_YAML: &str = "apiVersion: karpenter.sh/v1beta1
+kind: NodePool
+metadata:
+  name: default
+  labels:
+    team: platform
+spec:
+  template:
+    spec:
+      nodeClassRef:
+        name: default
+      requirements:
+        - key: karpenter.sh/capacity-type
+          operator: In
+          values: [\"spot\"]
+  disruption:
+    consolidationPolicy: WhenUnderutilized
+    expireAfter: 720h
+  limits:
+    cpu: \"100\"
+";
+
+/// After the upgrade to Karpenter 1.0 the cluster serves the object as karpenter.sh/v1 (the
+/// conversion webhook rewrote it); the kubectl_manifest state still holds the v1beta1 YAML.
+/// Moving it adopts the object as it is served: same uid, and the typed configuration of the
+/// v1 object plans no change.
+#[test]
+fn v1beta1_manifests_from_before_karpenter_1_0_move_to_the_v1_resources() {
+    let cluster = Cluster::with_v1_crds();
+    create_manifests(&cluster, vec![yaml_fixture(POOL_YAML)]);
+    let before = cluster.node_pool("default").expect("pool")["metadata"]["uid"].clone();
+    let pool_only = TYPED
+        .split("resource \"karpenter_node_pool\" \"spot\"")
+        .next()
+        .unwrap_or_default();
+    let work = workdir(&format!(
+        "{}\n{pool_only}\nmoved {{\n  from = kubectl_manifest.pool\n  to   = karpenter_node_pool.default\n}}\n",
+        cluster.provider_block(),
+    ));
+    let mut entry = kubectl_manifest_of(
+        "karpenter.sh/v1beta1",
+        "NodePool",
+        "pool",
+        "gavinbunney/kubectl",
+        POOL_V1BETA1_YAML,
+        "default",
+    );
+    entry["instances"][0]["attributes"]["id"] = json!("/apis/karpenter.sh/v1beta1/nodepools/default");
+    work.write("terraform.tfstate", &state(vec![entry]));
+    let run = work.plan().ok();
+    assert!(
+        run.stdout
+            .contains("kubectl_manifest.pool has moved to karpenter_node_pool.default"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("Plan: 0 to add, 0 to change, 0 to destroy."),
+        "{}",
+        run.stdout
+    );
+    work.apply().ok();
+    let after = cluster.node_pool("default").expect("pool")["metadata"]["uid"].clone();
+    assert_eq!(before, after, "adopted, not recreated");
+    assert!(work.plan_is_empty());
+}

@@ -22,6 +22,14 @@ impl Kind {
         format!("{}/{}", self.group, self.version)
     }
 
+    /// The earlier API version the same objects were served as, which the cluster converts to
+    /// this one: karpenter.sh/v1beta1 NodePools and karpenter.k8s.aws/v1beta1 EC2NodeClasses
+    /// (Karpenter v0.33–v0.37) became v1 with Karpenter 1.0.
+    pub fn converted_from(&self) -> Option<String> {
+        (self.version == "v1" && matches!(self.kind, "NodePool" | "EC2NodeClass"))
+            .then(|| format!("{}/v1beta1", self.group))
+    }
+
     pub fn api_resource(&self) -> ApiResource {
         ApiResource::from_gvk_with_plural(
             &GroupVersionKind::gvk(self.group, self.version, self.kind),
@@ -84,5 +92,15 @@ mod tests {
         assert_eq!(NODE_POOL.crd_name(), "nodepools.karpenter.sh");
         assert_eq!(EC2_NODE_CLASS.crd_name(), "ec2nodeclasses.karpenter.k8s.aws");
         assert_eq!(EC2_NODE_CLASS.api_version(), "karpenter.k8s.aws/v1");
+        assert_eq!(
+            EC2_NODE_CLASS.converted_from().as_deref(),
+            Some("karpenter.k8s.aws/v1beta1")
+        );
+        assert_eq!(
+            NODE_POOL.converted_from().as_deref(),
+            Some("karpenter.sh/v1beta1")
+        );
+        assert_eq!(NODE_CLAIM.converted_from(), None);
+        assert_eq!(PROVISIONER.converted_from(), None);
     }
 }

@@ -7,6 +7,10 @@
 //!   dynamically typed attribute that state JSON stores either wrapped as
 //!   `{"value": …, "type": …}` or as the bare object.
 //!
+//! A manifest of an earlier API version the cluster converts (karpenter.sh/v1beta1 NodePool,
+//! karpenter.k8s.aws/v1beta1 EC2NodeClass) is accepted by the v1 resource types; see
+//! `crate::k8s::kinds::Kind::converted_from`.
+//!
 //! The source state is parsed defensively: it comes from another provider's schema, possibly
 //! an older version of it, and is never upgraded by that provider first.
 
