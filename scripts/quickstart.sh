@@ -51,8 +51,16 @@ case "$profile" in
   *) out="target/$profile" ;;
 esac
 echo "== building terraform-provider-karpenter $version and the local environment (profile $profile)"
-cargo build --quiet --profile "$profile" -p terraform-provider-karpenter -p acceptance-tests \
-  --bin terraform-provider-karpenter --bin local_env
+if [ "${QUICKSTART_BUILD:-}" = workspace ]; then
+  # The test suite runs this script with QUICKSTART_BUILD=workspace: the package and feature
+  # selection of `cargo test --workspace`, whose artifacts are then all fresh. (The selection
+  # below resolves features without the dev-dependencies', so from the test suite it would
+  # compile the whole dependency tree a second time.)
+  cargo build --quiet --profile "$profile" --workspace --bins --tests
+else
+  cargo build --quiet --profile "$profile" -p terraform-provider-karpenter -p acceptance-tests \
+    --bin terraform-provider-karpenter --bin local_env
+fi
 
 dest="$mirror/registry.terraform.io/karpenter/karpenter/$version/${os}_${arch}"
 mkdir -p "$dest"

@@ -43,7 +43,16 @@ target_dir=${CARGO_TARGET_DIR:-target}
 
 case "$profile" in
   release) cargo build --release --quiet --bin "$name" ;;
-  debug) cargo build --quiet --bin "$name" ;;
+  debug)
+    # RELEASE_BUILD=workspace (the test suite): the package and feature selection of
+    # `cargo test --workspace`, whose artifacts are then fresh; `--bin` alone would compile the
+    # dependency tree again with other features.
+    if [ "${RELEASE_BUILD:-}" = workspace ]; then
+      cargo build --quiet --workspace --bins --tests
+    else
+      cargo build --quiet --bin "$name"
+    fi
+    ;;
   *) echo "error: RELEASE_PROFILE must be release or debug, not $profile" >&2; exit 1 ;;
 esac
 binary="$target_dir/$profile/$name"

@@ -15,8 +15,14 @@ fn quick_mode_produces_every_figure() {
         "# Performance\n\nhand-written intro\n\n<!-- bench:begin (old) -->\nold\n<!-- bench:end -->\n\n## History\nkept\n",
     )
     .unwrap();
+    // The debug provider the acceptance tests use, built with the test run's own selection (the
+    // bench's own `cargo build --bin` would compile the dependency tree again, with other
+    // features).
+    let provider = acceptance_tests::provider_dir().join("terraform-provider-karpenter");
     let started = Instant::now();
     let out = Command::new(env!("CARGO_BIN_EXE_bench"))
+        .arg("--provider")
+        .arg(&provider)
         .args(["--quick", "--out"])
         .arg(&md)
         .arg("--json")
