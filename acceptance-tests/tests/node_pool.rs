@@ -185,7 +185,12 @@ resource "karpenter_node_pool" "default" {
     let run = work.plan().ok();
     // Terraform aligns the `=` of sibling attributes: compare with runs of spaces collapsed, so
     // a new sibling attribute does not break the check.
-    let squeeze = |s: &str| s.split(' ').filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" ");
+    let squeeze = |s: &str| {
+        s.split(' ')
+            .filter(|w| !w.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
     let plan = squeeze(&run.stdout);
     for expected in [
         "karpenter_node_pool.default will be created",

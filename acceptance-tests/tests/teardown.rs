@@ -155,6 +155,20 @@ resource "karpenter_node_pool" "default" {{
         }
     }
 
+    /// Moto holds what it held `before`, and no terminate or delete call reached it.
+    fn assert_aws_untouched(&self, before: &Aws) {
+        let after = self.aws();
+        assert_eq!(before.instances, after.instances);
+        assert_eq!(before.launch_templates, after.launch_templates);
+        assert_eq!(before.profiles, after.profiles);
+        let log = self.proxy.log();
+        assert!(
+            !log.iter()
+                .any(|(op, _)| op.contains("Terminate") || op.contains("Delete")),
+            "{log:?}"
+        );
+    }
+
     /// Applies, then puts in moto what Karpenter would have launched and made, plus decoys,
     /// and points the class's status at its instance profile (as Karpenter records it).
     fn apply_and_seed(&self) {
@@ -408,20 +422,8 @@ fn without_force_destroy_a_destroy_fails_fast_and_says_what_to_do() {
         );
     }
     // Nothing in AWS was touched, and the objects are still there (only being deleted).
-    let after = stack.aws();
-    assert_eq!(before.instances, after.instances);
-    assert_eq!(before.launch_templates, after.launch_templates);
-    assert_eq!(before.profiles, after.profiles);
+    stack.assert_aws_untouched(&before);
     assert!(stack.cluster.node_pool("default").is_some());
-    assert!(
-        !stack
-            .proxy
-            .log()
-            .iter()
-            .any(|(op, _)| op.contains("Terminate") || op.contains("Delete")),
-        "{:?}",
-        stack.proxy.log()
-    );
     // A graceful shutdown (Lease released) is recognised too, with its own wording.
     let stack = Stack::new(false);
     stack.work.apply().ok();
@@ -509,19 +511,7 @@ fn force_destroy_without_a_cluster_name_deletes_nothing_until_the_name_is_config
         "the error is not on force_destroy:\n{}",
         run.output()
     );
-    let after = stack.aws();
-    assert_eq!(before.instances, after.instances);
-    assert_eq!(before.launch_templates, after.launch_templates);
-    assert_eq!(before.profiles, after.profiles);
-    assert!(
-        !stack
-            .proxy
-            .log()
-            .iter()
-            .any(|(op, _)| op.contains("Terminate") || op.contains("Delete")),
-        "{:?}",
-        stack.proxy.log()
-    );
+    stack.assert_aws_untouched(&before);
     // The user adds the name the error asks for; the same destroy now finishes.
     let config = &stack.config;
     let with_name = config.replacen(
