@@ -3,7 +3,7 @@
 //! buffers: create in the configured namespace and in `default`, re-plan empty, status read
 //! into state, drift, update in place, a namespace change that replaces, import by
 //! `namespace/name` with generated configuration, destroy; bad input at plan on its attribute;
-//! and a cluster on Karpenter v1.13 (no CapacityBuffer CRD), where apply says which Karpenter
+//! a namespace that does not exist; and a cluster on Karpenter v1.13 (no CapacityBuffer CRD), where apply says which Karpenter
 //! version and feature gate the kind needs.
 
 use std::time::Instant;
@@ -296,6 +296,43 @@ resource "karpenter_capacity_buffer" "negative" {{
         .filter(|r| r.path.contains(PLURAL))
         .collect();
     assert!(writes.is_empty(), "plan touched the cluster: {writes:?}");
+}
+
+/// A namespace that does not exist fails the apply at once, on `namespace`, instead of being
+/// retried like the 404 of a kind that was just registered until `timeouts.create` passes.
+#[test]
+fn a_namespace_that_does_not_exist_fails_at_once_on_the_namespace_attribute() {
+    let cluster = cluster_with_buffers();
+    cluster.server.set_namespaces(Some(&["default", "kube-system"]));
+    let work = Workdir::new(&format!(
+        r#"{}
+resource "karpenter_capacity_buffer" "x" {{
+  name             = "x"
+  namespace        = "team-a"
+  pod_template_ref = {{ name = "t" }}
+  replicas         = 1
+  timeouts {{
+    create = "2m"
+  }}
+}}
+"#,
+        cluster.provider_block()
+    ));
+    let started = Instant::now();
+    let run = work.apply().failed();
+    eprintln!(
+        "missing-namespace answer after {:?} (create timeout 2m)",
+        started.elapsed()
+    );
+    let text = run.output();
+    assert!(
+        text.contains("Error: Namespace does not exist")
+            && text.contains("namespace        = \"team-a\"")
+            && text.contains("kubernetes_namespace"),
+        "{text}"
+    );
+    let patches = cluster.requests(Some("PATCH"), "/namespaces/team-a/capacitybuffers");
+    assert_eq!(patches.len(), 1, "one write, not retried: {patches:?}");
 }
 
 /// Karpenter v1.13 (or a v1.14 without the CapacityBuffer CRD): apply stops with the version

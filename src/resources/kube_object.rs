@@ -400,6 +400,18 @@ impl KubeObjectType {
         let mut d = Diagnostics::new();
         let what = self.kind.kind;
         match e {
+            KubeError::Api(_) if e.missing_namespace().is_some() => {
+                let namespace = e.missing_namespace().unwrap_or_default();
+                d.error_at(
+                    &AttributePath::root().attr("namespace"),
+                    "Namespace does not exist",
+                    format!(
+                        "The namespace {namespace:?} does not exist in the cluster, so the {what} cannot be created \
+                         there ({e}). Create the namespace first (for example with a kubernetes_namespace resource that \
+                         this resource refers to, so Terraform orders them), or set namespace to an existing one."
+                    ),
+                );
+            }
             KubeError::Api(status) if e.is_schema_refusal() => {
                 let fields = k8s::skew::undeclared_in_error(&status.message);
                 if fields.is_empty() {

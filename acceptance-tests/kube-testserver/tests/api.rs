@@ -517,6 +517,40 @@ async fn capacity_buffers_are_namespaced_checked_by_their_crd_and_reported_by_th
     )
     .await;
     assert_eq!(code, 200, "the simulated status passes the CRD: {body}");
+
+    // With a list of namespaces, a write into another one gets NamespaceLifecycle's 404.
+    s.set_namespaces(Some(&["default", "ci"]));
+    let missing: Api<kube::api::DynamicObject> = Api::namespaced_with(client.clone(), "team-a", &ar);
+    let mut elsewhere = buffer.clone();
+    elsewhere["metadata"]["namespace"] = json!("team-a");
+    let refused = status_of(
+        missing
+            .patch("runners", &pp, &Patch::Apply(&elsewhere))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(
+        (refused.code, refused.message.as_str()),
+        (404, "namespaces \"team-a\" not found")
+    );
+    let details = refused.details.expect("details");
+    assert_eq!(
+        (details.kind.as_str(), details.name.as_str()),
+        ("namespaces", "team-a")
+    );
+    let (code, _, _) = raw(
+        &client,
+        Method::GET,
+        "/api/v1/namespaces/team-a",
+        "",
+        &json!(null),
+    )
+    .await;
+    assert_eq!(code, 404);
+    let (code, _, _) = raw(&client, Method::GET, "/api/v1/namespaces/ci", "", &json!(null)).await;
+    assert_eq!(code, 200);
+    // Writes into a listed namespace still work.
+    ci.patch("runners", &pp, &Patch::Apply(&buffer)).await.unwrap();
 }
 
 #[tokio::test]
