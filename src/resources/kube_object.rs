@@ -843,7 +843,7 @@ impl Resource<KarpenterContext> for KubeObjectType {
             return Err(Diagnostics::from_error(
                 "Cannot move this resource",
                 format!(
-                    "The {} holds a {api_version} {kind}, but {} manages {} {}. Move it to the resource type for its kind (karpenter_node_pool, karpenter_ec2_node_class, karpenter_provisioner or karpenter_node_template).",
+                    "The {} holds a {api_version} {kind}, but {} manages {} {}. Move it to the resource type for its kind (karpenter_node_pool, karpenter_ec2_node_class, karpenter_node_overlay, karpenter_capacity_buffer, karpenter_provisioner or karpenter_node_template).",
                     source.type_name,
                     self.type_name,
                     self.kind.api_version(),
