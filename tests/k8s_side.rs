@@ -1,6 +1,7 @@
 //! The provider's Kubernetes side against the Kubernetes API test server, through a real
 //! `kube::Client`: the CRD gate (delayed CRDs, one wait shared by many callers), server-side
-//! apply with transient faults and fail-fast on 422, and deletion that waits for finalizers.
+//! apply with transient faults and fail-fast on 422, deletion that waits for finalizers, and
+//! the same calls for a namespaced kind (CapacityBuffer).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -70,6 +71,7 @@ async fn gate_waits_for_crds_registered_later_with_one_shared_wait() {
     apply::apply(
         &client,
         &kinds::EC2_NODE_CLASS,
+        None,
         "default",
         &node_class("default"),
         deadline(10),
@@ -117,6 +119,7 @@ async fn apply_rides_out_transient_faults_and_fails_fast_on_invalid() {
     let stored = apply::apply(
         &client,
         &kinds::EC2_NODE_CLASS,
+        None,
         "faulty",
         &node_class("faulty"),
         deadline(60),
@@ -136,9 +139,16 @@ async fn apply_rides_out_transient_faults_and_fails_fast_on_invalid() {
     let mut invalid = node_class("invalid");
     invalid["spec"]["metadataOptions"] = json!({"httpTokens": "sometimes"});
     server.clear_request_log();
-    let err = apply::apply(&client, &kinds::EC2_NODE_CLASS, "invalid", &invalid, deadline(60))
-        .await
-        .expect_err("422");
+    let err = apply::apply(
+        &client,
+        &kinds::EC2_NODE_CLASS,
+        None,
+        "invalid",
+        &invalid,
+        deadline(60),
+    )
+    .await
+    .expect_err("422");
     assert_eq!(err.code(), Some(422), "{err}");
     assert_eq!(server.request_log().len(), 1, "a 422 is not retried");
     match err {
@@ -170,6 +180,7 @@ async fn delete_waits_for_finalizers_and_times_out_naming_them() {
     apply::apply(
         &client,
         &kinds::EC2_NODE_CLASS,
+        None,
         "a",
         &node_class("a"),
         deadline(10),
@@ -177,7 +188,7 @@ async fn delete_waits_for_finalizers_and_times_out_naming_them() {
     .await
     .expect("apply a");
     tokio::time::sleep(Duration::from_millis(200)).await; // the controller adds its finalizer
-    apply::delete_and_wait(&client, &kinds::EC2_NODE_CLASS, "a", &[], deadline(30))
+    apply::delete_and_wait(&client, &kinds::EC2_NODE_CLASS, None, "a", &[], deadline(30))
         .await
         .expect("deleted");
     assert!(
@@ -186,7 +197,7 @@ async fn delete_waits_for_finalizers_and_times_out_naming_them() {
             .is_none()
     );
     // Already gone is success.
-    apply::delete_and_wait(&client, &kinds::EC2_NODE_CLASS, "a", &[], deadline(5))
+    apply::delete_and_wait(&client, &kinds::EC2_NODE_CLASS, None, "a", &[], deadline(5))
         .await
         .expect("already gone");
 
@@ -196,6 +207,7 @@ async fn delete_waits_for_finalizers_and_times_out_naming_them() {
     apply::apply(
         &client,
         &kinds::EC2_NODE_CLASS,
+        None,
         "b",
         &node_class("b"),
         deadline(10),
@@ -206,6 +218,7 @@ async fn delete_waits_for_finalizers_and_times_out_naming_them() {
     let err = apply::delete_and_wait(
         &client,
         &kinds::EC2_NODE_CLASS,
+        None,
         "b",
         &[],
         Instant::now() + Duration::from_secs(1),
@@ -214,4 +227,69 @@ async fn delete_waits_for_finalizers_and_times_out_naming_them() {
     .expect_err("finalizer never removed");
     let text = err.to_string();
     assert!(text.contains("karpenter.k8s.aws/termination"), "{text}");
+}
+
+/// A namespaced kind goes through the same calls, addressed by namespace: apply writes it into
+/// its namespace, get finds it only there, delete removes it from there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn namespaced_objects_are_applied_read_and_deleted_in_their_namespace() {
+    let server = TestServer::start(Config {
+        crd_dirs: vec![TestServer::shared_crds_dir("v1-alpha")],
+        ..Config::default()
+    })
+    .await
+    .expect("server");
+    let client = server.client().await.expect("client");
+    let kind = kinds::CAPACITY_BUFFER;
+    CrdGate::new()
+        .ensure(&client, &kind, deadline(10))
+        .await
+        .expect("CapacityBuffer CRD served");
+    let buffer = json!({
+        "apiVersion": "autoscaling.x-k8s.io/v1beta1",
+        "kind": "CapacityBuffer",
+        "metadata": {"name": "runners", "namespace": "ci"},
+        "spec": {"podTemplateRef": {"name": "runner"}, "replicas": 2}
+    });
+    let stored = apply::apply(&client, &kind, Some("ci"), "runners", &buffer, deadline(10))
+        .await
+        .expect("apply");
+    assert_eq!(stored.metadata.namespace.as_deref(), Some("ci"));
+    let on_server = server
+        .object_in(
+            "autoscaling.x-k8s.io",
+            "v1beta1",
+            "capacitybuffers",
+            "ci",
+            "runners",
+        )
+        .expect("stored in ci");
+    assert_eq!(on_server["spec"]["replicas"], 2);
+    assert_eq!(
+        on_server["spec"]["provisioningStrategy"], "buffer.x-k8s.io/active-capacity",
+        "the CRD default"
+    );
+    let other = apply::get(&client, &kind, Some("default"), "runners", deadline(5))
+        .await
+        .expect("get");
+    assert!(other.is_none(), "not in another namespace");
+    let found = apply::get(&client, &kind, Some("ci"), "runners", deadline(5))
+        .await
+        .expect("get")
+        .expect("found in ci");
+    assert_eq!(found.metadata.name.as_deref(), Some("runners"));
+    apply::delete_and_wait(&client, &kind, Some("ci"), "runners", &[], deadline(10))
+        .await
+        .expect("deleted");
+    assert!(
+        server
+            .object_in(
+                "autoscaling.x-k8s.io",
+                "v1beta1",
+                "capacitybuffers",
+                "ci",
+                "runners"
+            )
+            .is_none()
+    );
 }

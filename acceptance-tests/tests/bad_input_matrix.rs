@@ -116,6 +116,10 @@ fn baselines() -> Vec<(Kind, Vec<&'static str>)> {
             vec![NODE_OVERLAY, NODE_OVERLAY_PRICE],
         ),
         (
+            r("karpenter_capacity_buffer"),
+            vec![CAPACITY_BUFFER, CAPACITY_BUFFER_SCALABLE],
+        ),
+        (
             Kind::Data("karpenter_controller_policy".into()),
             vec![CONTROLLER_POLICY],
         ),
@@ -149,6 +153,27 @@ const NODE_OVERLAY_PRICE: &str = r#"
 name = "base-price"
 requirements = []
 price = "0.5"
+"#;
+
+const CAPACITY_BUFFER: &str = r#"
+name = "base"
+namespace = "ci"
+metadata = { labels = { team = "a" }, annotations = { "example.com/a" = "b" } }
+pod_template_ref = { name = "runner" }
+replicas = 3
+limits = { cpu = "12", memory = "48Gi" }
+provisioning_strategy = "buffer.x-k8s.io/active-capacity"
+timeouts {
+  create = "10m"
+  update = "10m"
+  delete = "15m"
+}
+"#;
+
+const CAPACITY_BUFFER_SCALABLE: &str = r#"
+name = "base-scalable"
+scalable_ref = { api_group = "apps", kind = "Deployment", name = "web" }
+percentage = 20
 "#;
 
 /// The cluster-reading data sources: only validated here (they read the cluster at plan).
@@ -841,6 +866,7 @@ fn contradiction_specs() -> Vec<ContradictionSpec> {
     let nc = r("karpenter_ec2_node_class");
     let pr = r("karpenter_provisioner");
     let nt = r("karpenter_node_template");
+    let cb = r("karpenter_capacity_buffer");
     vec![
         // interruption queue
         (
@@ -1038,6 +1064,19 @@ fn contradiction_specs() -> Vec<ContradictionSpec> {
             0,
             vec![("subnet_selector", Json::Null)],
             "subnet_selector",
+        ),
+        // capacity buffer
+        (
+            cb.clone(),
+            0,
+            vec![("scalable_ref", json!({ "kind": "Deployment", "name": "web" }))],
+            "scalable_ref",
+        ),
+        (
+            cb.clone(),
+            0,
+            vec![("replicas", Json::Null), ("limits", Json::Null)],
+            "pod_template_ref",
         ),
     ]
 }

@@ -1,8 +1,9 @@
 //! The ClusterRole in `docs/guides/least-privilege.md` is enough, and every rule in it counts:
 //! the Kubernetes API test server gets a token limited to exactly the rules of that YAML, and
-//! terraform applies, refreshes and destroys node pools and EC2 node classes (v1) and
-//! provisioners and node templates (v1alpha5) with it. With a rule taken away, the apply fails
-//! with the API server's 403 naming the verb and the resource.
+//! terraform applies, refreshes and destroys node pools and EC2 node classes (v1), node overlays
+//! and capacity buffers (the alpha kinds; capacity buffers are namespaced), and provisioners
+//! and node templates (v1alpha5) with it. With a rule taken away, the apply fails with the API
+//! server's 403 naming the verb and the resource.
 
 use acceptance_tests::kube::{Cluster, Config, ControllerConfig, TestServer};
 use acceptance_tests::{Workdir, repo_file};
@@ -28,6 +29,7 @@ fn cluster() -> Cluster {
     Cluster::start(Config {
         crd_dirs: vec![
             TestServer::shared_crds_dir("v1"),
+            TestServer::shared_crds_dir("v1-alpha"),
             TestServer::shared_crds_dir("v1alpha5"),
         ],
         controller: ControllerConfig::karpenter(),
@@ -44,6 +46,8 @@ fn config(cluster: &Cluster) -> String {
         "karpenter_node_pool",
         "karpenter_node_template",
         "karpenter_provisioner",
+        "karpenter_node_overlay",
+        "karpenter_capacity_buffer",
     ] {
         c.push_str(&repo_file(&format!("examples/resources/{example}/resource.tf")));
         c.push('\n');
@@ -51,13 +55,18 @@ fn config(cluster: &Cluster) -> String {
     c
 }
 
-fn objects(cluster: &Cluster) -> [Option<Value>; 4] {
+fn objects(cluster: &Cluster) -> [Option<Value>; 8] {
     let s = &cluster.server;
+    let buffers = ("autoscaling.x-k8s.io", "v1beta1", "capacitybuffers");
     [
         s.object("karpenter.sh", "v1", "nodepools", "default"),
         s.object("karpenter.k8s.aws", "v1", "ec2nodeclasses", "default"),
         s.object("karpenter.sh", "v1alpha5", "provisioners", "default"),
         s.object("karpenter.k8s.aws", "v1alpha1", "awsnodetemplates", "default"),
+        s.object("karpenter.sh", "v1alpha1", "nodeoverlays", "spot-discount"),
+        s.object("karpenter.sh", "v1alpha1", "nodeoverlays", "fuse-devices"),
+        s.object_in(buffers.0, buffers.1, buffers.2, "ci", "ci-runners"),
+        s.object_in(buffers.0, buffers.1, buffers.2, "default", "web-headroom"),
     ]
 }
 
@@ -81,7 +90,7 @@ fn the_documented_cluster_role_is_enough_for_every_kind() {
     work.apply().ok();
     assert!(
         objects(&cluster).iter().all(Option::is_some),
-        "all four objects on the server"
+        "all eight objects on the server"
     );
     assert!(
         work.plan_is_empty(),
@@ -90,7 +99,7 @@ fn the_documented_cluster_role_is_enough_for_every_kind() {
     work.destroy().ok();
     assert!(
         objects(&cluster).iter().all(Option::is_none),
-        "all four objects deleted"
+        "all eight objects deleted"
     );
     let denied = forbidden_requests(&cluster);
     assert!(denied.is_empty(), "requests refused: {denied:?}");
@@ -132,7 +141,7 @@ fn removing_a_rule_fails_with_a_clear_diagnostic() {
             })
             .unwrap_or_else(|| panic!("no documented rule for {resource}.{group}"))
     };
-    let cases: [(usize, Option<&str>, Stage, &str); 4] = [
+    let cases: [(usize, Option<&str>, Stage, &str); 5] = [
         (
             find("karpenter.sh", "nodepools"),
             Some("patch"),
@@ -150,6 +159,12 @@ fn removing_a_rule_fails_with_a_clear_diagnostic() {
             Some("delete"),
             Stage::Destroy,
             "cannot delete resource \"provisioners\" in API group \"karpenter.sh\"",
+        ),
+        (
+            find("autoscaling.x-k8s.io", "capacitybuffers"),
+            Some("patch"),
+            Stage::Apply,
+            "cannot patch resource \"capacitybuffers\" in API group \"autoscaling.x-k8s.io\" in the namespace",
         ),
         (
             find("apiextensions.k8s.io", "customresourcedefinitions"),

@@ -1,6 +1,10 @@
 //! Writing, reading and deleting custom objects: server-side apply with our field manager,
 //! GET, and deletion that waits until the object is gone (finalizers and dependents included).
 //! Transient refusals are retried inside the caller's deadline (see [`super::retry`]).
+//!
+//! Every call names its object by kind, namespace and name: `namespace` is `None` for the
+//! cluster-scoped kinds and `Some` for namespaced ones (CapacityBuffer); one code path serves
+//! both, only the request URL differs.
 
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PropagationPolicy};
 use kube::runtime::wait::{await_condition, conditions};
@@ -13,8 +17,20 @@ use super::karpenter_liveness::{self, Liveness, Watchdog};
 use super::kinds::Kind;
 use super::retry::{Also, retry};
 
-fn api(client: &kube::Client, kind: &Kind) -> Api<DynamicObject> {
-    Api::all_with(client.clone(), &kind.api_resource())
+/// The API of `kind`, in `namespace` when one is given (a namespaced kind), else cluster-wide.
+fn api(client: &kube::Client, kind: &Kind, namespace: Option<&str>) -> Api<DynamicObject> {
+    match namespace {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, &kind.api_resource()),
+        None => Api::all_with(client.clone(), &kind.api_resource()),
+    }
+}
+
+/// How an object is named in messages: `name`, or `namespace/name` for a namespaced one.
+pub fn object_label(namespace: Option<&str>, name: &str) -> String {
+    match namespace {
+        Some(ns) => format!("{ns}/{name}"),
+        None => name.to_string(),
+    }
 }
 
 /// Server-side apply of `object` (a full manifest with apiVersion, kind, metadata.name), forced,
@@ -22,14 +38,15 @@ fn api(client: &kube::Client, kind: &Kind) -> Api<DynamicObject> {
 pub async fn apply(
     client: &kube::Client,
     kind: &Kind,
+    namespace: Option<&str>,
     name: &str,
     object: &Json,
     deadline: Instant,
 ) -> Result<DynamicObject, KubeError> {
-    let api = api(client, kind);
+    let api = api(client, kind, namespace);
     let params = PatchParams::apply(FIELD_MANAGER).force();
     retry(
-        &format!("applying {} {name}", kind.kind),
+        &format!("applying {} {}", kind.kind, object_label(namespace, name)),
         deadline,
         Also::NotFound,
         || async {
@@ -50,12 +67,13 @@ pub async fn apply(
 pub async fn apply_owning(
     client: &kube::Client,
     kind: &Kind,
+    namespace: Option<&str>,
     name: &str,
     object: &Json,
     fields: &[super::ownership::FieldPath],
     deadline: Instant,
 ) -> Result<DynamicObject, KubeError> {
-    let mut stored = apply(client, kind, name, object, deadline).await?;
+    let mut stored = apply(client, kind, namespace, name, object, deadline).await?;
     for _ in 0..TAKEOVER_ATTEMPTS {
         let entries: Vec<Json> = stored
             .metadata
@@ -83,7 +101,7 @@ pub async fn apply_owning(
             field_manager: Some(FIELD_MANAGER.to_string()),
             ..Default::default()
         };
-        match api(client, kind)
+        match api(client, kind, namespace)
             .patch(name, &params, &Patch::Merge(&patch))
             .await
         {
@@ -94,7 +112,7 @@ pub async fn apply_owning(
             }
             Err(e) => return Err(KubeError::from(e)),
         }
-        stored = apply(client, kind, name, object, deadline).await?;
+        stored = apply(client, kind, namespace, name, object, deadline).await?;
     }
     Ok(stored)
 }
@@ -106,12 +124,13 @@ const TAKEOVER_ATTEMPTS: usize = 4;
 pub async fn get(
     client: &kube::Client,
     kind: &Kind,
+    namespace: Option<&str>,
     name: &str,
     deadline: Instant,
 ) -> Result<Option<DynamicObject>, KubeError> {
-    let api = api(client, kind);
+    let api = api(client, kind, namespace);
     retry(
-        &format!("reading {} {name}", kind.kind),
+        &format!("reading {} {}", kind.kind, object_label(namespace, name)),
         deadline,
         Also::Nothing,
         || async { api.get_opt(name).await.map_err(KubeError::from) },
@@ -126,18 +145,20 @@ pub async fn get(
 pub async fn delete_and_wait(
     client: &kube::Client,
     kind: &Kind,
+    namespace: Option<&str>,
     name: &str,
     dependents: &[Kind],
     deadline: Instant,
 ) -> Result<(), KubeError> {
-    let api = api(client, kind);
+    let api = api(client, kind, namespace);
+    let label = object_label(namespace, name);
     let started = Instant::now();
     let params = DeleteParams {
         propagation_policy: Some(PropagationPolicy::Foreground),
         ..Default::default()
     };
     let deleted = retry(
-        &format!("deleting {} {name}", kind.kind),
+        &format!("deleting {} {label}", kind.kind),
         deadline,
         Also::Nothing,
         || async {
@@ -161,7 +182,7 @@ pub async fn delete_and_wait(
     tracing::info!(
         kind = kind.kind,
         name,
-        "waiting for {} {name} to be deleted",
+        "waiting for {} {label} to be deleted",
         kind.kind
     );
     let mut delay = super::retry::FIRST_DELAY;
@@ -188,7 +209,7 @@ pub async fn delete_and_wait(
                     let seen = karpenter_liveness::look(client).await;
                     if let Liveness::Gone(why) = watchdog.observe(seen, &finalizers, Instant::now()) {
                         let what = format!(
-                            "{} {name} is being deleted and waits for {}",
+                            "{} {label} is being deleted and waits for {}",
                             kind.kind,
                             waiting_for(&finalizers).trim_start_matches("waiting for ")
                         );
@@ -207,7 +228,7 @@ pub async fn delete_and_wait(
                     tracing::info!(
                         kind = kind.kind,
                         name,
-                        "still deleting {} {name} after {}: {blocking}",
+                        "still deleting {} {label} after {}: {blocking}",
                         kind.kind,
                         humantime(started.elapsed())
                     );
@@ -228,7 +249,7 @@ pub async fn delete_and_wait(
         }
     }
     Err(KubeError::Timeout {
-        what: holders(client, kind, name, &uid, dependents).await,
+        what: holders(client, kind, namespace, name, &uid, dependents).await,
         waited: started.elapsed(),
     })
 }
@@ -282,8 +303,15 @@ fn waiting_for(finalizers: &[String]) -> String {
 }
 
 /// Describes what keeps an object from disappearing, for the timeout message.
-async fn holders(client: &kube::Client, kind: &Kind, name: &str, uid: &str, dependents: &[Kind]) -> String {
-    let api = api(client, kind);
+async fn holders(
+    client: &kube::Client,
+    kind: &Kind,
+    namespace: Option<&str>,
+    name: &str,
+    uid: &str,
+    dependents: &[Kind],
+) -> String {
+    let api = api(client, kind, namespace);
     let mut parts = Vec::new();
     if let Ok(Some(obj)) = api.get_opt(name).await
         && let Some(f) = obj.metadata.finalizers.as_ref().filter(|f| !f.is_empty())
@@ -291,7 +319,8 @@ async fn holders(client: &kube::Client, kind: &Kind, name: &str, uid: &str, depe
         parts.push(format!("finalizers remain: {}", waiting_for(f)));
     }
     for dep in dependents {
-        let Ok(list) = self::api(client, dep).list(&ListParams::default()).await else {
+        // Dependents are listed in every namespace (owner references are matched by uid).
+        let Ok(list) = self::api(client, dep, None).list(&ListParams::default()).await else {
             continue;
         };
         let owned: Vec<String> = list
@@ -320,9 +349,10 @@ async fn holders(client: &kube::Client, kind: &Kind, name: &str, uid: &str, depe
         parts.join("; ")
     };
     format!(
-        "{} {name} is still being deleted: {holding}. Karpenter removes its finalizer after draining and terminating \
+        "{} {} is still being deleted: {holding}. Karpenter removes its finalizer after draining and terminating \
          the nodes; check the Karpenter controller's logs, or raise timeouts.delete",
-        kind.kind
+        kind.kind,
+        object_label(namespace, name)
     )
 }
 
@@ -331,10 +361,12 @@ async fn holders(client: &kube::Client, kind: &Kind, name: &str, uid: &str, depe
 pub async fn wait_ready(
     client: &kube::Client,
     kind: &Kind,
+    namespace: Option<&str>,
     name: &str,
     deadline: Instant,
 ) -> Result<DynamicObject, KubeError> {
-    let api = api(client, kind);
+    let api = api(client, kind, namespace);
+    let label = object_label(namespace, name);
     let started = Instant::now();
     let is_ready =
         |obj: Option<&DynamicObject>| obj.is_some_and(|o| condition_status(&o.data, "Ready") == Some("True"));
@@ -344,7 +376,7 @@ pub async fn wait_ready(
             Ok(Ok(Some(obj))) => return Ok(obj),
             Ok(Ok(None)) => {
                 return Err(KubeError::Client(format!(
-                    "{} {name} disappeared while waiting for Ready",
+                    "{} {label} disappeared while waiting for Ready",
                     kind.kind
                 )));
             }
@@ -365,7 +397,7 @@ pub async fn wait_ready(
     };
     Err(KubeError::Timeout {
         what: format!(
-            "{} {name} did not become Ready within {}: {detail}",
+            "{} {label} did not become Ready within {}: {detail}",
             kind.kind,
             humantime(started.elapsed())
         ),

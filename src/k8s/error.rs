@@ -184,6 +184,21 @@ impl KubeError {
         self.code() == Some(404)
     }
 
+    /// The namespace of a namespaced object does not exist: the 404 that kube-apiserver's
+    /// NamespaceLifecycle admission gives a write into it (`namespaces "x" not found`, details
+    /// kind `namespaces`). Unlike a just-registered kind's 404 it does not heal by waiting.
+    /// Returns the namespace.
+    pub fn missing_namespace(&self) -> Option<&str> {
+        match self {
+            KubeError::Api(s) if s.code == 404 => s
+                .details
+                .as_ref()
+                .filter(|d| d.kind == "namespaces")
+                .map(|d| d.name.as_str()),
+            _ => None,
+        }
+    }
+
     /// Worth retrying within the operation's deadline: throttling, server errors, refused or
     /// dropped connections, and admission webhooks that are not reachable yet (Karpenter's
     /// webhook starting up answers 500 "failed calling webhook … connection refused").

@@ -10,6 +10,9 @@ pub struct Kind {
     pub version: &'static str,
     pub kind: &'static str,
     pub plural: &'static str,
+    /// Whether objects of the kind live in a namespace (CapacityBuffer) rather than at the
+    /// cluster scope (every Karpenter kind).
+    pub namespaced: bool,
 }
 
 impl Kind {
@@ -43,30 +46,35 @@ pub const NODE_POOL: Kind = Kind {
     version: "v1",
     kind: "NodePool",
     plural: "nodepools",
+    namespaced: false,
 };
 pub const NODE_CLAIM: Kind = Kind {
     group: "karpenter.sh",
     version: "v1",
     kind: "NodeClaim",
     plural: "nodeclaims",
+    namespaced: false,
 };
 pub const EC2_NODE_CLASS: Kind = Kind {
     group: "karpenter.k8s.aws",
     version: "v1",
     kind: "EC2NodeClass",
     plural: "ec2nodeclasses",
+    namespaced: false,
 };
 pub const PROVISIONER: Kind = Kind {
     group: "karpenter.sh",
     version: "v1alpha5",
     kind: "Provisioner",
     plural: "provisioners",
+    namespaced: false,
 };
 pub const AWS_NODE_TEMPLATE: Kind = Kind {
     group: "karpenter.k8s.aws",
     version: "v1alpha1",
     kind: "AWSNodeTemplate",
     plural: "awsnodetemplates",
+    namespaced: false,
 };
 /// NodeOverlay (Karpenter ≥ v1.7, behind the `NodeOverlay` feature gate).
 pub const NODE_OVERLAY: Kind = Kind {
@@ -74,6 +82,7 @@ pub const NODE_OVERLAY: Kind = Kind {
     version: "v1alpha1",
     kind: "NodeOverlay",
     plural: "nodeoverlays",
+    namespaced: false,
 };
 /// CapacityBuffer (Karpenter ≥ v1.14, behind the `CapacityBuffer` feature gate). Namespaced.
 pub const CAPACITY_BUFFER: Kind = Kind {
@@ -81,6 +90,7 @@ pub const CAPACITY_BUFFER: Kind = Kind {
     version: "v1beta1",
     kind: "CapacityBuffer",
     plural: "capacitybuffers",
+    namespaced: true,
 };
 
 #[cfg(test)]

@@ -27,7 +27,8 @@ pub const UNREACHABLE_FOR: Duration = Duration::from_secs(30);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Also {
     Nothing,
-    /// 404 too: right after a CRD is established, the API may not serve the kind yet.
+    /// 404 too: right after a CRD is established, the API may not serve the kind yet. Not the
+    /// 404 of a namespace that does not exist ([`KubeError::missing_namespace`]).
     NotFound,
 }
 
@@ -52,7 +53,8 @@ where
                 });
             }
         };
-        let retryable = err.is_transient() || (also == Also::NotFound && err.is_not_found());
+        let retryable = err.is_transient()
+            || (also == Also::NotFound && err.is_not_found() && err.missing_namespace().is_none());
         if !retryable {
             return Err(err);
         }
@@ -121,6 +123,34 @@ mod tests {
         .await;
         assert_eq!(out.err().and_then(|e| e.code()), Some(422));
         assert_eq!(calls.load(Ordering::SeqCst), 1);
+    }
+
+    /// A write into a namespace that does not exist fails at once, even where 404 is retried.
+    #[tokio::test(start_paused = true)]
+    async fn a_missing_namespace_is_not_retried() {
+        let calls = AtomicU32::new(0);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let out: Result<(), _> = retry("apply", deadline, Also::NotFound, || async {
+            calls.fetch_add(1, Ordering::SeqCst);
+            Err(KubeError::Api(Box::new(kube::core::Status {
+                code: 404,
+                message: "namespaces \"team-a\" not found".into(),
+                details: Some(kube::core::response::StatusDetails {
+                    name: "team-a".into(),
+                    group: String::new(),
+                    kind: "namespaces".into(),
+                    uid: String::new(),
+                    causes: Vec::new(),
+                    retry_after_seconds: 0,
+                }),
+                ..Default::default()
+            })))
+        })
+        .await;
+        let err = out.expect_err("fails");
+        assert_eq!(err.missing_namespace(), Some("team-a"));
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        assert_eq!(status(404).missing_namespace(), None);
     }
 
     #[tokio::test(start_paused = true)]

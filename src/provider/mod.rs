@@ -134,6 +134,7 @@ impl KarpenterProvider {
                 Box::new(resources::provisioner()),
                 Box::new(resources::node_template()),
                 Box::new(resources::node_overlay()),
+                Box::new(resources::capacity_buffer()),
                 Box::new(resources::interruption_queue::InterruptionQueue),
                 Box::new(resources::node_role::NodeRole),
                 Box::new(resources::controller_role::ControllerRole),

@@ -1,18 +1,19 @@
-//! Schema and offline validation of the CapacityBuffer kind (`autoscaling.x-k8s.io/v1beta1`,
-//! the CRD Karpenter v1.14.1 ships behind the `CapacityBuffer` feature gate): spare capacity
-//! kept for a pod template (`pod_template_ref`) or as a share of a scalable workload
-//! (`scalable_ref`). Every `spec` field is typed and every CRD rule is checked at plan
-//! (quantities in `limits`, non-negative `replicas`/`percentage`, non-empty reference names,
-//! and in [`validate_capacity_buffer`] the two cross-field rules).
+//! Schema and offline validation of `karpenter_capacity_buffer` (CapacityBuffer,
+//! `autoscaling.x-k8s.io/v1beta1`, the CRD Karpenter v1.14.1 ships behind the `CapacityBuffer`
+//! feature gate): spare capacity kept for a pod template (`pod_template_ref`) or as a share of a
+//! scalable workload (`scalable_ref`). Every `spec` field is typed and every CRD rule is checked
+//! at plan (quantities in `limits`, non-negative `replicas`/`percentage`, non-empty reference
+//! names, and in [`validate_capacity_buffer`] the two cross-field rules).
 //!
-//! Not registered as a resource type yet: CapacityBuffer is namespaced, and the shared
-//! Kubernetes layer (`k8s::apply`, `KubeObjectType`) addresses cluster-scoped objects only.
-//! The schema carries `namespace` already so that registering it needs only that layer.
+//! CapacityBuffer is the one namespaced kind: `namespace` (default `default`, replaces on
+//! change) addresses the object, and import takes `namespace/name`; the rest is the shared
+//! [`super::kube_object`] code of every kind.
 
 use std::sync::LazyLock;
 
 use crate::framework::validate::{self as v};
 use crate::framework::{Attribute, Diagnostics, Schema};
+use crate::resources::kube_object::DEFAULT_NAMESPACE;
 use crate::resources::v1::rules::{self, has};
 use crate::resources::v1::{conditions_attribute, metadata_attribute, name_attribute, timeouts_block};
 use crate::tfvalue::{AttributePath, Type, Value};
@@ -25,16 +26,22 @@ pub static CAPACITY_BUFFER: LazyLock<Schema> = LazyLock::new(|| {
     Schema::new(
         "A CapacityBuffer (`autoscaling.x-k8s.io/v1beta1`): spare capacity Karpenter keeps ready, as placeholder \
          pods shaped like a PodTemplate (`pod_template_ref`) or like the pods of a scalable workload \
-         (`scalable_ref`). Needs Karpenter v1.14 or later with the `CapacityBuffer` feature gate enabled.",
+         (`scalable_ref`). Needs Karpenter v1.14 or later with the `CapacityBuffer` feature gate enabled (Helm \
+         value `settings.featureGates.capacityBuffer=true`); when the cluster does not have the CapacityBuffer \
+         CRD, apply says so instead of waiting. Unlike the other Karpenter kinds it is namespaced: `namespace` \
+         (default `default`) and `name` address it, and import takes `<namespace>/<name>`. The attributes follow \
+         the CapacityBuffer `spec` field by field. Plan validates everything the CRD checks; nothing contacts the \
+         cluster until apply.",
         vec![
             name_attribute("CapacityBuffer"),
             Attribute::string("namespace")
-                .required()
+                .default_value(Value::string(DEFAULT_NAMESPACE))
                 .replace_on_change()
                 .not_on_wire()
                 .describe(
-                    "Namespace of the CapacityBuffer (and of the PodTemplate or workload it refers to). Changing it \
-                     replaces the buffer.",
+                    "Namespace of the CapacityBuffer (and of the PodTemplate or workload it refers to); `default` \
+                     when not set, as in the kubernetes provider. The namespace must exist. Changing it replaces \
+                     the buffer.",
                 )
                 .validate(v::length(1, 63))
                 .validate(v::matches(
@@ -244,6 +251,34 @@ mod crd_coverage {
             let root = load_version(dir, "v1beta1", "autoscaling.x-k8s.io_capacitybuffers.yaml");
             let problems = compare_root(&CAPACITY_BUFFER, &root, "CapacityBuffer", &[]);
             assert!(problems.is_empty(), "{dir}: {}", problems.join("\n"));
+        }
+    }
+
+    /// The comparison sees both directions for this schema: a CRD field without an attribute,
+    /// an attribute the CRD does not have, and a default that differs from the CRD's.
+    #[test]
+    fn the_comparison_fails_on_a_missing_an_extra_and_a_wrong_default() {
+        use crate::framework::Attribute;
+        use crate::tfvalue::Value;
+        let root = load_version("v1-alpha", "v1beta1", "autoscaling.x-k8s.io_capacitybuffers.yaml");
+        let mut changed = CAPACITY_BUFFER.clone();
+        changed.attributes.retain(|a| a.name != "percentage");
+        changed.attributes.push(Attribute::number("min_replicas"));
+        for a in &mut changed.attributes {
+            if a.name == "provisioning_strategy" {
+                a.default = Some(Value::string("buffer.x-k8s.io/other"));
+            }
+        }
+        let problems = compare_root(&changed, &root, "CapacityBuffer", &[]).join("\n");
+        for expected in [
+            "spec.percentage has no attribute",
+            "spec.minReplicas is not a CRD field",
+            "spec.provisioningStrategy defaults to",
+        ] {
+            assert!(
+                problems.contains(expected),
+                "{expected:?} missing from:\n{problems}"
+            );
         }
     }
 }

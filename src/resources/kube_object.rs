@@ -13,11 +13,13 @@
 //! - **delete**: foreground deletion, waiting until finalizers and owned objects are gone;
 //!   when Karpenter is not running, it fails fast, or with `force_destroy` does Karpenter's
 //!   cleanup itself ([`super::teardown`]).
-//! - **import**: by object name.
+//! - **import**: by object name, or by `namespace/name` for a namespaced kind.
 //!
-//! Schema conventions: `name` (the object name), `metadata = { labels, annotations }`,
-//! `status` (computed), off-wire settings (`timeouts`, `wait_for_ready`), and every other
-//! attribute is a `spec` field.
+//! Schema conventions: `name` (the object name), `namespace` for a namespaced kind (its
+//! default is [`DEFAULT_NAMESPACE`], as in hashicorp/kubernetes), `metadata = { labels,
+//! annotations }`, `status` (computed), off-wire settings (`timeouts`, `wait_for_ready`), and
+//! every other attribute is a `spec` field. Namespaced and cluster-scoped kinds go through the
+//! same code; only the object's address differs ([`KubeObjectType::namespace_of`]).
 
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -42,6 +44,10 @@ const DEFAULT_CREATE: Duration = Duration::from_secs(10 * 60);
 const DEFAULT_UPDATE: Duration = Duration::from_secs(10 * 60);
 const DEFAULT_DELETE: Duration = Duration::from_secs(15 * 60);
 const READ_TIMEOUT: Duration = Duration::from_secs(2 * 60);
+
+/// The namespace of a namespaced kind's object when the configuration names none: `default`,
+/// as hashicorp/kubernetes and kubectl do.
+pub const DEFAULT_NAMESPACE: &str = "default";
 
 /// Annotation prefixes written by tools and controllers, never imported as user intent.
 const FOREIGN_ANNOTATIONS: &[&str] = &[
@@ -90,6 +96,22 @@ impl KubeObjectType {
         }
     }
 
+    /// The namespace of the object a plan or state describes: its `namespace` attribute for a
+    /// namespaced kind (the default when it has none), `None` for a cluster-scoped kind.
+    pub fn namespace_of<'a>(&self, state: &'a Value) -> Option<&'a str> {
+        self.kind
+            .namespaced
+            .then(|| get_str(state, "namespace").unwrap_or(DEFAULT_NAMESPACE))
+    }
+
+    /// `name`, or `namespace/name` for a namespaced kind, for messages.
+    fn label(&self, state: &Value) -> String {
+        k8s::apply::object_label(
+            self.namespace_of(state),
+            get_str(state, "name").unwrap_or_default(),
+        )
+    }
+
     fn spec_attributes(&self) -> impl Iterator<Item = &Attribute> {
         self.schema.attributes.iter().filter(|a| a.wire_field().is_some())
     }
@@ -105,6 +127,9 @@ impl KubeObjectType {
         })?;
         let mut metadata = Map::new();
         metadata.insert("name".into(), json!(name));
+        if let Some(namespace) = self.namespace_of(planned) {
+            metadata.insert("namespace".into(), json!(namespace));
+        }
         for part in ["labels", "annotations"] {
             if let Some(Value::Map(m)) = planned.get("metadata").and_then(|m| m.get(part)) {
                 let entries: Map<String, Json> = m
@@ -154,6 +179,10 @@ impl KubeObjectType {
             "name".into(),
             Value::string(obj.metadata.name.clone().unwrap_or_default()),
         );
+        if self.kind.namespaced {
+            let namespace = obj.metadata.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE);
+            fields.insert("namespace".into(), Value::string(namespace));
+        }
         if fields.contains_key("metadata") {
             fields.insert(
                 "metadata".into(),
@@ -200,6 +229,7 @@ impl KubeObjectType {
     ) -> ApplyOutcome {
         let deadline = Instant::now() + timeout;
         let name = get_str(planned, "name").unwrap_or_default().to_string();
+        let namespace = self.namespace_of(planned);
         let manifest = match self.manifest(planned) {
             Ok(m) => m,
             Err(d) => return ApplyOutcome::failed(None, d),
@@ -234,11 +264,14 @@ impl KubeObjectType {
         let prior_manifest = prior.and_then(|p| self.manifest(p).ok());
         let mut fields = k8s::ownership::stated_fields(&manifest);
         fields.extend(prior_manifest.iter().flat_map(k8s::ownership::stated_fields));
-        let stored =
-            match k8s::apply::apply_owning(client, &self.kind, &name, &manifest, &fields, deadline).await {
-                Ok(obj) => obj,
-                Err(e) => return ApplyOutcome::failed(None, self.diagnose(&e, "applying")),
-            };
+        let stored = match k8s::apply::apply_owning(
+            client, &self.kind, namespace, &name, &manifest, &fields, deadline,
+        )
+        .await
+        {
+            Ok(obj) => obj,
+            Err(e) => return ApplyOutcome::failed(None, self.diagnose(&e, "applying")),
+        };
         let mut diags = Diagnostics::new();
         if let Some(prior_manifest) = &prior_manifest {
             self.check_removals(&stored, prior_manifest, &manifest, &mut diags);
@@ -248,7 +281,7 @@ impl KubeObjectType {
             .wait_for_ready
             .is_some_and(|attr| planned.get(attr).and_then(Value::as_bool) == Some(true));
         if wants_ready {
-            match k8s::apply::wait_ready(client, &self.kind, &name, deadline).await {
+            match k8s::apply::wait_ready(client, &self.kind, namespace, &name, deadline).await {
                 Ok(obj) => latest = obj,
                 Err(e) => diags.extend(self.diagnose(&e, "waiting for Ready")),
             }
@@ -367,6 +400,18 @@ impl KubeObjectType {
         let mut d = Diagnostics::new();
         let what = self.kind.kind;
         match e {
+            KubeError::Api(_) if e.missing_namespace().is_some() => {
+                let namespace = e.missing_namespace().unwrap_or_default();
+                d.error_at(
+                    &AttributePath::root().attr("namespace"),
+                    "Namespace does not exist",
+                    format!(
+                        "The namespace {namespace:?} does not exist in the cluster, so the {what} cannot be created \
+                         there ({e}). Create the namespace first (for example with a kubernetes_namespace resource that \
+                         this resource refers to, so Terraform orders them), or set namespace to an existing one."
+                    ),
+                );
+            }
             KubeError::Api(status) if e.is_schema_refusal() => {
                 let fields = k8s::skew::undeclared_in_error(&status.message);
                 if fields.is_empty() {
@@ -629,6 +674,11 @@ pub fn wire_path_to_attribute(attributes: &[Attribute], field: &str) -> Option<A
     }
 }
 
+/// A namespace name: a DNS-1123 label (at most 63 characters, no dots).
+fn valid_namespace(name: &str) -> bool {
+    name.len() <= 63 && !name.contains('.') && valid_object_name(name)
+}
+
 fn valid_object_name(name: &str) -> bool {
     (1..=253).contains(&name.len())
         && name.split('.').all(|part| {
@@ -681,22 +731,32 @@ impl Resource<KarpenterContext> for KubeObjectType {
 
     async fn read(&self, ctx: &KarpenterContext, current: &Value) -> Result<ReadOutcome, Diagnostics> {
         let name = get_str(current, "name").unwrap_or_default().to_string();
+        let namespace = self.namespace_of(current);
+        let label = self.label(current);
         let client = match ctx.kube().await {
             Ok(c) => c,
             Err(e @ (KubeError::ConfigUnknown(_) | KubeError::NotConfigured(_))) => {
                 return Ok(ReadOutcome::KeptPrior(keep_prior_warning(
                     self.kind.kind,
-                    &name,
+                    &label,
                     &e,
                 )));
             }
             Err(e) => return Err(self.diagnose(&e, "connecting to the cluster")),
         };
-        match k8s::apply::get(client, &self.kind, &name, Instant::now() + READ_TIMEOUT).await {
+        match k8s::apply::get(
+            client,
+            &self.kind,
+            namespace,
+            &name,
+            Instant::now() + READ_TIMEOUT,
+        )
+        .await
+        {
             Ok(None) => Ok(ReadOutcome::Gone),
             Ok(Some(obj)) => self.state_from_object(&obj, current).map(ReadOutcome::Found),
             Err(e @ (KubeError::Transport(_) | KubeError::Unreachable(_) | KubeError::Timeout { .. })) => Ok(
-                ReadOutcome::KeptPrior(keep_prior_warning(self.kind.kind, &name, &e)),
+                ReadOutcome::KeptPrior(keep_prior_warning(self.kind.kind, &label, &e)),
             ),
             Err(e) => Err(self.diagnose(&e, "reading")),
         }
@@ -710,7 +770,10 @@ impl Resource<KarpenterContext> for KubeObjectType {
             Err(d) => return d,
         };
         let force = prior.get("force_destroy").and_then(Value::as_bool) == Some(true);
-        match k8s::apply::delete_and_wait(client, &self.kind, &name, self.dependents, deadline).await {
+        let namespace = self.namespace_of(prior);
+        match k8s::apply::delete_and_wait(client, &self.kind, namespace, &name, self.dependents, deadline)
+            .await
+        {
             Ok(()) => Diagnostics::new(),
             Err(KubeError::KarpenterGone { why, .. }) if force => {
                 self.force_destroy(ctx, client, &name, &why, deadline).await
@@ -718,8 +781,9 @@ impl Resource<KarpenterContext> for KubeObjectType {
             Err(e @ KubeError::KarpenterGone { .. }) => {
                 let mut d = Diagnostics::new();
                 let summary = format!(
-                    "Karpenter is not running: {} {name} cannot finish deleting",
-                    self.kind.kind
+                    "Karpenter is not running: {} {} cannot finish deleting",
+                    self.kind.kind,
+                    self.label(prior)
                 );
                 match self.schema.attribute(FORCE_DESTROY) {
                     Some(_) => d.error_at(&AttributePath::root().attr(FORCE_DESTROY), summary, e.to_string()),
@@ -732,23 +796,19 @@ impl Resource<KarpenterContext> for KubeObjectType {
     }
 
     async fn import(&self, ctx: &KarpenterContext, id: &str) -> Result<Value, Diagnostics> {
-        if !valid_object_name(id) {
-            return Err(Diagnostics::from_error(
-                "Invalid import ID",
-                format!(
-                    "{id:?} is not a {} name. Import by the object's name: terraform import {}.<name> <object name>",
-                    self.kind.kind, self.type_name
-                ),
-            ));
-        }
+        let (namespace, name) = self.import_id(id)?;
         let client = self.client(ctx).await?;
-        let obj = k8s::apply::get(client, &self.kind, id, Instant::now() + READ_TIMEOUT)
+        let obj = k8s::apply::get(client, &self.kind, namespace, name, Instant::now() + READ_TIMEOUT)
             .await
             .map_err(|e| self.diagnose(&e, "reading"))?
             .ok_or_else(|| {
+                let place = match namespace {
+                    Some(ns) => format!("in the namespace {ns:?}"),
+                    None => "in the cluster".to_string(),
+                };
                 Diagnostics::from_error(
                     "Cannot import a non-existent object",
-                    format!("There is no {} named {id:?} in the cluster.", self.kind.kind),
+                    format!("There is no {} named {name:?} {place}.", self.kind.kind),
                 )
             })?;
         self.adopted_state(&obj)
@@ -783,7 +843,7 @@ impl Resource<KarpenterContext> for KubeObjectType {
             return Err(Diagnostics::from_error(
                 "Cannot move this resource",
                 format!(
-                    "The {} holds a {api_version} {kind}, but {} manages {} {}. Move it to the resource type for its kind (karpenter_node_pool, karpenter_ec2_node_class, karpenter_provisioner or karpenter_node_template).",
+                    "The {} holds a {api_version} {kind}, but {} manages {} {}. Move it to the resource type for its kind (karpenter_node_pool, karpenter_ec2_node_class, karpenter_node_overlay, karpenter_capacity_buffer, karpenter_provisioner or karpenter_node_template).",
                     source.type_name,
                     self.type_name,
                     self.kind.api_version(),
@@ -859,9 +919,36 @@ impl KubeObjectType {
             );
             return d;
         }
-        match k8s::apply::delete_and_wait(client, &self.kind, name, self.dependents, deadline).await {
+        // Only cluster-scoped kinds offer force_destroy (Karpenter's own cleanup).
+        match k8s::apply::delete_and_wait(client, &self.kind, None, name, self.dependents, deadline).await {
             Ok(()) => Diagnostics::new(),
             Err(e) => self.diagnose(&e, "deleting"),
+        }
+    }
+
+    /// The object an import ID names: `name` for a cluster-scoped kind, `namespace/name` for a
+    /// namespaced one (as hashicorp/kubernetes imports namespaced objects).
+    fn import_id<'a>(&self, id: &'a str) -> Result<(Option<&'a str>, &'a str), Diagnostics> {
+        let invalid = |detail: String| Err(Diagnostics::from_error("Invalid import ID", detail));
+        if !self.kind.namespaced {
+            if !valid_object_name(id) {
+                return invalid(format!(
+                    "{id:?} is not a {} name. Import by the object's name: terraform import {}.<name> <object name>",
+                    self.kind.kind, self.type_name
+                ));
+            }
+            return Ok((None, id));
+        }
+        match id.split_once('/') {
+            Some((namespace, name)) if valid_namespace(namespace) && valid_object_name(name) => {
+                Ok((Some(namespace), name))
+            }
+            _ => invalid(format!(
+                "{id:?} is not the namespace and name of a {kind}. {kind} objects live in a namespace: import by \
+                 <namespace>/<name>, e.g. terraform import {ty}.<name> default/<object name>",
+                kind = self.kind.kind,
+                ty = self.type_name
+            )),
         }
     }
 
@@ -1073,5 +1160,83 @@ mod tests {
     fn object_names() {
         assert!(valid_object_name("default") && valid_object_name("a.b-c"));
         assert!(!valid_object_name("Default") && !valid_object_name("-a") && !valid_object_name(""));
+        assert!(
+            valid_namespace("kube-system") && !valid_namespace("a.b") && !valid_namespace(&"a".repeat(64))
+        );
+    }
+
+    fn capacity_buffer() -> KubeObjectType {
+        KubeObjectType::new(
+            "karpenter_capacity_buffer",
+            k8s::kinds::CAPACITY_BUFFER,
+            &crate::resources::capacity_buffer::CAPACITY_BUFFER,
+        )
+    }
+
+    /// A namespaced kind is imported by `namespace/name`; a cluster-scoped one by its name.
+    #[test]
+    fn import_ids_follow_the_scope() {
+        let buffer = capacity_buffer();
+        assert!(matches!(
+            buffer.import_id("ci/runners"),
+            Ok((Some("ci"), "runners"))
+        ));
+        for bad in [
+            "runners",
+            "ci/",
+            "/runners",
+            "Ci/runners",
+            "a.b/runners",
+            "ci/runners/x",
+        ] {
+            let d = buffer.import_id(bad).expect_err(bad);
+            let text = d.iter().map(|x| x.detail.clone()).collect::<String>();
+            assert!(text.contains("<namespace>/<name>"), "{bad}: {text}");
+        }
+        let pool = KubeObjectType::new(
+            "karpenter_node_pool",
+            k8s::kinds::NODE_POOL,
+            &crate::resources::v1::NODE_POOL,
+        );
+        assert!(matches!(pool.import_id("default"), Ok((None, "default"))));
+        assert!(pool.import_id("ci/default").is_err());
+    }
+
+    /// The manifest of a namespaced kind carries `metadata.namespace` (the default when the
+    /// configuration names none) and no `namespace` in `spec`; reading the object back takes
+    /// the namespace from its metadata.
+    #[test]
+    fn namespaced_objects_are_addressed_by_their_namespace() {
+        use crate::resources::capacity_buffer::CAPACITY_BUFFER;
+        use crate::resources::v1::testing::{config, plan_create};
+        let buffer = capacity_buffer();
+        let planned = plan_create(
+            &CAPACITY_BUFFER,
+            &config(
+                &CAPACITY_BUFFER,
+                &json!({"name": "b", "pod_template_ref": {"name": "t"}, "replicas": 2}),
+            ),
+        );
+        assert_eq!(buffer.namespace_of(&planned), Some("default"));
+        let manifest = buffer.manifest(&planned).expect("manifest");
+        assert_eq!(manifest["metadata"], json!({"name": "b", "namespace": "default"}));
+        assert_eq!(manifest["apiVersion"], "autoscaling.x-k8s.io/v1beta1");
+        assert!(manifest["spec"].get("namespace").is_none(), "{manifest}");
+
+        let stored: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "autoscaling.x-k8s.io/v1beta1", "kind": "CapacityBuffer",
+            "metadata": {"name": "b", "namespace": "ci"},
+            "spec": {"podTemplateRef": {"name": "t"}, "replicas": 2, "provisioningStrategy": "buffer.x-k8s.io/active-capacity"}
+        }))
+        .expect("object");
+        let state = buffer.adopted_state(&stored).expect("state");
+        assert_eq!(state.get("namespace"), Some(&Value::string("ci")));
+        assert_eq!(buffer.label(&state), "ci/b");
+        let pool = KubeObjectType::new(
+            "karpenter_node_pool",
+            k8s::kinds::NODE_POOL,
+            &crate::resources::v1::NODE_POOL,
+        );
+        assert_eq!(pool.namespace_of(&state), None);
     }
 }

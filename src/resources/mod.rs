@@ -84,3 +84,18 @@ pub fn node_overlay() -> KubeObjectType {
         )
     }
 }
+
+/// `karpenter_capacity_buffer` ↔ `autoscaling.x-k8s.io/v1beta1` CapacityBuffer (Karpenter ≥
+/// v1.14 with the `CapacityBuffer` feature gate), the one namespaced kind: addressed by
+/// `namespace` and `name`, imported by `namespace/name`.
+pub fn capacity_buffer() -> KubeObjectType {
+    KubeObjectType {
+        validate: capacity_buffer::validate_capacity_buffer,
+        requires: Some(&availability::CAPACITY_BUFFER),
+        ..KubeObjectType::new(
+            "karpenter_capacity_buffer",
+            kinds::CAPACITY_BUFFER,
+            &capacity_buffer::CAPACITY_BUFFER,
+        )
+    }
+}

@@ -98,7 +98,7 @@ pub async fn run(
     deadline: Instant,
 ) -> Result<Done, TeardownError> {
     let mut done = Done::default();
-    let object = k8s::apply::get(client, kind, name, deadline).await?;
+    let object = k8s::apply::get(client, kind, None, name, deadline).await?;
     let needs_aws = instance_owner_tag(kind).is_some();
     if needs_aws {
         let aws = ctx.aws().await.map_err(|d| {

@@ -3,8 +3,9 @@
 //! fills `EC2NodeClass` status (subnets, security groups, AMIs, instance profile, `Ready=True`)
 //! after a delay; marks `NodePool`s Ready; and creates `NodeClaim`s owned by each new `NodePool`
 //! so that foreground deletion has dependents to wait for. Optionally it marks `NodeOverlay`s
-//! Ready and "launches" NodeClaims (instance labels, node name, provider ID, conditions), so
-//! the read-only data sources have a status to read.
+//! Ready, reports `CapacityBuffer`s (namespaced) as provisioned, and "launches" NodeClaims
+//! (instance labels, node name, provider ID, conditions), so the read-only data sources have a
+//! status to read.
 //!
 //! While enabled it also holds Karpenter's leader-election Lease (`coordination.k8s.io/v1`,
 //! `karpenter-leader-election`), renewing it as controller-runtime does; switching it off
@@ -46,6 +47,10 @@ pub struct ControllerConfig {
     pub hash_annotations: bool,
     /// Mark `NodeOverlay`s Ready (status conditions), as Karpenter does once it validated one.
     pub node_overlay_status: bool,
+    /// Report `CapacityBuffer`s as Karpenter's buffer controller does once it translated one:
+    /// `ReadyForProvisioning` and `Provisioning` conditions, the chunk count, the strategy and
+    /// the PodTemplate it used.
+    pub capacity_buffer_status: bool,
     /// "Launch" every new NodeClaim: instance type, capacity type and zone labels, then
     /// `status.nodeName`, `providerID`, `imageID` and Launched/Registered/Initialized/Ready.
     pub node_claim_status: bool,
@@ -92,6 +97,7 @@ impl Default for ControllerConfig {
             node_claims_per_node_pool: 0,
             hash_annotations: false,
             node_overlay_status: false,
+            capacity_buffer_status: false,
             node_claim_status: false,
             leader_lease: None,
         }
@@ -118,6 +124,7 @@ impl ControllerConfig {
             node_claims_per_node_pool: 1,
             hash_annotations: true,
             node_overlay_status: true,
+            capacity_buffer_status: true,
             leader_lease: Some(LeaseConfig::default()),
             ..Self::default()
         }
@@ -385,6 +392,18 @@ fn react(shared: &Arc<Shared>, ev: &Event) {
             }
         });
     }
+    if kind == "CapacityBuffer"
+        && cfg.capacity_buffer_status
+        && observed != Some(generation)
+        && schedule_once(shared, &format!("capacitybuffer-{generation}"), &uid)
+    {
+        mutate(shared, &group, &plural, &ns, &name, &uid, Sub::Status, |obj| {
+            let status = capacity_buffer_status(obj);
+            if let Some(m) = obj.as_object_mut() {
+                m.insert("status".into(), status);
+            }
+        });
+    }
     if kind == "NodeClaim"
         && cfg.node_claim_status
         && o.pointer("/status/providerID").is_none()
@@ -397,6 +416,29 @@ fn react(shared: &Arc<Shared>, ev: &Event) {
             create_node_claim(shared, o);
         }
     }
+}
+
+/// The status Karpenter's buffer controller writes for a translated CapacityBuffer: its chunk
+/// count (`replicas`, else one), the strategy in effect, the PodTemplate it provisions from
+/// (the referenced one; for a `scalableRef`, none is reported) and two True conditions.
+fn capacity_buffer_status(obj: &Value) -> Value {
+    let generation = obj.pointer("/metadata/generation").cloned().unwrap_or(json!(1));
+    let spec = obj.get("spec").cloned().unwrap_or(json!({}));
+    let now = now_rfc3339();
+    let conds: Vec<Value> = ["ReadyForProvisioning", "Provisioning"]
+        .iter()
+        .map(|t| json!({"type": t, "status": "True", "lastTransitionTime": now, "reason": t, "message": "", "observedGeneration": generation}))
+        .collect();
+    let mut status = json!({
+        "conditions": conds,
+        "replicas": spec.get("replicas").cloned().unwrap_or(json!(1)),
+        "provisioningStrategy": spec.get("provisioningStrategy").cloned().unwrap_or(json!("buffer.x-k8s.io/active-capacity")),
+    });
+    if let Some(template) = spec.get("podTemplateRef") {
+        status["podTemplateRef"] = template.clone();
+        status["podTemplateGeneration"] = json!(1);
+    }
+    status
 }
 
 /// Apply `f` to the stored object if it still has `uid`, written through the normal update

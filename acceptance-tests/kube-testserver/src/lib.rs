@@ -502,6 +502,13 @@ current-context: kube-testserver\nusers:\n- name: kube-testserver\n  user:\n    
     pub fn set_legacy_webhook_defaults(&self, on: bool) {
         self.shared.with_state(|s| s.legacy_webhook_defaults = on);
     }
+    /// Only these namespaces exist from now on (`None`: every namespace exists, the default):
+    /// writes into another namespace get the 404 `namespaces "x" not found` that
+    /// kube-apiserver's NamespaceLifecycle admission gives, and `/api/v1/namespaces` lists them.
+    pub fn set_namespaces(&self, namespaces: Option<&[&str]>) {
+        let known = namespaces.map(|list| list.iter().map(|n| n.to_string()).collect());
+        self.shared.with_state(|s| s.namespaces = known);
+    }
     /// Replace the simulated controller's settings.
     pub fn set_controller(&self, c: ControllerConfig) {
         *lock(&self.shared.controller) = c;

@@ -482,14 +482,23 @@ async fn route(
             &[],
         )),
         ["api", "v1", "namespaces"] if get => {
-            let items: Vec<Value> = ["default", "kube-system"].iter().map(|n| namespace(n)).collect();
+            let listed: Vec<String> = match &lock(&shared.state).namespaces {
+                Some(known) => known.iter().cloned().collect(),
+                None => vec!["default".into(), "kube-system".into()],
+            };
+            let items: Vec<Value> = listed.iter().map(|n| namespace(n)).collect();
             Ok(json_response(
                 200,
                 &json!({"kind": "NamespaceList", "apiVersion": "v1", "metadata": {"resourceVersion": "1"}, "items": items}),
                 &[],
             ))
         }
-        ["api", "v1", "namespaces", n] if get => Ok(json_response(200, &namespace(n), &[])),
+        ["api", "v1", "namespaces", n] if get => {
+            if !lock(&shared.state).namespace_exists(n) {
+                return Err(crate::store::namespace_not_found(n));
+            }
+            Ok(json_response(200, &namespace(n), &[]))
+        }
         ["apis"] if get => {
             let groups = served_groups(&lock(&shared.state));
             let mut list = vec![group_json(CRD_GROUP, &["v1".to_string()])];
@@ -594,6 +603,13 @@ async fn route(
             };
             if rest.len() > 3 || (rt.namespaced && name.is_some() && ns.is_none()) {
                 return Err(ApiError::no_resource());
+            }
+            // NamespaceLifecycle: no writes into a namespace that does not exist.
+            let writes = matches!(*req.method(), Method::POST | Method::PUT | Method::PATCH);
+            if let Some(n) = ns.as_deref().filter(|_| writes)
+                && !lock(&shared.state).namespace_exists(n)
+            {
+                return Err(crate::store::namespace_not_found(n));
             }
             resource(shared, req, rt, ns, name, sub, parse_query(query)).await
         }

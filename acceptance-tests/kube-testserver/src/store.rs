@@ -255,6 +255,24 @@ pub struct State {
     rt_cache: std::cell::RefCell<TypeCache>,
     /// Admit Provisioners as Karpenter v0.32's mutating webhook did ([`crate::webhooks`]).
     pub legacy_webhook_defaults: bool,
+    /// The namespaces that exist, when a test says so; `None` (the default): every one does.
+    pub namespaces: Option<BTreeSet<String>>,
+}
+
+impl State {
+    /// Whether `namespace` exists (every one does unless a test listed them).
+    pub fn namespace_exists(&self, namespace: &str) -> bool {
+        self.namespaces
+            .as_ref()
+            .is_none_or(|known| known.contains(namespace))
+    }
+}
+
+/// What kube-apiserver's NamespaceLifecycle admission answers a write into a namespace that
+/// does not exist: 404 `namespaces "x" not found`, with details naming the namespace.
+pub fn namespace_not_found(namespace: &str) -> ApiError {
+    ApiError::new(404, "NotFound", format!("namespaces \"{namespace}\" not found"))
+        .with_details(json!({"name": namespace, "kind": "namespaces"}))
 }
 
 pub fn invalid(kind: &str, group: &str, name: &str, errs: &[FieldError]) -> ApiError {
@@ -469,6 +487,7 @@ impl State {
             established_at: BTreeMap::new(),
             rt_cache: Default::default(),
             legacy_webhook_defaults: false,
+            namespaces: None,
         }
     }
 

@@ -435,6 +435,124 @@ async fn namespaced_custom_objects_work() {
     assert!(s.object_in("example.com", "v1", "widgets", "b", "w").is_some());
 }
 
+/// The real namespaced Karpenter kind: CapacityBuffers from the shared CRD are stored per
+/// namespace, defaulted and checked by the CRD (its CEL rules included), and the simulated
+/// controller reports them with a status the CRD's status schema accepts.
+#[tokio::test]
+async fn capacity_buffers_are_namespaced_checked_by_their_crd_and_reported_by_the_controller() {
+    let s = start_with(Config {
+        crd_dirs: vec![TestServer::shared_crds_dir("v1-alpha")],
+        controller: ControllerConfig::karpenter(),
+        ..Config::default()
+    })
+    .await;
+    let client = s.client().await.unwrap();
+    let ar = kube::api::ApiResource::from_gvk_with_plural(
+        &kube::api::GroupVersionKind::gvk("autoscaling.x-k8s.io", "v1beta1", "CapacityBuffer"),
+        "capacitybuffers",
+    );
+    let ci: Api<kube::api::DynamicObject> = Api::namespaced_with(client.clone(), "ci", &ar);
+    let pp = PatchParams::apply("terraform-provider-karpenter").force();
+    let buffer = json!({"apiVersion": "autoscaling.x-k8s.io/v1beta1", "kind": "CapacityBuffer",
+        "metadata": {"name": "runners", "namespace": "ci"},
+        "spec": {"podTemplateRef": {"name": "runner"}, "replicas": 3}});
+    let stored = to_json(&ci.patch("runners", &pp, &Patch::Apply(&buffer)).await.unwrap());
+    assert_eq!(stored["metadata"]["namespace"], "ci");
+    assert_eq!(
+        stored["spec"]["provisioningStrategy"],
+        "buffer.x-k8s.io/active-capacity"
+    );
+    assert!(
+        s.object_in(
+            "autoscaling.x-k8s.io",
+            "v1beta1",
+            "capacitybuffers",
+            "default",
+            "runners"
+        )
+        .is_none()
+    );
+
+    // The CRD's CEL rule: not both references.
+    let mut both = buffer.clone();
+    both["metadata"]["name"] = json!("both");
+    both["spec"]["scalableRef"] = json!({"kind": "Deployment", "name": "web"});
+    let refused = status_of(ci.patch("both", &pp, &Patch::Apply(&both)).await.unwrap_err());
+    assert_eq!(refused.code, 422, "{refused:?}");
+    assert!(
+        refused.message.contains("either PodTemplateRef or ScalableRef"),
+        "{}",
+        refused.message
+    );
+
+    let status = eventually(10, "CapacityBuffer status", || {
+        let o = s.object_in(
+            "autoscaling.x-k8s.io",
+            "v1beta1",
+            "capacitybuffers",
+            "ci",
+            "runners",
+        )?;
+        o["status"]["conditions"].is_array().then(|| o["status"].clone())
+    })
+    .await;
+    assert_eq!(status["replicas"], 3);
+    assert_eq!(status["podTemplateRef"], json!({"name": "runner"}));
+    assert_eq!(status["conditions"][0]["type"], "ReadyForProvisioning");
+    let current = s
+        .object_in(
+            "autoscaling.x-k8s.io",
+            "v1beta1",
+            "capacitybuffers",
+            "ci",
+            "runners",
+        )
+        .unwrap();
+    let (code, _, body) = raw(
+        &client,
+        Method::PUT,
+        "/apis/autoscaling.x-k8s.io/v1beta1/namespaces/ci/capacitybuffers/runners/status",
+        "application/json",
+        &current,
+    )
+    .await;
+    assert_eq!(code, 200, "the simulated status passes the CRD: {body}");
+
+    // With a list of namespaces, a write into another one gets NamespaceLifecycle's 404.
+    s.set_namespaces(Some(&["default", "ci"]));
+    let missing: Api<kube::api::DynamicObject> = Api::namespaced_with(client.clone(), "team-a", &ar);
+    let mut elsewhere = buffer.clone();
+    elsewhere["metadata"]["namespace"] = json!("team-a");
+    let refused = status_of(
+        missing
+            .patch("runners", &pp, &Patch::Apply(&elsewhere))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(
+        (refused.code, refused.message.as_str()),
+        (404, "namespaces \"team-a\" not found")
+    );
+    let details = refused.details.expect("details");
+    assert_eq!(
+        (details.kind.as_str(), details.name.as_str()),
+        ("namespaces", "team-a")
+    );
+    let (code, _, _) = raw(
+        &client,
+        Method::GET,
+        "/api/v1/namespaces/team-a",
+        "",
+        &json!(null),
+    )
+    .await;
+    assert_eq!(code, 404);
+    let (code, _, _) = raw(&client, Method::GET, "/api/v1/namespaces/ci", "", &json!(null)).await;
+    assert_eq!(code, 200);
+    // Writes into a listed namespace still work.
+    ci.patch("runners", &pp, &Patch::Apply(&buffer)).await.unwrap();
+}
+
 #[tokio::test]
 async fn server_side_apply_behaves_like_one_manager_applying_its_full_intent() {
     let (s, client) = start_v1().await;

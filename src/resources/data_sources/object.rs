@@ -193,7 +193,7 @@ impl DataSource<KarpenterContext> for ObjectDataSource {
             Ok(c) => c,
             Err(not_yet) => return Ok(not_yet),
         };
-        match k8s::apply::get(client, &self.kind, &name, Instant::now() + READ_TIMEOUT).await {
+        match k8s::apply::get(client, &self.kind, None, &name, Instant::now() + READ_TIMEOUT).await {
             Ok(Some(obj)) => self.state_of(&obj).map(DataReadOutcome::Read),
             Ok(None) => Err(Diagnostics::from_error(
                 format!("No {} named {name:?}", self.kind.kind),
