@@ -391,3 +391,55 @@ resource "karpenter_node_role" "this" {
     assert_eq!(identity, 1, "one GetCallerIdentity for the whole apply");
     work.destroy().ok();
 }
+
+/// A state written before `tags_all` existed (the attribute missing from each resource) plans
+/// empty after the refresh, and so does an import under default tags (`tags` holds only the
+/// resource's own tags, `tags_all` the merged set).
+#[tokio::test(flavor = "multi_thread")]
+async fn states_without_tags_all_and_imports_plan_empty_under_default_tags() {
+    let moto = Moto::start();
+    let defaults = default_tags(&[("env", "prod"), ("team", "platform")]);
+    let work = workdir(&format!(
+        "{}\n{RESOURCES}",
+        provider_with(moto.endpoint(), &defaults)
+    ));
+    work.apply().ok();
+
+    // The state as an earlier provider version wrote it: no tags_all anywhere.
+    let pulled = work.terraform(&["state", "pull"]).ok();
+    let mut state: serde_json::Value = serde_json::from_str(&pulled.stdout).expect("state JSON");
+    state["serial"] = serde_json::json!(state["serial"].as_u64().unwrap_or(0) + 1);
+    let mut stripped = 0;
+    for resource in state["resources"].as_array_mut().expect("resources") {
+        for instance in resource["instances"].as_array_mut().expect("instances") {
+            if let Some(attributes) = instance["attributes"].as_object_mut()
+                && attributes.remove("tags_all").is_some()
+            {
+                stripped += 1;
+            }
+        }
+    }
+    assert_eq!(stripped, 3, "tags_all in the state of each resource");
+    work.write("old.tfstate", &state.to_string());
+    work.terraform(&["state", "push", "old.tfstate"]).ok();
+    assert!(
+        work.plan_is_empty(),
+        "a state without tags_all does not plan empty"
+    );
+
+    // Import under default tags.
+    for (address, id) in [
+        ("karpenter_node_role.this", NODE_ROLE),
+        ("karpenter_interruption_queue.this", CLUSTER),
+        ("karpenter_controller_role.this", CONTROLLER_ROLE),
+    ] {
+        work.terraform(&["state", "rm", address]).ok();
+        work.terraform(&["import", "-no-color", address, id]).ok();
+        let imported = attrs(&work.state(), address);
+        assert_eq!(imported["tags_all"]["env"], "prod", "{address}: {imported}");
+    }
+    let imported = attrs(&work.state(), "karpenter_node_role.this");
+    assert_eq!(imported["tags"], serde_json::json!({"team": "karpenter"}));
+    assert!(work.plan_is_empty(), "plan after import is not empty");
+    work.destroy().ok();
+}
