@@ -456,6 +456,10 @@ kubernetes {
 aws {
   region = "us-east-1"
   profile = "demo"
+  allowed_account_ids = ["123456789012"]
+  default_tags {
+    tags = { team = "karpenter" }
+  }
   assume_role {
     role_arn = "arn:aws:iam::123456789012:role/terraform"
     session_name = "terraform"
@@ -484,6 +488,7 @@ kubernetes {
 const PROVIDER_WEB_IDENTITY: &str = r#"
 aws {
   region = "us-east-1"
+  forbidden_account_ids = ["210987654321"]
   assume_role_with_web_identity {
     role_arn = "arn:aws:iam::123456789012:role/ci"
     session_name = "ci"
@@ -978,6 +983,13 @@ fn contradiction_specs() -> Vec<ContradictionSpec> {
                 json!("arn:aws:sqs:us-east-1:210987654321:demo"),
             )],
             "interruption_queue_arn",
+        ),
+        // provider: both account guards
+        (
+            p.clone(),
+            0,
+            vec![("aws.forbidden_account_ids", json!(["210987654321"]))],
+            "aws.forbidden_account_ids",
         ),
         // provider: eks {} beside other credentials
         (

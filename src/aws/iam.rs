@@ -566,6 +566,15 @@ impl Iam {
 
     /// The default version's document of a managed policy, or None when it does not exist.
     pub async fn managed_policy_document(&self, arn: &str) -> Result<Option<Json>, IamError> {
+        Ok(self.managed_policy(arn).await?.map(|(doc, _)| doc))
+    }
+
+    /// The default version's document of a managed policy and the policy's tags, or None when
+    /// it does not exist.
+    pub async fn managed_policy(
+        &self,
+        arn: &str,
+    ) -> Result<Option<(Json, BTreeMap<String, String>)>, IamError> {
         let policy = self.get_policy(arn).await?;
         let Some(version) = policy
             .as_ref()
@@ -574,6 +583,11 @@ impl Iam {
         else {
             return Ok(None);
         };
+        let tags = policy
+            .as_ref()
+            .and_then(|p| p.policy())
+            .map(|p| tag_map(p.tags()))
+            .unwrap_or_default();
         const OP: &str = "GetPolicyVersion";
         let out = found(
             self.client
@@ -589,9 +603,38 @@ impl Iam {
             .and_then(|o| o.policy_version())
             .and_then(|v| v.document())
         {
-            Some(doc) => decode_document(OP, doc).map(Some),
+            Some(doc) => decode_document(OP, doc).map(|d| Some((d, tags))),
             None => Ok(None),
         }
+    }
+
+    /// Makes the managed policy's tags exactly `wanted`, given what it has now.
+    pub async fn sync_policy_tags(
+        &self,
+        arn: &str,
+        current: &BTreeMap<String, String>,
+        wanted: &BTreeMap<String, String>,
+    ) -> Result<(), IamError> {
+        let changes = super::tags::diff(current, wanted);
+        if !changes.remove.is_empty() {
+            self.client
+                .untag_policy()
+                .policy_arn(arn)
+                .set_tag_keys(Some(changes.remove))
+                .send()
+                .await
+                .map_err(|e| IamError::from_sdk("UntagPolicy", e))?;
+        }
+        if !changes.set.is_empty() {
+            self.client
+                .tag_policy()
+                .policy_arn(arn)
+                .set_tags(tags("TagPolicy", &changes.set)?)
+                .send()
+                .await
+                .map_err(|e| IamError::from_sdk("TagPolicy", e))?;
+        }
+        Ok(())
     }
 
     /// Non-default versions, oldest first.

@@ -1,11 +1,13 @@
 //! The AWS side: one lazily built SDK configuration (from the provider's `aws {}` block),
 //! per-service clients with their endpoint overrides, error classification into diagnostics,
 //! the IAM wrappers of the role resources ([`iam`]),
+//! the account guards ([`account`]),
 //! and thin wrappers over the SQS, EventBridge and EC2 (teardown) calls the resources make.
 //!
 //! Nothing here runs during plan: [`crate::provider::KarpenterContext::aws`] builds the
 //! clients on first use.
 
+pub mod account;
 pub mod assume;
 pub mod config;
 pub mod ec2;

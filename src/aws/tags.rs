@@ -1,7 +1,8 @@
 //! Tag reconciliation shared by every AWS part the provider manages (SQS queue, EventBridge
 //! rules, IAM roles and instance profiles): from the tags a resource has and the tags it should
 //! have, which keys to untag and which pairs to (re)tag. Each service then makes its own
-//! untag/tag calls; this is the one place that decides what changes.
+//! untag/tag calls; this is the one place that decides what changes. Also how the provider's
+//! default tags and a resource's own tags make the tags a part carries, and back.
 
 use std::collections::BTreeMap;
 
@@ -37,9 +38,60 @@ pub fn diff(current: &BTreeMap<String, String>, wanted: &BTreeMap<String, String
     }
 }
 
+/// The tags a part carries: the provider's default tags with the resource's own over them (a
+/// resource tag wins for the same key, as in hashicorp/aws).
+pub fn merge(
+    defaults: &BTreeMap<String, String>,
+    tags: &BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
+    let mut all = defaults.clone();
+    all.extend(tags.iter().map(|(k, v)| (k.clone(), v.clone())));
+    all
+}
+
+/// The resource's own part of the tags a part carries (`all`): everything but what the default
+/// tags explain, i.e. a pair equal to a default one is left out unless the resource itself sets
+/// it (`configured`: the resource's `tags` as last recorded), as hashicorp/aws reads `tags`.
+pub fn own_part(
+    all: &BTreeMap<String, String>,
+    defaults: &BTreeMap<String, String>,
+    configured: &BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
+    all.iter()
+        .filter(|(k, v)| defaults.get(*k) != Some(*v) || configured.get(*k) == Some(*v))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn resource_tags_win_over_default_tags() {
+        let all = merge(
+            &map(&[("env", "prod"), ("team", "platform")]),
+            &map(&[("team", "karpenter"), ("app", "k")]),
+        );
+        assert_eq!(all, map(&[("app", "k"), ("env", "prod"), ("team", "karpenter")]));
+        assert_eq!(merge(&map(&[]), &map(&[("a", "1")])), map(&[("a", "1")]));
+    }
+
+    #[test]
+    fn the_own_part_leaves_out_what_the_defaults_explain() {
+        let defaults = map(&[("env", "prod"), ("team", "platform")]);
+        // a default pair is not the resource's; an overridden key and an extra one are
+        let all = map(&[("env", "prod"), ("team", "karpenter"), ("added", "x")]);
+        assert_eq!(
+            own_part(&all, &defaults, &map(&[])),
+            map(&[("added", "x"), ("team", "karpenter")])
+        );
+        // the resource sets a pair equal to a default one: it stays the resource's
+        assert_eq!(
+            own_part(&all, &defaults, &map(&[("env", "prod")])),
+            map(&[("added", "x"), ("env", "prod"), ("team", "karpenter")])
+        );
+    }
 
     fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs

@@ -162,6 +162,13 @@ fn aws_block() -> Block {
                 .describe("File holding a PEM bundle of certificate authorities trusted by every AWS client, beside the system's roots (e.g. a TLS-inspecting proxy or a private endpoint).")
                 .env(&["AWS_CA_BUNDLE"])
                 .validate(v::non_empty()),
+            // account guards, as hashicorp/aws names them (issue #21)
+            Attribute::set_of("allowed_account_ids", Type::String)
+                .describe("AWS account IDs the provider may change anything in. Before its first call that creates, changes or deletes anything, the provider asks STS (`GetCallerIdentity`, once per run) which account its credentials belong to, and fails without touching anything when that account is not listed. Conflicts with `forbidden_account_ids`.")
+                .validate(v::each(account_id())),
+            Attribute::set_of("forbidden_account_ids", Type::String)
+                .describe("AWS account IDs the provider must not change anything in: checked like `allowed_account_ids`, failing when the credentials' account is listed. Conflicts with `allowed_account_ids`.")
+                .validate(v::each(account_id())),
         ],
     )
     .describe("AWS access for the interruption queue and IAM resources: static keys when set, else the standard credential chain (environment, profile, SSO, web identity, instance metadata); then `assume_role_with_web_identity` and `assume_role`, in that order, when set.")
@@ -211,11 +218,51 @@ fn aws_block() -> Block {
         )
         .describe("Assume a role with a web identity token (OIDC) through STS AssumeRoleWithWebIdentity; its credentials are then used directly, or to assume `assume_role`."),
         Block::single(
+            "default_tags",
+            vec![Attribute::map_of("tags", Type::String)
+                .describe(format!(
+                    "Tags every AWS part the provider creates carries (interruption queue and rules, roles, instance profile, managed policies), merged with each resource's own `tags`; a resource's tag wins over a default tag of the same key. Each resource shows the merged set in `tags_all`. `TF_AWS_DEFAULT_TAGS_<key>` environment variables add default tags, and these win over them. Keys starting with `{RESERVED_TAG_PREFIX}` are reserved for the provider's bookkeeping."
+                ))
+                .validate(v::each_key(v::length(1, 128)))
+                .validate(v::each_key(reserved_default_tag_key()))],
+        )
+        .describe("Default tags for every AWS part the provider creates, as in hashicorp/aws."),
+        Block::single(
             "endpoints",
             ENDPOINT_SERVICES.iter().map(|s| endpoint(s)).collect(),
         )
         .describe("Custom service endpoints (e.g. a local test environment)."),
     ])
+}
+
+/// Tag keys under this prefix are the provider's bookkeeping (e.g. the ownership tag).
+pub const RESERVED_TAG_PREFIX: &str = "terraform-provider-karpenter/";
+
+/// The environment variables that add default tags: `TF_AWS_DEFAULT_TAGS_<key>`, as in
+/// hashicorp/aws.
+pub const DEFAULT_TAGS_ENV_PREFIX: &str = "TF_AWS_DEFAULT_TAGS_";
+
+/// A 12-digit AWS account ID.
+fn account_id() -> impl v::Validator {
+    v::matches(
+        r"^[0-9]{12}$",
+        "a 12-digit AWS account ID such as \"123456789012\"",
+    )
+}
+
+/// Refuses a default tag key in the provider's reserved namespace.
+fn reserved_default_tag_key() -> impl v::Validator {
+    v::check(
+        format!("Must not start with `{RESERVED_TAG_PREFIX}` (reserved for the provider)."),
+        |value| {
+            let s = value.as_str()?;
+            s.starts_with(RESERVED_TAG_PREFIX).then(|| {
+                format!(
+                    "{s:?} is reserved: the provider tags the parts it creates with keys under {RESERVED_TAG_PREFIX:?} to recognise them. Use another key."
+                )
+            })
+        },
+    )
 }
 
 /// Shortest and longest session of an assumed role (STS `DurationSeconds`).
@@ -361,6 +408,12 @@ pub struct AwsSettings {
     /// The PEM bundle's path (`custom_ca_bundle` or `AWS_CA_BUNDLE`).
     pub custom_ca_bundle: Option<String>,
     pub assume_role_with_web_identity: Option<WebIdentitySettings>,
+    /// `default_tags { tags }` over the `TF_AWS_DEFAULT_TAGS_<key>` environment variables.
+    pub default_tags: BTreeMap<String, String>,
+    /// The accounts the provider may change things in (empty: any).
+    pub allowed_account_ids: Vec<String>,
+    /// The accounts the provider must not change things in.
+    pub forbidden_account_ids: Vec<String>,
 }
 
 /// A secret setting: compared and cloned like a string, but never shown by `{:?}`.
@@ -416,6 +469,8 @@ pub struct ProviderSettings {
 /// Reads environment variables; tests pass their own.
 pub trait Env {
     fn var(&self, name: &str) -> Option<String>;
+    /// Every set variable whose name starts with `prefix`, as (name without the prefix, value).
+    fn vars_with_prefix(&self, prefix: &str) -> Vec<(String, String)>;
 }
 
 /// The process environment.
@@ -424,6 +479,13 @@ pub struct ProcessEnv;
 impl Env for ProcessEnv {
     fn var(&self, name: &str) -> Option<String> {
         std::env::var(name).ok().filter(|v| !v.is_empty())
+    }
+    fn vars_with_prefix(&self, prefix: &str) -> Vec<(String, String)> {
+        std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+            .filter_map(|(k, v)| k.strip_prefix(prefix).map(|rest| (rest.to_string(), v)))
+            .filter(|(k, _)| !k.is_empty())
+            .collect()
     }
 }
 
@@ -598,6 +660,14 @@ pub fn validate_aws(config: &Value, diags: &mut crate::framework::Diagnostics) {
             "Session token without keys",
             "aws.token belongs to static credentials: set aws.access_key and aws.secret_key with it, or \
              remove it (AWS_SESSION_TOKEN is read with the environment's keys).",
+        );
+    }
+    if set(a, "allowed_account_ids") && set(a, "forbidden_account_ids") {
+        diags.error_at(
+            &ap.attr("forbidden_account_ids"),
+            "Conflicting account guards",
+            "aws.allowed_account_ids and aws.forbidden_account_ids cannot both be set: list the accounts the \
+             provider may work in (allowed_account_ids), or those it must not (forbidden_account_ids).",
         );
     }
     if let Some(web) = present(a, "assume_role_with_web_identity")
@@ -775,7 +845,21 @@ pub fn parse(config: &Value, env: &dyn Env) -> ProviderSettings {
         max_retries: r.count(a, &ap, "max_retries").filter(|n| *n > 0),
         custom_ca_bundle: r.string(a, &ap, "custom_ca_bundle", env_of(&AWS, "custom_ca_bundle")),
         assume_role_with_web_identity: None,
+        default_tags: env
+            .vars_with_prefix(DEFAULT_TAGS_ENV_PREFIX)
+            .into_iter()
+            .collect(),
+        allowed_account_ids: r.strings(a, &ap, "allowed_account_ids"),
+        forbidden_account_ids: r.strings(a, &ap, "forbidden_account_ids"),
     };
+    match a.get("default_tags") {
+        Some(Value::Unknown(_)) => r.unknown.push(ap.attr("default_tags")),
+        Some(block) if !block.is_null() => {
+            let tags = r.string_map(block, &ap.attr("default_tags"), "tags");
+            aws.default_tags.extend(tags);
+        }
+        _ => {}
+    }
     if let Some(assume) = present(a, "assume_role") {
         let p = ap.attr("assume_role");
         aws.assume_role = Some(AssumeRoleSettings {
@@ -840,6 +924,12 @@ mod tests {
     impl Env for FakeEnv {
         fn var(&self, name: &str) -> Option<String> {
             self.0.get(name).map(|s| s.to_string())
+        }
+        fn vars_with_prefix(&self, prefix: &str) -> Vec<(String, String)> {
+            self.0
+                .iter()
+                .filter_map(|(k, v)| k.strip_prefix(prefix).map(|r| (r.to_string(), v.to_string())))
+                .collect()
         }
     }
 
@@ -1083,6 +1173,113 @@ mod tests {
         // max_retries = 0 is "not set", as in hashicorp/aws
         let zero = aws_config(object([("max_retries", Value::number(0))]));
         assert_eq!(parse(&zero, &FakeEnv(HashMap::new())).aws.max_retries, None);
+    }
+
+    #[test]
+    fn default_tags_come_over_their_environment_and_account_guards_conflict() {
+        let config = aws_config(object([
+            (
+                "default_tags",
+                object([(
+                    "tags",
+                    Value::Map(
+                        [
+                            ("env".to_string(), Value::string("prod")),
+                            ("team".to_string(), Value::string("k")),
+                        ]
+                        .into(),
+                    ),
+                )]),
+            ),
+            (
+                "allowed_account_ids",
+                Value::Set(vec![Value::string("123456789012")]),
+            ),
+        ]));
+        let env = FakeEnv(HashMap::from([
+            ("TF_AWS_DEFAULT_TAGS_env", "stage"),
+            ("TF_AWS_DEFAULT_TAGS_cost", "42"),
+        ]));
+        let s = parse(&config, &env);
+        let tags: Vec<(&str, &str)> = s
+            .aws
+            .default_tags
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(tags, [("cost", "42"), ("env", "prod"), ("team", "k")]);
+        assert_eq!(s.aws.allowed_account_ids, ["123456789012"]);
+        assert!(s.aws.forbidden_account_ids.is_empty());
+        assert!(s.unknown.is_empty());
+
+        // unknown default tags are recorded
+        let unknown = aws_config(object([("default_tags", object([("tags", Value::unknown())]))]));
+        let s = parse(&unknown, &FakeEnv(HashMap::new()));
+        assert_eq!(
+            s.unknown,
+            [AttributePath::root()
+                .attr("aws")
+                .attr("default_tags")
+                .attr("tags")]
+        );
+
+        let both = aws_config(object([
+            (
+                "allowed_account_ids",
+                Value::Set(vec![Value::string("123456789012")]),
+            ),
+            (
+                "forbidden_account_ids",
+                Value::Set(vec![Value::string("210987654321")]),
+            ),
+        ]));
+        let mut diags = crate::framework::Diagnostics::new();
+        validate_aws(&both, &mut diags);
+        assert_eq!(error_paths(&diags), ["aws.forbidden_account_ids"]);
+    }
+
+    #[test]
+    fn bad_account_ids_and_reserved_default_tag_keys_are_refused_on_the_attribute() {
+        let schema = &*SCHEMA;
+        for (config, path) in [
+            (
+                aws_config(object([(
+                    "allowed_account_ids",
+                    Value::Set(vec![Value::string("12345")]),
+                )])),
+                "aws.allowed_account_ids",
+            ),
+            (
+                aws_config(object([(
+                    "default_tags",
+                    object([(
+                        "tags",
+                        Value::Map(
+                            [(
+                                "terraform-provider-karpenter/resource-type".to_string(),
+                                Value::string("x"),
+                            )]
+                            .into(),
+                        ),
+                    )]),
+                )])),
+                "aws.default_tags.tags",
+            ),
+        ] {
+            let mut diags = crate::framework::Diagnostics::new();
+            crate::framework::validate::validate_attributes(
+                &schema.attributes,
+                &schema.blocks,
+                &config,
+                &AttributePath::root(),
+                &mut diags,
+            );
+            let paths = error_paths(&diags);
+            assert!(
+                paths.len() == 1 && paths[0].starts_with(path),
+                "{path}: {paths:?}"
+            );
+        }
     }
 
     #[test]

@@ -29,6 +29,8 @@ pub struct KarpenterContext {
     pub settings: ProviderSettings,
     kube: tokio::sync::OnceCell<kube::Client>,
     aws: tokio::sync::OnceCell<AwsClients>,
+    /// The account the AWS credentials belong to, once checked against the account guards.
+    account: tokio::sync::OnceCell<String>,
     /// The CRD readiness gate, shared by every Kubernetes resource of this provider process.
     pub crd_gate: CrdGate,
 }
@@ -39,6 +41,7 @@ impl KarpenterContext {
             settings,
             kube: tokio::sync::OnceCell::new(),
             aws: tokio::sync::OnceCell::new(),
+            account: tokio::sync::OnceCell::new(),
             crd_gate: CrdGate::new(),
         }
     }
@@ -54,6 +57,21 @@ impl KarpenterContext {
             Some(r) => ProviderDefault::Known(r.clone()),
             None => ProviderDefault::Unset,
         }
+    }
+
+    /// The provider's default tags (`aws { default_tags { tags } }` over the
+    /// `TF_AWS_DEFAULT_TAGS_<key>` environment variables); `None` while they are unknown (they
+    /// depend on something not created yet).
+    pub fn default_tags(&self) -> Option<&std::collections::BTreeMap<String, String>> {
+        let block = crate::tfvalue::AttributePath::root()
+            .attr("aws")
+            .attr("default_tags");
+        let unknown = self
+            .settings
+            .unknown
+            .iter()
+            .any(|p| *p == block || p.steps.starts_with(&block.steps));
+        (!unknown).then_some(&self.settings.aws.default_tags)
     }
 
     /// The settings of one provider block (`kubernetes`, `aws`) that were unknown when the
@@ -116,6 +134,47 @@ impl KarpenterContext {
                     format!("{e}. Fix the aws {{}} block of the provider configuration."),
                 )
             })
+    }
+}
+
+impl KarpenterContext {
+    /// [`KarpenterContext::aws`] for a call that creates, changes or deletes something: with
+    /// `allowed_account_ids` or `forbidden_account_ids` set, first checks the credentials'
+    /// account (STS GetCallerIdentity, once per provider process) and fails, with nothing
+    /// touched, when the guards refuse it.
+    pub async fn aws_to_change(&self) -> Result<&AwsClients, Diagnostics> {
+        let aws = self.aws().await?;
+        let settings = &self.settings.aws;
+        if settings.allowed_account_ids.is_empty() && settings.forbidden_account_ids.is_empty() {
+            return Ok(aws);
+        }
+        let account = self
+            .account
+            .get_or_try_init(|| crate::aws::account::caller_account(aws))
+            .await
+            .map_err(|e| {
+                Diagnostics::from_error(
+                    "Could not check the AWS account",
+                    format!(
+                        "aws.allowed_account_ids or aws.forbidden_account_ids is set, so the provider asks STS which \
+                         account its credentials belong to before changing anything, and that failed: {e}. Nothing \
+                         was changed. Allow sts:GetCallerIdentity, or fix the aws {{}} block."
+                    ),
+                )
+            })?;
+        crate::aws::account::check(
+            account,
+            &settings.allowed_account_ids,
+            &settings.forbidden_account_ids,
+        )
+        .map_err(|e| {
+            let summary = match e {
+                crate::aws::account::AccountError::NotAllowed { .. } => "AWS account not allowed",
+                crate::aws::account::AccountError::Forbidden { .. } => "AWS account forbidden",
+            };
+            Diagnostics::from_error(summary, format!("{e}."))
+        })?;
+        Ok(aws)
     }
 }
 

@@ -12,6 +12,7 @@ use async_trait::async_trait;
 use serde_json::{Value as Json, json};
 
 use super::iam_role::{self, Actual, Desired, OwnedPolicy, ReadScope};
+use super::tags_all;
 use crate::aws::iam::Iam;
 use crate::framework::validate::{self as v, Validator};
 use crate::framework::values::{get_str, object, string_list};
@@ -167,6 +168,7 @@ static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
         Attribute::list_of("managed_policy_arns", Type::String)
             .computed()
             .describe("ARNs of the managed policies this resource created and attached (`policy_attachment = \"managed\"`), in upstream group order."),
+        tags_all::attribute("the role and its managed policies"),
     ]);
     Schema::new(
         "The IAM role of the Karpenter controller, with a trust policy for IRSA, EKS Pod Identity or both, and \
@@ -284,12 +286,14 @@ fn check_sizes(i: &ControllerPolicyInputs, managed: bool, diags: &mut Diagnostic
     }
 }
 
-/// What the role should be, given what exists (`have`) and the role's ARN (known once created).
+/// What the role should be, given what exists (`have`) and the role's ARN (known once created);
+/// `tags` is what every part carries (`tags_all`).
 fn desired(
     planned: &Value,
     name: &str,
     role_arn: &str,
     have: Option<&Actual>,
+    tags: BTreeMap<String, String>,
 ) -> Result<Desired, Diagnostics> {
     let missing = || {
         Diagnostics::from_error(
@@ -334,7 +338,7 @@ fn desired(
         description: Some("Karpenter controller role (managed by Terraform)".to_string()),
         trust,
         permissions_boundary: get_str(planned, "permissions_boundary").map(str::to_string),
-        tags: iam_role::string_map_of(planned, "tags"),
+        tags,
         attached: iam_role::string_set_of(planned, "additional_policy_arns"),
         inline,
         owned,
@@ -360,7 +364,9 @@ fn policy_in_force(base: &Value, actual: &Actual, all: &[String]) -> Option<Stri
     }
 }
 
-fn state(base: &Value, actual: &Actual) -> Value {
+/// The state for what exists; `defaults` are the provider's default tags (to tell `tags` from
+/// `tags_all`).
+fn state(base: &Value, actual: &Actual, defaults: &BTreeMap<String, String>) -> Value {
     let all = all_group_arns(&actual.role.arn, &actual.role.path, &actual.role.name);
     let managed_arns: Vec<&String> = all
         .iter()
@@ -390,7 +396,9 @@ fn state(base: &Value, actual: &Actual) -> Value {
         "permissions_boundary",
         crate::framework::values::opt_string(actual.role.permissions_boundary.clone()),
     );
-    set("tags", iam_role::map_value(&actual.tags, base.get("tags")));
+    let (tags, all_tags) = tags_all::read(&actual.tags, defaults, base.get("tags"));
+    set("tags", tags);
+    set(tags_all::TAGS_ALL, all_tags);
     set(
         "additional_policy_arns",
         iam_role::set_value(&additional, base.get("additional_policy_arns")),
@@ -416,6 +424,11 @@ fn state(base: &Value, actual: &Actual) -> Value {
 
 async fn iam(ctx: &KarpenterContext) -> Result<Iam, Diagnostics> {
     Ok(Iam::new(ctx.aws().await?.iam()))
+}
+
+/// [`iam`] for create, update and delete: the account guards are checked first.
+async fn iam_to_change(ctx: &KarpenterContext) -> Result<Iam, Diagnostics> {
+    Ok(Iam::new(ctx.aws_to_change().await?.iam()))
 }
 
 /// Reads the role, with its inline policy and every owned managed policy it could have.
@@ -476,7 +489,15 @@ impl ControllerRole {
         diags
     }
 
-    async fn apply(&self, iam: &Iam, prior: &Value, planned: &Value, name: &str) -> ApplyOutcome {
+    async fn apply(
+        &self,
+        ctx: &KarpenterContext,
+        iam: &Iam,
+        prior: &Value,
+        planned: &Value,
+        name: &str,
+    ) -> ApplyOutcome {
+        let tags = tags_all::wanted(ctx, planned);
         let mut have = match read_role(iam, name).await {
             Ok(a) => a,
             Err(d) => return ApplyOutcome::failed(None, d),
@@ -497,8 +518,7 @@ impl ControllerRole {
                     ),
                 );
             };
-            let tags =
-                crate::aws::ownership::with_owner_tag(&iam_role::string_map_of(planned, "tags"), TYPE_NAME);
+            let tags = crate::aws::ownership::with_owner_tag(&tags, TYPE_NAME);
             let new = crate::aws::iam::NewRole {
                 name,
                 path: get_str(planned, "path").unwrap_or("/"),
@@ -517,7 +537,7 @@ impl ControllerRole {
         }
         let mut diags = Diagnostics::new();
         let role_arn = have.as_ref().map(|a| a.role.arn.clone()).unwrap_or_default();
-        match desired(planned, name, &role_arn, have.as_ref()) {
+        match desired(planned, name, &role_arn, have.as_ref(), tags) {
             Ok(want) => {
                 if let Err(e) = iam_role::converge(iam, &want, have.as_ref()).await {
                     diags.extend(iam_role::diagnostics("apply the controller role", &e));
@@ -526,7 +546,9 @@ impl ControllerRole {
             Err(d) => diags.extend(d),
         }
         match read_role(iam, name).await {
-            Ok(Some(actual)) => ApplyOutcome::failed(Some(state(planned, &actual)), diags),
+            Ok(Some(actual)) => {
+                ApplyOutcome::failed(Some(state(planned, &actual, &tags_all::defaults(ctx))), diags)
+            }
             Ok(None) => ApplyOutcome::failed(None, diags),
             Err(d) => {
                 diags.extend(d);
@@ -678,6 +700,7 @@ impl Resource<KarpenterContext> for ControllerRole {
                 fields.insert("region".into(), region);
             }
         }
+        tags_all::plan_into(ctx, planned);
         self.modify_plan(config, prior, planned, diags);
     }
 
@@ -745,12 +768,15 @@ impl Resource<KarpenterContext> for ControllerRole {
     }
 
     async fn create(&self, ctx: &KarpenterContext, planned: &Value) -> ApplyOutcome {
-        let iam = match iam(ctx).await {
+        let iam = match iam_to_change(ctx).await {
             Ok(c) => c,
             Err(d) => return ApplyOutcome::failed(None, d),
         };
         let name = iam_role::resolve_name(planned, DEFAULT_PREFIX);
-        iam_role::explain_partial_create(TYPE_NAME, self.apply(&iam, &Value::Null, planned, &name).await)
+        iam_role::explain_partial_create(
+            TYPE_NAME,
+            self.apply(ctx, &iam, &Value::Null, planned, &name).await,
+        )
     }
 
     async fn read(&self, ctx: &KarpenterContext, current: &Value) -> Result<ReadOutcome, Diagnostics> {
@@ -766,18 +792,18 @@ impl Resource<KarpenterContext> for ControllerRole {
         }
         let iam = iam(ctx).await?;
         Ok(match read_role(&iam, name).await? {
-            Some(actual) => ReadOutcome::Found(state(current, &actual)),
+            Some(actual) => ReadOutcome::Found(state(current, &actual, &tags_all::defaults(ctx))),
             None => ReadOutcome::Gone,
         })
     }
 
     async fn update(&self, ctx: &KarpenterContext, prior: &Value, planned: &Value) -> ApplyOutcome {
-        let iam = match iam(ctx).await {
+        let iam = match iam_to_change(ctx).await {
             Ok(c) => c,
             Err(d) => return ApplyOutcome::failed(Some(prior.clone()), d),
         };
         let name = get_str(prior, "name").unwrap_or_default().to_string();
-        let out = self.apply(&iam, prior, planned, &name).await;
+        let out = self.apply(ctx, &iam, prior, planned, &name).await;
         if out.state.is_none() {
             return ApplyOutcome::failed(Some(prior.clone()), out.diagnostics);
         }
@@ -788,7 +814,7 @@ impl Resource<KarpenterContext> for ControllerRole {
         let Some(name) = get_str(prior, "name") else {
             return Diagnostics::new();
         };
-        let iam = match iam(ctx).await {
+        let iam = match iam_to_change(ctx).await {
             Ok(c) => c,
             Err(d) => return d,
         };
@@ -818,7 +844,7 @@ impl Resource<KarpenterContext> for ControllerRole {
                 format!("Role {id:?} does not look like a Karpenter controller role: {why}"),
             )
         })?;
-        Ok(state(&base, &actual))
+        Ok(state(&base, &actual, &tags_all::defaults(ctx)))
     }
 }
 
@@ -1126,6 +1152,7 @@ mod tests {
             inline_names: vec![],
             inline: BTreeMap::new(),
             owned: BTreeMap::new(),
+            owned_tags: BTreeMap::new(),
             profile: None,
         };
         if managed_mode {
@@ -1161,7 +1188,7 @@ mod tests {
             ("policy_attachment", Value::string("managed")),
         ]);
         let p = planned(&c, &Value::Null);
-        let good = state(&p, &actual_for(&p, true, None));
+        let good = state(&p, &actual_for(&p, true, None), &BTreeMap::new());
         assert_eq!(
             good.get("managed_policy_arns")
                 .and_then(Value::as_elements)
@@ -1169,7 +1196,7 @@ mod tests {
             Some(6)
         );
         assert_eq!(planned(&c, &good), good);
-        let drifted = state(&p, &actual_for(&p, true, Some(0)));
+        let drifted = state(&p, &actual_for(&p, true, Some(0)), &BTreeMap::new());
         let repair = planned(&c, &drifted);
         assert_ne!(repair, drifted);
         assert_eq!(repair.get("managed_policy_arns"), good.get("managed_policy_arns"));
@@ -1184,15 +1211,15 @@ mod tests {
         ]);
         let p = planned(&c, &Value::Null);
         let mut a = actual_for(&p, false, None);
-        let good = state(&p, &a);
+        let good = state(&p, &a, &BTreeMap::new());
         assert_eq!(planned(&c, &good), good);
         // Import reconstructs the same state from the role alone.
-        let imported = state(&infer(&a).expect("infer"), &a);
+        let imported = state(&infer(&a).expect("infer"), &a, &BTreeMap::new());
         assert_eq!(planned(&c, &imported), imported);
         // An edited trust policy is drift.
         a.role.trust_policy["Statement"][0]["Condition"]["StringEquals"]["oidc.eks.us-east-1.amazonaws.com/id/ABC:sub"] =
             json!("system:serviceaccount:default:evil");
-        let drifted = state(&p, &a);
+        let drifted = state(&p, &a, &BTreeMap::new());
         let repair = planned(&c, &drifted);
         assert_ne!(
             repair.get("assume_role_policy"),

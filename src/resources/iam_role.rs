@@ -102,6 +102,8 @@ pub struct Actual {
     pub inline: BTreeMap<String, Json>,
     /// Documents of the owned managed policies asked for, by ARN (absent: does not exist).
     pub owned: BTreeMap<String, Json>,
+    /// Tags of those policies (the ownership tag included), by ARN.
+    pub owned_tags: BTreeMap<String, BTreeMap<String, String>>,
     /// The instance profile asked for, when it exists.
     pub profile: Option<ProfileInfo>,
 }
@@ -132,9 +134,11 @@ pub async fn read(iam: &Iam, name: &str, scope: &ReadScope<'_>) -> Result<Option
         }
     }
     let mut owned = BTreeMap::new();
+    let mut owned_tags = BTreeMap::new();
     for arn in scope.owned_arns {
-        if let Some(doc) = iam.managed_policy_document(arn).await? {
+        if let Some((doc, tags)) = iam.managed_policy(arn).await? {
             owned.insert(arn.clone(), doc);
+            owned_tags.insert(arn.clone(), tags);
         }
     }
     let profile = match scope.profile {
@@ -149,6 +153,7 @@ pub async fn read(iam: &Iam, name: &str, scope: &ReadScope<'_>) -> Result<Option
         inline_names,
         inline,
         owned,
+        owned_tags,
         profile,
     }))
 }
@@ -200,19 +205,28 @@ pub async fn converge(iam: &Iam, want: &Desired, have: Option<&Actual>) -> Resul
     }
     let attached = have.map(|a| a.attached.clone()).unwrap_or_default();
 
-    // Owned managed policies: create or update, then attach.
+    // Owned managed policies: create or update, then attach. They carry the role's tags (and
+    // the ownership tag, added to a policy recorded before it existed).
+    let policy_tags = ownership::with_owner_tag(&want.tags, want.resource_type);
     for policy in &want.owned {
         match have.and_then(|a| a.owned.get(&policy.arn)) {
             None => {
                 // Not readable: create it (an existing one of that name means another owner).
-                let tags = ownership::with_owner_tag(&want.tags, want.resource_type);
-                iam.create_policy(&policy.name, &want.path, &policy.document, &tags)
+                iam.create_policy(&policy.name, &want.path, &policy.document, &policy_tags)
                     .await?;
             }
-            Some(doc) if !same_doc(&policy.document, Some(doc)) => {
-                iam.update_managed_policy(&policy.arn, &policy.document).await?;
+            Some(doc) => {
+                if !same_doc(&policy.document, Some(doc)) {
+                    iam.update_managed_policy(&policy.arn, &policy.document).await?;
+                }
+                let current = have
+                    .and_then(|a| a.owned_tags.get(&policy.arn))
+                    .cloned()
+                    .unwrap_or_default();
+                if current != policy_tags {
+                    iam.sync_policy_tags(&policy.arn, &current, &policy_tags).await?;
+                }
             }
-            Some(_) => {}
         }
     }
     let wanted_attached: BTreeSet<&String> = want
@@ -669,7 +683,7 @@ pub fn common_attributes(default_prefix: &'static str) -> Vec<Attribute> {
         Attribute::map_of("tags", Type::String)
             .optional()
             .describe(format!(
-                "Tags of the role (and of what it owns: instance profile, managed policies). The key `{OWNER_TAG_KEY}` is reserved: the provider puts it on every part it creates, to recognise its own parts; it is never shown here."
+                "Tags of the role (and of what it owns: instance profile, managed policies), merged with the provider's `aws {{ default_tags }}` (a key here wins; see `tags_all`). The key `{OWNER_TAG_KEY}` is reserved: the provider puts it on every part it creates, to recognise its own parts; it is never shown here."
             ))
             .validate(v::each_key(v::length(1, 128)))
             .validate(v::each_key(reserved_tag_key_validator())),
@@ -777,6 +791,7 @@ mod tests {
             inline_names: inline.iter().map(|s| s.to_string()).collect(),
             inline: BTreeMap::new(),
             owned: BTreeMap::new(),
+            owned_tags: BTreeMap::new(),
             profile: None,
         }
     }

@@ -23,6 +23,7 @@ use crate::framework::validate as v;
 use crate::framework::values::{get_str, object, opt_string};
 use crate::framework::{ApplyOutcome, Attribute, Diagnostics, ReadOutcome, Resource, Schema, timeouts};
 use crate::provider::KarpenterContext;
+use crate::resources::tags_all;
 use crate::tfvalue::{AttributePath, Number, Type, Value};
 
 /// The resource type.
@@ -288,7 +289,7 @@ static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
         ),
         Attribute::map_of("tags", Type::String)
             .computed()
-            .describe("The rule's tags (the resource's `tags`)."),
+            .describe("The rule's tags (the resource's `tags_all`)."),
     ];
     Schema::new(
         "The SQS queue Karpenter's interruption handling reads, its queue policy, and the EventBridge rules \
@@ -409,13 +410,15 @@ static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
             Attribute::map_of("tags", Type::String)
                 .optional()
                 .describe(format!(
-                    "Tags for the queue and every rule, at most {MAX_USER_TAGS}. Every part this resource creates \
+                    "Tags for the queue and every rule, merged with the provider's `aws {{ default_tags }}` (a key here \
+                     wins; see `tags_all`); at most {MAX_USER_TAGS} together. Every part this resource creates \
                      also carries `{}` = `{TYPE_NAME}` (written in the call that creates it; the queue also \
                      `{CLUSTER_TAG_KEY}` = the cluster name): the provider's bookkeeping, by which it tells its \
                      own parts from someone else's. Those keys are reserved, never shown here and never drift.",
                     ownership::OWNER_TAG_KEY
                 ))
                 .validate(v::count(0, MAX_USER_TAGS)),
+            tags_all::attribute("the queue and every rule"),
         ],
     )
     .with_blocks(vec![timeouts::block(&[("create", "5m"), ("update", "5m"), ("delete", "5m")])])
@@ -550,14 +553,14 @@ impl Desired {
         })
     }
 
-    /// The queue's tags in AWS: the user's plus the ownership and cluster tags.
+    /// The queue's tags in AWS: `tags_all` plus the ownership and cluster tags.
     fn queue_tags(&self) -> BTreeMap<String, String> {
         let mut tags = ownership::with_owner_tag(&self.tags, TYPE_NAME);
         tags.insert(CLUSTER_TAG_KEY.to_string(), self.cluster.clone());
         tags
     }
 
-    /// A rule's tags in AWS: the user's plus the ownership tag.
+    /// A rule's tags in AWS: `tags_all` plus the ownership tag.
     fn rule_tags(&self) -> BTreeMap<String, String> {
         ownership::with_owner_tag(&self.tags, TYPE_NAME)
     }
@@ -713,7 +716,15 @@ struct Clients {
 }
 
 async fn clients(ctx: &KarpenterContext) -> Result<Clients, Diagnostics> {
-    let aws = ctx.aws().await?;
+    clients_of(ctx.aws().await?)
+}
+
+/// [`clients`] for create, update and delete: the account guards are checked first.
+async fn clients_to_change(ctx: &KarpenterContext) -> Result<Clients, Diagnostics> {
+    clients_of(ctx.aws_to_change().await?)
+}
+
+fn clients_of(aws: &crate::aws::AwsClients) -> Result<Clients, Diagnostics> {
     Ok(Clients {
         sqs: Sqs::new(aws.sqs(), aws.endpoint_for("sqs")),
         events: EventBridge::new(aws.events(), aws.endpoint_for("events")),
@@ -1044,6 +1055,7 @@ fn read_queue(
     url: String,
     attrs: &BTreeMap<String, String>,
     tags: BTreeMap<String, String>,
+    default_tags: &BTreeMap<String, String>,
 ) {
     let num = |k: &str| {
         attrs
@@ -1076,19 +1088,19 @@ fn read_queue(
         .filter(|p| !p.is_empty())
         .map(|p| canonical_json(p));
     set_attr(out, "policy_json", opt_string(policy));
-    let tags = visible_tags(tags);
-    let tags_value = if tags.is_empty() && state.get("tags").is_none_or(Value::is_null) {
-        Value::Null
-    } else {
-        crate::framework::values::string_map(tags)
-    };
-    set_attr(out, "tags", tags_value);
+    let (own, all) = tags_all::read(&visible_tags(tags), default_tags, state.get("tags"));
+    set_attr(out, "tags", own);
+    set_attr(out, tags_all::TAGS_ALL, all);
 }
 
 /// Re-reads the queue and every recorded rule into `state`. A queue gone out of band leaves
 /// its attributes null (the plan recreates it and keeps the rules); None only when neither the
 /// queue nor any recorded rule exists.
-async fn refresh(c: &Clients, state: &Value) -> Result<Option<Value>, AwsError> {
+async fn refresh(
+    c: &Clients,
+    state: &Value,
+    default_tags: &BTreeMap<String, String>,
+) -> Result<Option<Value>, AwsError> {
     let queue_name = get_str(state, "queue_name")
         .or_else(|| get_str(state, "name"))
         .or_else(|| get_str(state, "cluster_name"))
@@ -1121,7 +1133,7 @@ async fn refresh(c: &Clients, state: &Value) -> Result<Option<Value>, AwsError> 
     set_attr(&mut out, "queue_name", Value::string(queue_name));
     let queue_found = queue.is_some();
     if let Some((url, attrs, tags)) = queue {
-        read_queue(&mut out, state, url, &attrs, tags);
+        read_queue(&mut out, state, url, &attrs, tags, default_tags);
     } else {
         tracing::info!("the interruption queue is gone; the rules that remain are kept");
         for name in ["queue_url", "queue_arn", "policy_json"] {
@@ -1344,6 +1356,39 @@ impl Resource<KarpenterContext> for InterruptionQueue {
         }
     }
 
+    /// `tags_all` needs the provider's default tags; with them, the parts may carry at most
+    /// [`MAX_USER_TAGS`] tags of the user's.
+    fn modify_plan_in(
+        &self,
+        ctx: Option<&KarpenterContext>,
+        config: &Value,
+        prior: &Value,
+        planned: &mut Value,
+        diags: &mut Diagnostics,
+    ) {
+        if planned.is_null() {
+            return;
+        }
+        tags_all::plan_into(ctx, planned);
+        if let Some(n) = planned
+            .get(tags_all::TAGS_ALL)
+            .and_then(Value::as_entries)
+            .map(BTreeMap::len)
+            .filter(|n| *n > MAX_USER_TAGS)
+        {
+            diags.error_at(
+                &AttributePath::root().attr("tags"),
+                "Too many tags",
+                format!(
+                    "`tags` merged with the provider's aws {{ default_tags }} make {n} tags, but SQS and EventBridge \
+                     allow 50 per resource and the provider keeps 2 for itself: use at most {MAX_USER_TAGS} \
+                     together (a key in `tags` that is also a default tag counts once)."
+                ),
+            );
+        }
+        self.modify_plan(config, prior, planned, diags);
+    }
+
     fn modify_plan(&self, config: &Value, prior: &Value, planned: &mut Value, diags: &mut Diagnostics) {
         if planned.is_null() {
             return;
@@ -1427,7 +1472,8 @@ impl Resource<KarpenterContext> for InterruptionQueue {
         }
 
         let enabled_known = planned.get("enabled_rules").is_none_or(Value::is_wholly_known);
-        let rule_tags = match planned.get("tags") {
+        // Every rule carries `tags_all`.
+        let rule_tags = match planned.get(tags_all::TAGS_ALL) {
             Some(t) if !t.is_wholly_known() => Value::unknown(),
             Some(t) if !t.is_null() => t.clone(),
             _ => Value::Map(BTreeMap::new()),
@@ -1491,7 +1537,7 @@ impl Resource<KarpenterContext> for InterruptionQueue {
             return Ok(ReadOutcome::Found(current.clone()));
         }
         let c = clients(ctx).await?;
-        match refresh(&c, current).await {
+        match refresh(&c, current, &tags_all::defaults(ctx)).await {
             Ok(Some(v)) => Ok(ReadOutcome::Found(v)),
             Ok(None) => Ok(ReadOutcome::Gone),
             Err(e) => Err(e.to_diagnostics()),
@@ -1503,7 +1549,7 @@ impl Resource<KarpenterContext> for InterruptionQueue {
     }
 
     async fn delete(&self, ctx: &KarpenterContext, prior: &Value) -> Diagnostics {
-        let c = match clients(ctx).await {
+        let c = match clients_to_change(ctx).await {
             Ok(c) => c,
             Err(d) => return d,
         };
@@ -1599,11 +1645,12 @@ impl InterruptionQueue {
         let desired = match Desired::from_plan(planned) {
             Ok(d) => Desired {
                 prior_kms: get_str(prior, "kms_master_key_id").is_some(),
+                tags: tags_all::wanted(ctx, planned),
                 ..d
             },
             Err(diags) => return ApplyOutcome::failed(None, diags),
         };
-        let c = match clients(ctx).await {
+        let c = match clients_to_change(ctx).await {
             Ok(c) => c,
             Err(diags) => return ApplyOutcome::failed(None, diags),
         };
@@ -1629,7 +1676,12 @@ impl InterruptionQueue {
             // Nothing was created.
             return ApplyOutcome::failed(None, diags);
         }
-        let state = cur.to_state(planned, &desired.queue_name);
+        let mut state = cur.to_state(planned, &desired.queue_name);
+        set_attr(
+            &mut state,
+            tags_all::TAGS_ALL,
+            crate::framework::values::string_map(desired.tags.iter()),
+        );
         ApplyOutcome {
             state: Some(state),
             diagnostics: diags,

@@ -11,6 +11,7 @@ pub mod interruption_queue;
 pub mod kube_object;
 pub mod moves;
 pub mod node_role;
+pub mod tags_all;
 pub mod teardown;
 pub mod v1;
 pub mod v1alpha1;

@@ -11,6 +11,7 @@ use async_trait::async_trait;
 use serde_json::{Value as Json, json};
 
 use super::iam_role::{self, Actual, Desired, ReadScope};
+use super::tags_all;
 use crate::aws::iam::Iam;
 use crate::framework::validate as v;
 use crate::framework::values::{get_str, opt_string, string_list, string_map};
@@ -55,7 +56,8 @@ static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
         Attribute::string("instance_profile_arn").computed().describe("ARN of the instance profile, when created."),
         Attribute::map_of("instance_profile_tags", Type::String)
             .computed()
-            .describe("The instance profile's tags, which follow `tags`: a change made to them outside Terraform shows here and the next apply puts them back."),
+            .describe("The instance profile's tags, which follow `tags_all`: a change made to them outside Terraform shows here and the next apply puts them back."),
+        tags_all::attribute("the role and its instance profile"),
         Attribute::list_of("managed_policy_arns", Type::String)
             .computed()
             .describe("The node policies this resource attaches (besides `additional_policy_arns`)."),
@@ -110,8 +112,16 @@ fn bool_of(value: &Value, name: &str) -> bool {
     value.get(name).and_then(Value::as_bool).unwrap_or(false)
 }
 
-/// What the role should be, for a planned value whose name, partition and account are known.
-fn desired(planned: &Value, prior: &Value, name: &str, partition: &str, account: &str) -> Desired {
+/// What the role should be, for a planned value whose name, partition and account are known;
+/// `tags` is what every part carries (`tags_all`).
+fn desired(
+    planned: &Value,
+    prior: &Value,
+    name: &str,
+    partition: &str,
+    account: &str,
+    tags: std::collections::BTreeMap<String, String>,
+) -> Desired {
     let mut attached: BTreeSet<String> = policies_for(planned, partition, account)
         .unwrap_or_default()
         .into_iter()
@@ -125,7 +135,7 @@ fn desired(planned: &Value, prior: &Value, name: &str, partition: &str, account:
         description: Some("Karpenter node role (managed by Terraform)".to_string()),
         trust: trust_policy(partition),
         permissions_boundary: get_str(planned, "permissions_boundary").map(str::to_string),
-        tags: iam_role::string_map_of(planned, "tags"),
+        tags,
         attached,
         inline: None,
         owned: Vec::new(),
@@ -136,8 +146,9 @@ fn desired(planned: &Value, prior: &Value, name: &str, partition: &str, account:
     }
 }
 
-/// The state for what exists; `base` supplies the settings that are not read back.
-fn state(base: &Value, actual: &Actual) -> Value {
+/// The state for what exists; `base` supplies the settings that are not read back, `defaults`
+/// are the provider's default tags (to tell `tags` from `tags_all`).
+fn state(base: &Value, actual: &Actual, default_tags: &std::collections::BTreeMap<String, String>) -> Value {
     let (partition, account) = iam_role::partition_and_account(&actual.role.arn).unwrap_or_default();
     let defaults = policies_for(base, &partition, &account).unwrap_or_default();
     let managed: Vec<&String> = defaults.iter().filter(|a| actual.attached.contains(*a)).collect();
@@ -167,7 +178,9 @@ fn state(base: &Value, actual: &Actual) -> Value {
         "permissions_boundary",
         opt_string(actual.role.permissions_boundary.clone()),
     );
-    set("tags", iam_role::map_value(&actual.tags, base.get("tags")));
+    let (tags, all_tags) = tags_all::read(&actual.tags, default_tags, base.get("tags"));
+    set("tags", tags);
+    set(tags_all::TAGS_ALL, all_tags);
     set(
         "additional_policy_arns",
         iam_role::set_value(&additional, base.get("additional_policy_arns")),
@@ -201,6 +214,12 @@ async fn iam(ctx: &KarpenterContext) -> Result<(Iam, Option<String>), Diagnostic
     Ok((Iam::new(aws.iam()), aws.region().map(str::to_string)))
 }
 
+/// [`iam`] for create, update and delete: the account guards are checked first.
+async fn iam_to_change(ctx: &KarpenterContext) -> Result<(Iam, Option<String>), Diagnostics> {
+    let aws = ctx.aws_to_change().await?;
+    Ok((Iam::new(aws.iam()), aws.region().map(str::to_string)))
+}
+
 async fn read_role(iam: &Iam, name: &str) -> Result<Option<Actual>, Diagnostics> {
     let scope = ReadScope {
         profile: Some(name),
@@ -215,6 +234,7 @@ impl NodeRole {
     /// Converges `name` onto `planned`, then returns the state of what exists (plus errors).
     async fn apply(
         &self,
+        ctx: &KarpenterContext,
         iam: &Iam,
         prior: &Value,
         planned: &Value,
@@ -257,12 +277,21 @@ impl NodeRole {
             .and_then(|a| iam_role::partition_and_account(&a.role.arn))
             .map(|(_, acct)| acct)
             .unwrap_or_default();
-        let want = desired(planned, prior, name, partition, &account);
+        let want = desired(
+            planned,
+            prior,
+            name,
+            partition,
+            &account,
+            tags_all::wanted(ctx, planned),
+        );
         if let Err(e) = iam_role::converge(iam, &want, have.as_ref()).await {
             diags.extend(iam_role::diagnostics("apply the node role", &e));
         }
         match read_role(iam, name).await {
-            Ok(Some(actual)) => ApplyOutcome::failed(Some(state(planned, &actual)), diags),
+            Ok(Some(actual)) => {
+                ApplyOutcome::failed(Some(state(planned, &actual, &tags_all::defaults(ctx))), diags)
+            }
             Ok(None) => ApplyOutcome::failed(None, diags),
             Err(d) => {
                 diags.extend(d);
@@ -302,12 +331,25 @@ impl Resource<KarpenterContext> for NodeRole {
         }
     }
 
+    /// `tags_all` needs the provider's default tags.
+    fn modify_plan_in(
+        &self,
+        ctx: Option<&KarpenterContext>,
+        config: &Value,
+        prior: &Value,
+        planned: &mut Value,
+        diags: &mut Diagnostics,
+    ) {
+        tags_all::plan_into(ctx, planned);
+        self.modify_plan(config, prior, planned, diags);
+    }
+
     fn modify_plan(&self, _config: &Value, prior: &Value, planned: &mut Value, _diags: &mut Diagnostics) {
         iam_role::plan_unmanaged_inline(planned);
         let Value::Object(fields) = planned else { return };
         let profile = fields.get("create_instance_profile").and_then(Value::as_bool);
-        // The profile carries the role's tags.
-        let profile_tags = match (profile, fields.get("tags")) {
+        // The profile carries the role's tags (`tags_all`).
+        let profile_tags = match (profile, fields.get(tags_all::TAGS_ALL)) {
             (Some(false), _) => Value::Null,
             (Some(true), Some(t)) if t.is_wholly_known() => match t {
                 Value::Null => Value::Map(Default::default()),
@@ -353,7 +395,7 @@ impl Resource<KarpenterContext> for NodeRole {
     }
 
     async fn create(&self, ctx: &KarpenterContext, planned: &Value) -> ApplyOutcome {
-        let (iam, region) = match iam(ctx).await {
+        let (iam, region) = match iam_to_change(ctx).await {
             Ok(c) => c,
             Err(d) => return ApplyOutcome::failed(None, d),
         };
@@ -365,7 +407,8 @@ impl Resource<KarpenterContext> for NodeRole {
         let name = iam_role::resolve_name(planned, DEFAULT_PREFIX);
         iam_role::explain_partial_create(
             TYPE_NAME,
-            self.apply(&iam, &Value::Null, planned, &name, &partition).await,
+            self.apply(ctx, &iam, &Value::Null, planned, &name, &partition)
+                .await,
         )
     }
 
@@ -382,13 +425,13 @@ impl Resource<KarpenterContext> for NodeRole {
         }
         let (iam, _) = iam(ctx).await?;
         Ok(match read_role(&iam, name).await? {
-            Some(actual) => ReadOutcome::Found(state(current, &actual)),
+            Some(actual) => ReadOutcome::Found(state(current, &actual, &tags_all::defaults(ctx))),
             None => ReadOutcome::Gone,
         })
     }
 
     async fn update(&self, ctx: &KarpenterContext, prior: &Value, planned: &Value) -> ApplyOutcome {
-        let (iam, _) = match iam(ctx).await {
+        let (iam, _) = match iam_to_change(ctx).await {
             Ok(c) => c,
             Err(d) => return ApplyOutcome::failed(Some(prior.clone()), d),
         };
@@ -397,7 +440,7 @@ impl Resource<KarpenterContext> for NodeRole {
             .or_else(|| get_str(prior, "partition"))
             .unwrap_or("aws")
             .to_string();
-        let out = self.apply(&iam, prior, planned, &name, &partition).await;
+        let out = self.apply(ctx, &iam, prior, planned, &name, &partition).await;
         if out.state.is_none() {
             return ApplyOutcome::failed(Some(prior.clone()), out.diagnostics);
         }
@@ -408,7 +451,7 @@ impl Resource<KarpenterContext> for NodeRole {
         let Some(name) = get_str(prior, "name") else {
             return Diagnostics::new();
         };
-        let (iam, _) = match iam(ctx).await {
+        let (iam, _) = match iam_to_change(ctx).await {
             Ok(c) => c,
             Err(d) => return d,
         };
@@ -450,7 +493,7 @@ impl Resource<KarpenterContext> for NodeRole {
         );
         base.insert("attach_cni_policy".into(), Value::Bool(cni));
         base.insert("ecr_policy".into(), Value::string(ecr));
-        Ok(state(&Value::Object(base), &actual))
+        Ok(state(&Value::Object(base), &actual, &tags_all::defaults(ctx)))
     }
 }
 
@@ -502,6 +545,7 @@ mod tests {
             inline_names: vec![],
             inline: BTreeMap::new(),
             owned: BTreeMap::new(),
+            owned_tags: BTreeMap::new(),
             profile: profile.then(|| ProfileInfo {
                 name: "nodes".into(),
                 arn: "arn:aws-cn:iam::123456789012:instance-profile/nodes".into(),
@@ -595,14 +639,14 @@ mod tests {
         ]);
         let planned = plan(&SCHEMA.attributes, &SCHEMA.blocks, &c, &Value::Null).planned;
         let all = node_policies("aws-cn", "123456789012", false, true, ECR_POLICIES[0]);
-        let good = state(&planned, &actual(&all, true));
+        let good = state(&planned, &actual(&all, true), &BTreeMap::new());
         // Everything in place: the plan from that state changes nothing.
         let mut again = plan(&SCHEMA.attributes, &SCHEMA.blocks, &c, &good).planned;
         NodeRole.modify_plan(&c, &good, &mut again, &mut Diagnostics::new());
         assert_eq!(again, good);
 
         // A detached policy and a missing profile show up, and the plan puts them back.
-        let drifted = state(&planned, &actual(&all[1..], false));
+        let drifted = state(&planned, &actual(&all[1..], false), &BTreeMap::new());
         assert_eq!(drifted.get("create_instance_profile"), Some(&Value::Bool(false)));
         let mut repair = plan(&SCHEMA.attributes, &SCHEMA.blocks, &c, &drifted).planned;
         NodeRole.modify_plan(&c, &drifted, &mut repair, &mut Diagnostics::new());
@@ -613,7 +657,7 @@ mod tests {
         // An unexpected policy is shown in additional_policy_arns (and would be detached).
         let mut extra = all.clone();
         extra.push("arn:aws-cn:iam::aws:policy/AdministratorAccess".into());
-        let s = state(&planned, &actual(&extra, true));
+        let s = state(&planned, &actual(&extra, true), &BTreeMap::new());
         assert_eq!(
             s.get("additional_policy_arns"),
             Some(&Value::Set(vec![Value::string(
@@ -634,11 +678,18 @@ mod tests {
             ),
         ]);
         let planned = plan(&SCHEMA.attributes, &SCHEMA.blocks, &c, &Value::Null).planned;
-        let d = desired(&planned, &Value::Null, "nodes", "aws", "123456789012");
+        let d = desired(
+            &planned,
+            &Value::Null,
+            "nodes",
+            "aws",
+            "123456789012",
+            BTreeMap::new(),
+        );
         assert_eq!(d.attached.len(), 5);
         assert_eq!(d.instance_profile, None);
         let prior = config(vec![("create_instance_profile", Value::Bool(true))]);
-        let d = desired(&planned, &prior, "nodes", "aws", "123456789012");
+        let d = desired(&planned, &prior, "nodes", "aws", "123456789012", BTreeMap::new());
         assert_eq!(d.stale_profile.as_deref(), Some("nodes"));
     }
 }

@@ -101,7 +101,8 @@ pub async fn run(
     let object = k8s::apply::get(client, kind, None, name, deadline).await?;
     let needs_aws = instance_owner_tag(kind).is_some();
     if needs_aws {
-        let aws = ctx.aws().await.map_err(|d| {
+        // Terminating and deleting changes things: the account guards are checked first.
+        let aws = ctx.aws_to_change().await.map_err(|d| {
             TeardownError::Aws(AwsError::new(
                 "configure",
                 crate::aws::AwsErrorKind::Credentials,
