@@ -131,7 +131,6 @@ pub async fn delete_and_wait(
     deadline: Instant,
 ) -> Result<(), KubeError> {
     let api = api(client, kind);
-    let started = Instant::now();
     let params = DeleteParams {
         propagation_policy: Some(PropagationPolicy::Foreground),
         ..Default::default()
@@ -164,6 +163,35 @@ pub async fn delete_and_wait(
         "waiting for {} {name} to be deleted",
         kind.kind
     );
+    wait_gone(client, kind, name, &uid, dependents, deadline, Waiting::Delete).await
+}
+
+/// Why [`wait_gone`] waits, for its progress lines and its timeout message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Waiting {
+    /// This provider deletes the object (destroy, or the delete half of a replacement).
+    Delete,
+    /// The object was already being deleted when this provider came to write it: it is
+    /// created again once it is gone (bounded by `timeouts.create`).
+    Recreate,
+}
+
+/// Waits until the object with `uid` is gone (an object of that name with another uid counts
+/// as gone). Says every [`PROGRESS_EVERY`] which finalizers it waits for and whose they are;
+/// while Karpenter's finalizers hold it, checks that a Karpenter controller is running and
+/// fails fast with [`KubeError::KarpenterGone`] when none is. On timeout, the error says what
+/// still holds it (finalizers, owned objects of `dependents`).
+pub async fn wait_gone(
+    client: &kube::Client,
+    kind: &Kind,
+    name: &str,
+    uid: &str,
+    dependents: &[Kind],
+    deadline: Instant,
+    why: Waiting,
+) -> Result<(), KubeError> {
+    let api = api(client, kind);
+    let started = Instant::now();
     let mut delay = super::retry::FIRST_DELAY;
     let mut ticker = tokio::time::interval_at(Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY);
     let mut probe = tokio::time::interval_at(Instant::now() + PROBE_EVERY, PROBE_EVERY);
@@ -171,7 +199,7 @@ pub async fn delete_and_wait(
     loop {
         let wait = tokio::time::timeout_at(
             deadline,
-            await_condition(api.clone(), name, conditions::is_deleted(&uid)),
+            await_condition(api.clone(), name, conditions::is_deleted(uid)),
         );
         let mut wait = std::pin::pin!(wait);
         let outcome = loop {
@@ -204,13 +232,21 @@ pub async fn delete_and_wait(
                         Ok(Err(e)) => format!("its state could not be read ({})", KubeError::from(e)),
                         Err(_) => "its state could not be read in time".to_string(),
                     };
-                    tracing::info!(
-                        kind = kind.kind,
-                        name,
-                        "still deleting {} {name} after {}: {blocking}",
-                        kind.kind,
-                        humantime(started.elapsed())
-                    );
+                    let waited = humantime(started.elapsed());
+                    match why {
+                        Waiting::Delete => tracing::info!(
+                            kind = kind.kind,
+                            name,
+                            "still deleting {} {name} after {waited}: {blocking}",
+                            kind.kind
+                        ),
+                        Waiting::Recreate => tracing::info!(
+                            kind = kind.kind,
+                            name,
+                            "{} {name} is still being deleted after {waited} (it is created again once it is gone): {blocking}",
+                            kind.kind
+                        ),
+                    }
                 }
             }
         };
@@ -228,7 +264,7 @@ pub async fn delete_and_wait(
         }
     }
     Err(KubeError::Timeout {
-        what: holders(client, kind, name, &uid, dependents).await,
+        what: holders(client, kind, name, uid, dependents, why).await,
         waited: started.elapsed(),
     })
 }
@@ -270,7 +306,7 @@ pub fn finalizer_owner(finalizer: &str) -> &'static str {
 }
 
 /// "waiting for finalizer karpenter.sh/termination (removed by …)" for the progress log.
-fn waiting_for(finalizers: &[String]) -> String {
+pub fn waiting_for(finalizers: &[String]) -> String {
     if finalizers.is_empty() {
         return "no finalizers remain; waiting for the API server to remove it".into();
     }
@@ -282,7 +318,14 @@ fn waiting_for(finalizers: &[String]) -> String {
 }
 
 /// Describes what keeps an object from disappearing, for the timeout message.
-async fn holders(client: &kube::Client, kind: &Kind, name: &str, uid: &str, dependents: &[Kind]) -> String {
+async fn holders(
+    client: &kube::Client,
+    kind: &Kind,
+    name: &str,
+    uid: &str,
+    dependents: &[Kind],
+    why: Waiting,
+) -> String {
     let api = api(client, kind);
     let mut parts = Vec::new();
     if let Ok(Some(obj)) = api.get_opt(name).await
@@ -319,9 +362,16 @@ async fn holders(client: &kube::Client, kind: &Kind, name: &str, uid: &str, depe
     } else {
         parts.join("; ")
     };
+    let (then, timeout) = match why {
+        Waiting::Delete => ("", "timeouts.delete"),
+        Waiting::Recreate => (
+            " (it was being deleted before this apply, and is created again once it is gone)",
+            "timeouts.create",
+        ),
+    };
     format!(
-        "{} {name} is still being deleted: {holding}. Karpenter removes its finalizer after draining and terminating \
-         the nodes; check the Karpenter controller's logs, or raise timeouts.delete",
+        "{} {name} is still being deleted{then}: {holding}. Karpenter removes its finalizer after draining and \
+         terminating the nodes; check the Karpenter controller's logs, or raise {timeout}",
         kind.kind
     )
 }
