@@ -5,7 +5,10 @@
 //! - **create / update**: wait at the CRD gate, then server-side apply of the whole intent
 //!   (`metadata.name`, the managed labels and annotations, and `spec` from the schema), then
 //!   optionally wait for `Ready`. The state returned keeps every planned value and fills in
-//!   what was unknown (status) from the stored object.
+//!   what was unknown (status) from the stored object (read once more after the write when
+//!   the answer has no status yet).
+//! - **plan**: `status` is planned unknown only when `name` or a `spec` field changes, not for
+//!   labels, annotations or provider-side settings.
 //! - **read**: only fields of the schema are read back, and only the labels and annotations
 //!   Terraform manages, so what Karpenter itself writes never shows as drift. A deleted object
 //!   is reported gone; an unreachable cluster or an unknown provider block keeps the prior
@@ -42,6 +45,9 @@ const DEFAULT_CREATE: Duration = Duration::from_secs(10 * 60);
 const DEFAULT_UPDATE: Duration = Duration::from_secs(10 * 60);
 const DEFAULT_DELETE: Duration = Duration::from_secs(15 * 60);
 const READ_TIMEOUT: Duration = Duration::from_secs(2 * 60);
+/// How long the read of a new object's status after its write may take (it is skipped on
+/// failure: the next refresh reads the status).
+const STATUS_READ: Duration = Duration::from_secs(5);
 
 /// Annotation prefixes written by tools and controllers, never imported as user intent.
 const FOREIGN_ANNOTATIONS: &[&str] = &[
@@ -251,6 +257,15 @@ impl KubeObjectType {
             match k8s::apply::wait_ready(client, &self.kind, &name, deadline).await {
                 Ok(obj) => latest = obj,
                 Err(e) => diags.extend(self.diagnose(&e, "waiting for Ready")),
+            }
+        } else if planned.get("status").is_some_and(Value::is_unknown) && !has_status(&latest) {
+            // A new object has no status in the answer to its write; Karpenter usually fills
+            // it at once. One read (never a wait) puts in state what the server has by now,
+            // instead of an empty status until the next refresh.
+            if let Ok(Some(obj)) =
+                k8s::apply::get(client, &self.kind, &name, Instant::now() + STATUS_READ).await
+            {
+                latest = obj;
             }
         }
         match self.state_from_object(&latest, planned) {
@@ -526,6 +541,35 @@ fn keep_defaults_the_cluster_lacks(
     }
 }
 
+/// See [`KubeObjectType`]'s `modify_plan`: the prior `status` where the planner made it
+/// unknown although neither `name` nor any `spec` attribute (one with a wire field) changed.
+fn keep_status_unless_spec_changed(schema: &Schema, prior: &Value, planned: &mut Value) {
+    if prior.is_null() {
+        return;
+    }
+    let changed = schema
+        .attributes
+        .iter()
+        .filter(|a| a.name == "name" || a.wire_field().is_some())
+        .any(|a| planned.get(a.name) != prior.get(a.name));
+    if changed {
+        return;
+    }
+    if let (Value::Object(fields), Some(status)) = (planned, prior.get("status"))
+        && fields.get("status").is_some_and(Value::is_unknown)
+    {
+        fields.insert("status".into(), status.clone());
+    }
+}
+
+/// Whether a stored object has a non-empty `status`.
+fn has_status(obj: &DynamicObject) -> bool {
+    obj.data
+        .get("status")
+        .and_then(Json::as_object)
+        .is_some_and(|s| !s.is_empty())
+}
+
 /// The value at an attribute path (attributes, map keys and list indexes).
 fn value_at<'a>(value: &'a Value, path: &AttributePath) -> Option<&'a Value> {
     path.steps
@@ -657,6 +701,14 @@ impl Resource<KarpenterContext> for KubeObjectType {
 
     fn extra_replacements(&self, prior: &Value, planned: &Value) -> Vec<AttributePath> {
         (self.replacements)(prior, planned)
+    }
+
+    /// `status` is what Karpenter reports about the `spec`: it is planned unknown only when
+    /// the name or a `spec` field changes. A change of what Karpenter does not react to (the
+    /// object's labels and annotations, `timeouts`, `wait_for_ready`, `force_destroy`) keeps
+    /// the prior status in the plan, and the apply returns it as planned ([`merge_known`]).
+    fn modify_plan(&self, _config: &Value, prior: &Value, planned: &mut Value, _diags: &mut Diagnostics) {
+        keep_status_unless_spec_changed(self.schema, prior, planned);
     }
 
     async fn create(&self, ctx: &KarpenterContext, planned: &Value) -> ApplyOutcome {
@@ -1067,6 +1119,73 @@ mod tests {
             errors.iter().any(|(p, _)| p == "template.spec.expire_after"),
             "{errors:?}"
         );
+    }
+
+    /// #18: a change of labels only (or of provider-side settings) keeps the prior status in
+    /// the plan; a spec change, a rename or a create plans it unknown.
+    #[test]
+    fn status_is_unknown_only_when_the_spec_changes() {
+        use crate::framework::plan::plan;
+        use crate::resources::v1::NODE_POOL;
+        use crate::resources::v1::testing::config;
+        let base = json!({"name": "a", "template": {"spec": {
+            "node_class_ref": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+            "requirements": [{"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]
+        }}});
+        let created = plan(
+            &NODE_POOL.attributes,
+            &NODE_POOL.blocks,
+            &config(&NODE_POOL, &base),
+            &Value::Null,
+        );
+        let status = object([
+            ("conditions", Value::Null),
+            ("resources", Value::Null),
+            ("nodes", Value::number(3)),
+            ("node_class_observed_generation", Value::Null),
+        ]);
+        let prior = match created.planned {
+            Value::Object(mut m) => {
+                m.insert("status".into(), status.clone());
+                Value::Object(m)
+            }
+            other => other,
+        };
+        let planned_for = |json: &Json| {
+            let cfg = config(&NODE_POOL, json);
+            let mut p = plan(&NODE_POOL.attributes, &NODE_POOL.blocks, &cfg, &prior).planned;
+            keep_status_unless_spec_changed(&NODE_POOL, &prior, &mut p);
+            p
+        };
+        let mut labels = base.clone();
+        labels["metadata"] = json!({"labels": {"team": "a"}});
+        labels["force_destroy"] = json!(true);
+        let p = planned_for(&labels);
+        assert_ne!(p, prior);
+        assert_eq!(p.get("status"), Some(&status));
+
+        let mut spec = base.clone();
+        spec["weight"] = json!(5);
+        assert!(planned_for(&spec).get("status").is_some_and(Value::is_unknown));
+        let mut renamed = base.clone();
+        renamed["name"] = json!("b");
+        assert!(planned_for(&renamed).get("status").is_some_and(Value::is_unknown));
+        let mut create = created_planned_status(&base);
+        keep_status_unless_spec_changed(&NODE_POOL, &Value::Null, &mut create);
+        assert!(create.get("status").is_some_and(Value::is_unknown));
+    }
+
+    fn created_planned_status(json: &Json) -> Value {
+        use crate::framework::plan::plan;
+        use crate::resources::v1::NODE_POOL;
+        use crate::resources::v1::testing::config;
+        plan(
+            &NODE_POOL.attributes,
+            &NODE_POOL.blocks,
+            &config(&NODE_POOL, json),
+            &Value::Null,
+        )
+        .planned
     }
 
     #[test]
