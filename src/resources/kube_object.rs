@@ -6,13 +6,15 @@
 //!   (`metadata.name`, the managed labels and annotations, and `spec` from the schema), then
 //!   optionally wait for `Ready`. The state returned keeps every planned value and fills in
 //!   what was unknown (status) from the stored object (read once more after the write when
-//!   the answer has no status yet).
+//!   the answer has no status yet). An object found being deleted is waited for (bounded by
+//!   `timeouts.create`) and created again.
 //! - **plan**: `status` is planned unknown only when `name` or a `spec` field changes, not for
 //!   labels, annotations or provider-side settings.
 //! - **read**: only fields of the schema are read back, and only the labels and annotations
 //!   Terraform manages, so what Karpenter itself writes never shows as drift. A deleted object
-//!   is reported gone; an unreachable cluster or an unknown provider block keeps the prior
-//!   state with a warning.
+//!   is reported gone; one being deleted (a `deletionTimestamp`) stays in state with a warning
+//!   naming its finalizers, and the next plan recreates it; an unreachable cluster or an
+//!   unknown provider block keeps the prior state with a warning.
 //! - **delete**: foreground deletion, waiting until finalizers and owned objects are gone;
 //!   when Karpenter is not running, it fails fast, or with `force_destroy` does Karpenter's
 //!   cleanup itself ([`super::teardown`]).
@@ -245,6 +247,20 @@ impl KubeObjectType {
                 Ok(obj) => obj,
                 Err(e) => return ApplyOutcome::failed(None, self.diagnose(&e, "applying")),
             };
+        // The object was already being deleted (a delete that timed out on a finalizer, or
+        // someone else's): what was just written goes with it, so wait until it is gone and
+        // write it again.
+        let stored = if stored.metadata.deletion_timestamp.is_some() {
+            match self
+                .recreate(ctx, client, planned, &name, &manifest, &fields, &stored)
+                .await
+            {
+                Ok(obj) => obj,
+                Err(d) => return ApplyOutcome::failed(None, d),
+            }
+        } else {
+            stored
+        };
         let mut diags = Diagnostics::new();
         if let Some(prior_manifest) = &prior_manifest {
             self.check_removals(&stored, prior_manifest, &manifest, &mut diags);
@@ -275,6 +291,128 @@ impl KubeObjectType {
                 ApplyOutcome::failed(Some(unknowns_to_null(planned)), diags)
             }
         }
+    }
+
+    /// Waits until the object that `stored` shows being deleted is gone (bounded by
+    /// `timeouts.create`, with the delete wait's progress lines and its check that Karpenter
+    /// is running), then writes `manifest` again, creating the object anew. With Karpenter
+    /// gone, `force_destroy` does Karpenter's cleanup first; without it, this fails fast on
+    /// `force_destroy`, saying what holds the object and what to do.
+    #[allow(clippy::too_many_arguments)]
+    async fn recreate(
+        &self,
+        ctx: &KarpenterContext,
+        client: &kube::Client,
+        planned: &Value,
+        name: &str,
+        manifest: &Json,
+        fields: &[k8s::ownership::FieldPath],
+        stored: &DynamicObject,
+    ) -> Result<DynamicObject, Diagnostics> {
+        let what = self.kind.kind;
+        let deadline = Instant::now() + timeouts::get(planned, "create", DEFAULT_CREATE);
+        let uid = stored.metadata.uid.clone().unwrap_or_default();
+        tracing::info!(
+            kind = what,
+            name,
+            "{what} {name} is being deleted; waiting until it is gone to create it again"
+        );
+        let waited = k8s::apply::wait_gone(
+            client,
+            &self.kind,
+            name,
+            &uid,
+            self.dependents,
+            deadline,
+            k8s::apply::Waiting::Recreate,
+        )
+        .await;
+        let force = planned.get(FORCE_DESTROY).and_then(Value::as_bool) == Some(true);
+        match waited {
+            Ok(()) => {}
+            Err(KubeError::KarpenterGone { why, .. }) if force => {
+                let d = self.force_destroy(ctx, client, name, &why, deadline).await;
+                if d.has_errors() {
+                    return Err(d);
+                }
+            }
+            Err(KubeError::KarpenterGone {
+                what: stuck,
+                why,
+                waited,
+            }) => {
+                let mut d = Diagnostics::new();
+                let summary = format!(
+                    "Karpenter is not running: {what} {name} cannot finish deleting, so it cannot be created again"
+                );
+                let help = match self.schema.attribute(FORCE_DESTROY) {
+                    Some(_) => format!(
+                        "Either start Karpenter again (its Helm release, its controller's IAM role and the nodes it runs on \
+                         must exist; it then finishes the deletion and the next apply creates the {what}), or set \
+                         force_destroy = true on this resource and apply again: the provider then does Karpenter's cleanup \
+                         itself (terminates the EC2 instances, deletes the launch templates and instance profiles Karpenter \
+                         created for it, tagged for this cluster), removes the finalizers and creates the {what} anew."
+                    ),
+                    None => format!(
+                        "Start Karpenter again (its Helm release, its controller's IAM role and the nodes it runs on must \
+                         exist); it then finishes the deletion and the next apply creates the {what}."
+                    ),
+                };
+                let detail = format!(
+                    "{stuck}, but Karpenter is not running: {why} (noticed after {}). Only Karpenter removes these \
+                     finalizers. {help} Nothing was created.",
+                    k8s::error::humantime(waited)
+                );
+                match self.schema.attribute(FORCE_DESTROY) {
+                    Some(_) => d.error_at(&AttributePath::root().attr(FORCE_DESTROY), summary, detail),
+                    None => d.error(summary, detail),
+                }
+                return Err(d);
+            }
+            Err(e) => return Err(self.diagnose(&e, "waiting for the earlier deletion of")),
+        }
+        k8s::apply::apply_owning(client, &self.kind, name, manifest, fields, deadline)
+            .await
+            .map_err(|e| self.diagnose(&e, "applying"))
+    }
+
+    /// The warning of a refresh that finds the object being deleted: since when, what holds
+    /// it and whose that is, and what apply and destroy do about it.
+    fn being_deleted_warning(&self, obj: &DynamicObject) -> Diagnostics {
+        let what = self.kind.kind;
+        let name = obj.metadata.name.as_deref().unwrap_or_default();
+        let since = obj
+            .metadata
+            .deletion_timestamp
+            .as_ref()
+            .and_then(|t| serde_json::to_value(t).ok())
+            .and_then(|t| t.as_str().map(str::to_string))
+            .map(|t| format!(" at {t}"))
+            .unwrap_or_default();
+        let finalizers = obj.metadata.finalizers.clone().unwrap_or_default();
+        let holding = k8s::apply::waiting_for(&finalizers);
+        let karpenter = if k8s::apply::waits_on_karpenter(&finalizers) {
+            match self.schema.attribute(FORCE_DESTROY) {
+                Some(_) => {
+                    " If Karpenter is not running, the deletion cannot finish: start Karpenter again, or set \
+                            force_destroy = true (the apply then does Karpenter's cleanup itself)."
+                }
+                None => " If Karpenter is not running, the deletion cannot finish: start Karpenter again.",
+            }
+        } else {
+            ""
+        };
+        let mut d = Diagnostics::new();
+        d.warning(
+            format!("{what} {name} is being deleted"),
+            format!(
+                "The {what} was marked for deletion{since} and is still in the cluster, {holding}. (A delete that \
+                 timed out, or one made outside Terraform, leaves it so.) Terraform plans to create it again: terraform \
+                 apply waits until the deletion finishes (up to timeouts.create), then creates the {what} anew; \
+                 terraform destroy waits for the deletion instead.{karpenter}"
+            ),
+        );
+        d
     }
 
     /// Apply never reports a change the server did not make: a field the configuration
@@ -746,6 +884,10 @@ impl Resource<KarpenterContext> for KubeObjectType {
         };
         match k8s::apply::get(client, &self.kind, &name, Instant::now() + READ_TIMEOUT).await {
             Ok(None) => Ok(ReadOutcome::Gone),
+            Ok(Some(obj)) if obj.metadata.deletion_timestamp.is_some() => {
+                let state = self.state_from_object(&obj, current)?;
+                Ok(ReadOutcome::BeingDeleted(state, self.being_deleted_warning(&obj)))
+            }
             Ok(Some(obj)) => self.state_from_object(&obj, current).map(ReadOutcome::Found),
             Err(e @ (KubeError::Transport(_) | KubeError::Unreachable(_) | KubeError::Timeout { .. })) => Ok(
                 ReadOutcome::KeptPrior(keep_prior_warning(self.kind.kind, &name, &e)),
