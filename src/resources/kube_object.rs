@@ -47,8 +47,8 @@ const DEFAULT_CREATE: Duration = Duration::from_secs(10 * 60);
 const DEFAULT_UPDATE: Duration = Duration::from_secs(10 * 60);
 const DEFAULT_DELETE: Duration = Duration::from_secs(15 * 60);
 const READ_TIMEOUT: Duration = Duration::from_secs(2 * 60);
-/// How long the read of a new object's status after its write may take (it is skipped on
-/// failure: the next refresh reads the status).
+/// How long the read of a new object's status after its write may take, at most (never past
+/// the apply's deadline; on failure it is skipped, and the next refresh reads the status).
 const STATUS_READ: Duration = Duration::from_secs(5);
 
 /// Annotation prefixes written by tools and controllers, never imported as user intent.
@@ -276,10 +276,12 @@ impl KubeObjectType {
             }
         } else if planned.get("status").is_some_and(Value::is_unknown) && !has_status(&latest) {
             // A new object has no status in the answer to its write; Karpenter usually fills
-            // it at once. One read (never a wait) puts in state what the server has by now,
-            // instead of an empty status until the next refresh.
-            if let Ok(Some(obj)) =
-                k8s::apply::get(client, &self.kind, &name, Instant::now() + STATUS_READ).await
+            // it at once. One read (never a wait, and within the apply's timeout) puts in
+            // state what the server has by now, instead of an empty status until the next
+            // refresh.
+            let read_by = (Instant::now() + STATUS_READ).min(deadline);
+            if read_by > Instant::now()
+                && let Ok(Some(obj)) = k8s::apply::get(client, &self.kind, &name, read_by).await
             {
                 latest = obj;
             }
