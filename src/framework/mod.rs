@@ -10,6 +10,7 @@ pub mod convert;
 pub mod diagnostics;
 pub mod markdown;
 pub mod plan;
+pub mod private;
 pub mod schema;
 pub mod timeouts;
 pub mod validate;
@@ -61,6 +62,12 @@ pub enum ReadOutcome {
     Found(Value),
     /// The object is gone: Terraform removes it from state and plans to create it.
     Gone,
+    /// The object still exists, but its deletion has begun and not finished (in Kubernetes: a
+    /// `deletionTimestamp`, held by finalizers). It stays in state, so a destroy still waits for
+    /// it; the diagnostics (warnings) say what holds it; and the next plan recreates it: the
+    /// planner plans the resource as on create (computed attributes unknown), so the plan is
+    /// never "No changes" while the object is going away. See [`private`].
+    BeingDeleted(Value, Diagnostics),
     /// The object could not be read (e.g. the cluster is not reachable yet, or the provider
     /// configuration is still unknown): keep the prior state and tell the user why.
     KeptPrior(Diagnostics),

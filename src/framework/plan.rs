@@ -6,6 +6,8 @@
 //!   included), so the plan shows what the server will hold.
 //! - Unset computed attributes keep their prior value when nothing changes; when the object
 //!   is created or changes, they become unknown unless marked `stable`.
+//! - An object that still exists but is being deleted is planned as a create
+//!   ([`plan_recreate`]), so the plan shows that apply recreates it.
 //! - Attributes marked `requires_replace` that differ from the prior state are reported, with
 //!   their exact paths, so Terraform plans a replacement.
 
@@ -39,6 +41,28 @@ pub fn plan(attributes: &[Attribute], blocks: &[Block], config: &Value, prior: &
     }
     Plan {
         planned,
+        requires_replace,
+    }
+}
+
+/// Plans the recreation of an object that still exists but is being deleted
+/// ([`super::ReadOutcome::BeingDeleted`]): the planned state is the one a create would plan
+/// (computed attributes unknown, since the new object will have its own), while replacement
+/// paths are still reported against the prior state.
+pub fn plan_recreate(attributes: &[Attribute], blocks: &[Block], config: &Value, prior: &Value) -> Plan {
+    let created = plan(attributes, blocks, config, &Value::Null);
+    let mut requires_replace = Vec::new();
+    if !prior.is_null() {
+        replacements(
+            attributes,
+            &created.planned,
+            prior,
+            &AttributePath::root(),
+            &mut requires_replace,
+        );
+    }
+    Plan {
+        planned: created.planned,
         requires_replace,
     }
 }
@@ -298,6 +322,44 @@ mod tests {
         let p = plan(&attrs(), &[], &config, &prior);
         assert_eq!(p.planned.get("uid"), Some(&Value::string("u-1")));
         assert!(p.planned.get("phase").is_some_and(Value::is_unknown));
+        assert_eq!(p.requires_replace, vec![AttributePath::root().attr("name")]);
+    }
+
+    /// An object being deleted plans as a create even when the configuration matches the
+    /// prior state (stable computed attributes too: the new object has its own), and a name
+    /// change still replaces.
+    #[test]
+    fn recreate_plans_computed_unknown_against_an_unchanged_prior() {
+        let prior = obj(&[
+            ("name", Value::string("a")),
+            ("policy", Value::string("WhenEmpty")),
+            ("uid", Value::string("u-1")),
+            ("phase", Value::string("Ready")),
+            ("disruption", obj(&[("after", Value::string("0s"))])),
+            ("labels", Value::Null),
+        ]);
+        let config = obj(&[
+            ("name", Value::string("a")),
+            ("policy", Value::Null),
+            ("uid", Value::Null),
+            ("phase", Value::Null),
+            ("disruption", Value::Null),
+            ("labels", Value::Null),
+        ]);
+        assert_eq!(plan(&attrs(), &[], &config, &prior).planned, prior);
+        let p = plan_recreate(&attrs(), &[], &config, &prior);
+        assert!(p.planned.get("uid").is_some_and(Value::is_unknown));
+        assert!(p.planned.get("phase").is_some_and(Value::is_unknown));
+        assert_eq!(p.planned.get("policy"), Some(&Value::string("WhenEmpty")));
+        assert!(p.requires_replace.is_empty());
+        let renamed = match config {
+            Value::Object(mut m) => {
+                m.insert("name".into(), Value::string("b"));
+                Value::Object(m)
+            }
+            other => other,
+        };
+        let p = plan_recreate(&attrs(), &[], &renamed, &prior);
         assert_eq!(p.requires_replace, vec![AttributePath::root().attr("name")]);
     }
 }

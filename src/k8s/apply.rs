@@ -152,7 +152,6 @@ pub async fn delete_and_wait(
 ) -> Result<(), KubeError> {
     let api = api(client, kind, namespace);
     let label = object_label(namespace, name);
-    let started = Instant::now();
     let params = DeleteParams {
         propagation_policy: Some(PropagationPolicy::Foreground),
         ..Default::default()
@@ -185,6 +184,50 @@ pub async fn delete_and_wait(
         "waiting for {} {label} to be deleted",
         kind.kind
     );
+    let object = Incarnation {
+        namespace,
+        name,
+        uid: &uid,
+    };
+    wait_gone(client, kind, object, dependents, deadline, Waiting::Delete).await
+}
+
+/// Why [`wait_gone`] waits, for its progress lines and its timeout message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Waiting {
+    /// This provider deletes the object (destroy, or the delete half of a replacement).
+    Delete,
+    /// The object was already being deleted when this provider came to write it: it is
+    /// created again once it is gone (bounded by `timeouts.create`).
+    Recreate,
+}
+
+/// One incarnation of an object: its address and its uid (an object of the same name with
+/// another uid is another incarnation).
+#[derive(Debug, Clone, Copy)]
+pub struct Incarnation<'a> {
+    pub namespace: Option<&'a str>,
+    pub name: &'a str,
+    pub uid: &'a str,
+}
+
+/// Waits until the incarnation `object` is gone (an object of that name with another uid
+/// counts as gone). Says every [`PROGRESS_EVERY`] which finalizers it waits for and whose they are;
+/// while Karpenter's finalizers hold it, checks that a Karpenter controller is running and
+/// fails fast with [`KubeError::KarpenterGone`] when none is. On timeout, the error says what
+/// still holds it (finalizers, owned objects of `dependents`).
+pub async fn wait_gone(
+    client: &kube::Client,
+    kind: &Kind,
+    object: Incarnation<'_>,
+    dependents: &[Kind],
+    deadline: Instant,
+    why: Waiting,
+) -> Result<(), KubeError> {
+    let Incarnation { namespace, name, uid } = object;
+    let api = api(client, kind, namespace);
+    let label = object_label(namespace, name);
+    let started = Instant::now();
     let mut delay = super::retry::FIRST_DELAY;
     let mut ticker = tokio::time::interval_at(Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY);
     let mut probe = tokio::time::interval_at(Instant::now() + PROBE_EVERY, PROBE_EVERY);
@@ -192,7 +235,7 @@ pub async fn delete_and_wait(
     loop {
         let wait = tokio::time::timeout_at(
             deadline,
-            await_condition(api.clone(), name, conditions::is_deleted(&uid)),
+            await_condition(api.clone(), name, conditions::is_deleted(uid)),
         );
         let mut wait = std::pin::pin!(wait);
         let outcome = loop {
@@ -225,13 +268,21 @@ pub async fn delete_and_wait(
                         Ok(Err(e)) => format!("its state could not be read ({})", KubeError::from(e)),
                         Err(_) => "its state could not be read in time".to_string(),
                     };
-                    tracing::info!(
-                        kind = kind.kind,
-                        name,
-                        "still deleting {} {label} after {}: {blocking}",
-                        kind.kind,
-                        humantime(started.elapsed())
-                    );
+                    let waited = humantime(started.elapsed());
+                    match why {
+                        Waiting::Delete => tracing::info!(
+                            kind = kind.kind,
+                            name,
+                            "still deleting {} {label} after {waited}: {blocking}",
+                            kind.kind
+                        ),
+                        Waiting::Recreate => tracing::info!(
+                            kind = kind.kind,
+                            name,
+                            "{} {label} is still being deleted after {waited} (it is created again once it is gone): {blocking}",
+                            kind.kind
+                        ),
+                    }
                 }
             }
         };
@@ -249,7 +300,7 @@ pub async fn delete_and_wait(
         }
     }
     Err(KubeError::Timeout {
-        what: holders(client, kind, namespace, name, &uid, dependents).await,
+        what: holders(client, kind, namespace, name, uid, dependents, why).await,
         waited: started.elapsed(),
     })
 }
@@ -291,7 +342,7 @@ pub fn finalizer_owner(finalizer: &str) -> &'static str {
 }
 
 /// "waiting for finalizer karpenter.sh/termination (removed by …)" for the progress log.
-fn waiting_for(finalizers: &[String]) -> String {
+pub fn waiting_for(finalizers: &[String]) -> String {
     if finalizers.is_empty() {
         return "no finalizers remain; waiting for the API server to remove it".into();
     }
@@ -310,6 +361,7 @@ async fn holders(
     name: &str,
     uid: &str,
     dependents: &[Kind],
+    why: Waiting,
 ) -> String {
     let api = api(client, kind, namespace);
     let mut parts = Vec::new();
@@ -348,9 +400,16 @@ async fn holders(
     } else {
         parts.join("; ")
     };
+    let (then, timeout) = match why {
+        Waiting::Delete => ("", "timeouts.delete"),
+        Waiting::Recreate => (
+            " (it was being deleted before this apply, and is created again once it is gone)",
+            "timeouts.create",
+        ),
+    };
     format!(
-        "{} {} is still being deleted: {holding}. Karpenter removes its finalizer after draining and terminating \
-         the nodes; check the Karpenter controller's logs, or raise timeouts.delete",
+        "{} {} is still being deleted{then}: {holding}. Karpenter removes its finalizer after draining and \
+         terminating the nodes; check the Karpenter controller's logs, or raise {timeout}",
         kind.kind,
         object_label(namespace, name)
     )

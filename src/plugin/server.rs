@@ -11,7 +11,8 @@ use tonic::{Request, Response, Status};
 
 use super::proto::tfplugin6 as pb;
 use super::schema_proto::{diagnostics as pb_diags, schema as pb_schema};
-use crate::framework::plan::plan;
+use crate::framework::plan::{plan, plan_recreate};
+use crate::framework::private;
 use crate::framework::validate::validate_attributes;
 use crate::framework::{Attribute, DataReadOutcome, Diagnostics, MoveSource, Provider, ReadOutcome, Schema};
 use crate::tfvalue::{AttributePath, Type, Value, json, msgpack};
@@ -447,7 +448,8 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
             let ty = resource.schema().value_type();
             let current = decode(req.current_state.as_ref(), &ty, "resource state")?;
             if current.is_null() {
-                return encode(&Value::Null, &ty, "state").map(|s| (s, Diagnostics::new(), None));
+                return encode(&Value::Null, &ty, "state")
+                    .map(|s| (s, Diagnostics::new(), None, private.clone()));
             }
             let ctx = self.context()?;
             let outcome = self
@@ -458,9 +460,12 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
                 .client_capabilities
                 .as_ref()
                 .is_some_and(|c| c.deferral_allowed);
-            let (new_state, diags, deferred) = match outcome {
-                ReadOutcome::Found(v) => (v, Diagnostics::new(), None),
-                ReadOutcome::Gone => (Value::Null, Diagnostics::new(), None),
+            // The private state says whether this refresh found the object being deleted (for
+            // the plan that follows); a refresh that could not look keeps what it had.
+            let (new_state, diags, deferred, private) = match outcome {
+                ReadOutcome::Found(v) => (v, Diagnostics::new(), None, private::cleared()),
+                ReadOutcome::BeingDeleted(v, d) => (v, d, None, private::being_deleted()),
+                ReadOutcome::Gone => (Value::Null, Diagnostics::new(), None, private::cleared()),
                 // Where Terraform allows it, defer rather than keep the prior state with a warning.
                 ReadOutcome::KeptPrior(_) if deferral_allowed => (
                     current,
@@ -468,17 +473,18 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
                     Some(pb::Deferred {
                         reason: pb::deferred::Reason::ProviderConfigUnknown as i32,
                     }),
+                    private.clone(),
                 ),
-                ReadOutcome::KeptPrior(d) => (current, d, None),
+                ReadOutcome::KeptPrior(d) => (current, d, None, private.clone()),
             };
-            encode(&new_state, &ty, "state").map(|s| (s, diags, deferred))
+            encode(&new_state, &ty, "state").map(|s| (s, diags, deferred, private))
         }
         .await;
         respond!(
-            result.map(|(s, d, deferred)| pb::read_resource::Response {
+            result.map(|(s, d, deferred, private)| pb::read_resource::Response {
                 new_state: Some(s),
                 diagnostics: pb_diags(&d),
-                private: private.clone(),
+                private,
                 deferred,
                 ..Default::default()
             }),
@@ -517,10 +523,27 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
                     "it is missing or null in a plan that is not a destroy",
                 ));
             }
-            let mut planned = plan(&schema.attributes, &schema.blocks, &config, &prior);
+            // The last refresh found the object being deleted: plan its recreation, which the
+            // resource adjusts as it would a create.
+            let recreate = !prior.is_null() && private::is_being_deleted(&req.prior_private);
+            let (mut planned, adjust_from) = if recreate {
+                let p = plan_recreate(&schema.attributes, &schema.blocks, &config, &prior);
+                (p, Value::Null)
+            } else {
+                (
+                    plan(&schema.attributes, &schema.blocks, &config, &prior),
+                    prior.clone(),
+                )
+            };
             let mut d = Diagnostics::new();
             let ctx = self.context().ok();
-            resource.modify_plan_in(ctx.as_deref(), &config, &prior, &mut planned.planned, &mut d);
+            resource.modify_plan_in(
+                ctx.as_deref(),
+                &config,
+                &adjust_from,
+                &mut planned.planned,
+                &mut d,
+            );
             if !prior.is_null() {
                 for path in resource.extra_replacements(&prior, &planned.planned) {
                     if !planned.requires_replace.contains(&path) {
@@ -539,7 +562,13 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
             result.map(|(planned, replace, d)| pb::plan_resource_change::Response {
                 planned_state: Some(planned),
                 requires_replace: replace,
-                planned_private: req.prior_private.clone(),
+                // The mark has done its work: the apply finds the deletion itself, and the
+                // state it writes must not plan another recreation.
+                planned_private: if private::is_being_deleted(&req.prior_private) {
+                    private::cleared()
+                } else {
+                    req.prior_private.clone()
+                },
                 diagnostics: pb_diags(&d),
                 ..Default::default()
             }),

@@ -5,11 +5,16 @@
 //! - **create / update**: wait at the CRD gate, then server-side apply of the whole intent
 //!   (`metadata.name`, the managed labels and annotations, and `spec` from the schema), then
 //!   optionally wait for `Ready`. The state returned keeps every planned value and fills in
-//!   what was unknown (status) from the stored object.
+//!   what was unknown (status) from the stored object (read once more after the write when
+//!   the answer has no status yet). An object found being deleted is waited for (bounded by
+//!   `timeouts.create`) and created again.
+//! - **plan**: `status` is planned unknown only when `name` or a `spec` field changes, not for
+//!   labels, annotations or provider-side settings.
 //! - **read**: only fields of the schema are read back, and only the labels and annotations
 //!   Terraform manages, so what Karpenter itself writes never shows as drift. A deleted object
-//!   is reported gone; an unreachable cluster or an unknown provider block keeps the prior
-//!   state with a warning.
+//!   is reported gone; one being deleted (a `deletionTimestamp`) stays in state with a warning
+//!   naming its finalizers, and the next plan recreates it; an unreachable cluster or an
+//!   unknown provider block keeps the prior state with a warning.
 //! - **delete**: foreground deletion, waiting until finalizers and owned objects are gone;
 //!   when Karpenter is not running, it fails fast, or with `force_destroy` does Karpenter's
 //!   cleanup itself ([`super::teardown`]).
@@ -44,6 +49,9 @@ const DEFAULT_CREATE: Duration = Duration::from_secs(10 * 60);
 const DEFAULT_UPDATE: Duration = Duration::from_secs(10 * 60);
 const DEFAULT_DELETE: Duration = Duration::from_secs(15 * 60);
 const READ_TIMEOUT: Duration = Duration::from_secs(2 * 60);
+/// How long the read of a new object's status after its write may take, at most (never past
+/// the apply's deadline; on failure it is skipped, and the next refresh reads the status).
+const STATUS_READ: Duration = Duration::from_secs(5);
 
 /// The namespace of a namespaced kind's object when the configuration names none: `default`,
 /// as hashicorp/kubernetes and kubectl do.
@@ -272,6 +280,22 @@ impl KubeObjectType {
             Ok(obj) => obj,
             Err(e) => return ApplyOutcome::failed(None, self.diagnose(&e, "applying")),
         };
+        // The object was already being deleted (a delete that timed out on a finalizer, or
+        // someone else's): what was just written goes with it, so wait until it is gone and
+        // write it again.
+        let stored = if stored.metadata.deletion_timestamp.is_some() {
+            match self
+                .recreate(
+                    ctx, client, planned, namespace, &name, &manifest, &fields, &stored,
+                )
+                .await
+            {
+                Ok(obj) => obj,
+                Err(d) => return ApplyOutcome::failed(None, d),
+            }
+        } else {
+            stored
+        };
         let mut diags = Diagnostics::new();
         if let Some(prior_manifest) = &prior_manifest {
             self.check_removals(&stored, prior_manifest, &manifest, &mut diags);
@@ -285,6 +309,17 @@ impl KubeObjectType {
                 Ok(obj) => latest = obj,
                 Err(e) => diags.extend(self.diagnose(&e, "waiting for Ready")),
             }
+        } else if planned.get("status").is_some_and(Value::is_unknown) && !has_status(&latest) {
+            // A new object has no status in the answer to its write; Karpenter usually fills
+            // it at once. One read (never a wait, and within the apply's timeout) puts in
+            // state what the server has by now, instead of an empty status until the next
+            // refresh.
+            let read_by = (Instant::now() + STATUS_READ).min(deadline);
+            if read_by > Instant::now()
+                && let Ok(Some(obj)) = k8s::apply::get(client, &self.kind, namespace, &name, read_by).await
+            {
+                latest = obj;
+            }
         }
         match self.state_from_object(&latest, planned) {
             Ok(actual) => ApplyOutcome::failed(Some(merge_known(planned, &actual)), diags),
@@ -293,6 +328,133 @@ impl KubeObjectType {
                 ApplyOutcome::failed(Some(unknowns_to_null(planned)), diags)
             }
         }
+    }
+
+    /// Waits until the object that `stored` shows being deleted is gone (bounded by
+    /// `timeouts.create`, with the delete wait's progress lines and its check that Karpenter
+    /// is running), then writes `manifest` again, creating the object anew. With Karpenter
+    /// gone, `force_destroy` does Karpenter's cleanup first; without it, this fails fast on
+    /// `force_destroy`, saying what holds the object and what to do.
+    #[allow(clippy::too_many_arguments)]
+    async fn recreate(
+        &self,
+        ctx: &KarpenterContext,
+        client: &kube::Client,
+        planned: &Value,
+        namespace: Option<&str>,
+        name: &str,
+        manifest: &Json,
+        fields: &[k8s::ownership::FieldPath],
+        stored: &DynamicObject,
+    ) -> Result<DynamicObject, Diagnostics> {
+        let what = self.kind.kind;
+        let deadline = Instant::now() + timeouts::get(planned, "create", DEFAULT_CREATE);
+        let uid = stored.metadata.uid.clone().unwrap_or_default();
+        tracing::info!(
+            kind = what,
+            name,
+            "{what} {name} is being deleted; waiting until it is gone to create it again"
+        );
+        let object = k8s::apply::Incarnation {
+            namespace,
+            name,
+            uid: &uid,
+        };
+        let waited = k8s::apply::wait_gone(
+            client,
+            &self.kind,
+            object,
+            self.dependents,
+            deadline,
+            k8s::apply::Waiting::Recreate,
+        )
+        .await;
+        let force = planned.get(FORCE_DESTROY).and_then(Value::as_bool) == Some(true);
+        match waited {
+            Ok(()) => {}
+            Err(KubeError::KarpenterGone { why, .. }) if force => {
+                let d = self.force_destroy(ctx, client, name, &why, deadline).await;
+                if d.has_errors() {
+                    return Err(d);
+                }
+            }
+            Err(KubeError::KarpenterGone {
+                what: stuck,
+                why,
+                waited,
+            }) => {
+                let mut d = Diagnostics::new();
+                let summary = format!(
+                    "Karpenter is not running: {what} {name} cannot finish deleting, so it cannot be created again"
+                );
+                let help = match self.schema.attribute(FORCE_DESTROY) {
+                    Some(_) => format!(
+                        "Either start Karpenter again (its Helm release, its controller's IAM role and the nodes it runs on \
+                         must exist; it then finishes the deletion and the next apply creates the {what}), or set \
+                         force_destroy = true on this resource and apply again: the provider then does Karpenter's cleanup \
+                         itself (terminates the EC2 instances, deletes the launch templates and instance profiles Karpenter \
+                         created for it, tagged for this cluster), removes the finalizers and creates the {what} anew."
+                    ),
+                    None => format!(
+                        "Start Karpenter again (its Helm release, its controller's IAM role and the nodes it runs on must \
+                         exist); it then finishes the deletion and the next apply creates the {what}."
+                    ),
+                };
+                let detail = format!(
+                    "{stuck}, but Karpenter is not running: {why} (noticed after {}). Only Karpenter removes these \
+                     finalizers. {help} Nothing was created.",
+                    k8s::error::humantime(waited)
+                );
+                match self.schema.attribute(FORCE_DESTROY) {
+                    Some(_) => d.error_at(&AttributePath::root().attr(FORCE_DESTROY), summary, detail),
+                    None => d.error(summary, detail),
+                }
+                return Err(d);
+            }
+            Err(e) => return Err(self.diagnose(&e, "waiting for the earlier deletion of")),
+        }
+        k8s::apply::apply_owning(client, &self.kind, namespace, name, manifest, fields, deadline)
+            .await
+            .map_err(|e| self.diagnose(&e, "applying"))
+    }
+
+    /// The warning of a refresh that finds the object being deleted: since when, what holds
+    /// it and whose that is, and what apply and destroy do about it.
+    fn being_deleted_warning(&self, obj: &DynamicObject) -> Diagnostics {
+        let what = self.kind.kind;
+        let name = obj.metadata.name.as_deref().unwrap_or_default();
+        let since = obj
+            .metadata
+            .deletion_timestamp
+            .as_ref()
+            .and_then(|t| serde_json::to_value(t).ok())
+            .and_then(|t| t.as_str().map(str::to_string))
+            .map(|t| format!(" at {t}"))
+            .unwrap_or_default();
+        let finalizers = obj.metadata.finalizers.clone().unwrap_or_default();
+        let holding = k8s::apply::waiting_for(&finalizers);
+        let karpenter = if k8s::apply::waits_on_karpenter(&finalizers) {
+            match self.schema.attribute(FORCE_DESTROY) {
+                Some(_) => {
+                    " If Karpenter is not running, the deletion cannot finish: start Karpenter again, or set \
+                            force_destroy = true (the apply then does Karpenter's cleanup itself)."
+                }
+                None => " If Karpenter is not running, the deletion cannot finish: start Karpenter again.",
+            }
+        } else {
+            ""
+        };
+        let mut d = Diagnostics::new();
+        d.warning(
+            format!("{what} {name} is being deleted"),
+            format!(
+                "The {what} was marked for deletion{since} and is still in the cluster, {holding}. (A delete that \
+                 timed out, or one made outside Terraform, leaves it so.) Terraform plans to create it again: terraform \
+                 apply waits until the deletion finishes (up to timeouts.create), then creates the {what} anew; \
+                 terraform destroy waits for the deletion instead.{karpenter}"
+            ),
+        );
+        d
     }
 
     /// Apply never reports a change the server did not make: a field the configuration
@@ -571,6 +733,35 @@ fn keep_defaults_the_cluster_lacks(
     }
 }
 
+/// See [`KubeObjectType`]'s `modify_plan`: the prior `status` where the planner made it
+/// unknown although neither `name` nor any `spec` attribute (one with a wire field) changed.
+fn keep_status_unless_spec_changed(schema: &Schema, prior: &Value, planned: &mut Value) {
+    if prior.is_null() {
+        return;
+    }
+    let changed = schema
+        .attributes
+        .iter()
+        .filter(|a| a.name == "name" || a.wire_field().is_some())
+        .any(|a| planned.get(a.name) != prior.get(a.name));
+    if changed {
+        return;
+    }
+    if let (Value::Object(fields), Some(status)) = (planned, prior.get("status"))
+        && fields.get("status").is_some_and(Value::is_unknown)
+    {
+        fields.insert("status".into(), status.clone());
+    }
+}
+
+/// Whether a stored object has a non-empty `status`.
+fn has_status(obj: &DynamicObject) -> bool {
+    obj.data
+        .get("status")
+        .and_then(Json::as_object)
+        .is_some_and(|s| !s.is_empty())
+}
+
 /// The value at an attribute path (attributes, map keys and list indexes).
 fn value_at<'a>(value: &'a Value, path: &AttributePath) -> Option<&'a Value> {
     path.steps
@@ -709,6 +900,14 @@ impl Resource<KarpenterContext> for KubeObjectType {
         (self.replacements)(prior, planned)
     }
 
+    /// `status` is what Karpenter reports about the `spec`: it is planned unknown only when
+    /// the name or a `spec` field changes. A change of what Karpenter does not react to (the
+    /// object's labels and annotations, `timeouts`, `wait_for_ready`, `force_destroy`) keeps
+    /// the prior status in the plan, and the apply returns it as planned ([`merge_known`]).
+    fn modify_plan(&self, _config: &Value, prior: &Value, planned: &mut Value, _diags: &mut Diagnostics) {
+        keep_status_unless_spec_changed(self.schema, prior, planned);
+    }
+
     async fn create(&self, ctx: &KarpenterContext, planned: &Value) -> ApplyOutcome {
         self.apply(
             ctx,
@@ -754,6 +953,10 @@ impl Resource<KarpenterContext> for KubeObjectType {
         .await
         {
             Ok(None) => Ok(ReadOutcome::Gone),
+            Ok(Some(obj)) if obj.metadata.deletion_timestamp.is_some() => {
+                let state = self.state_from_object(&obj, current)?;
+                Ok(ReadOutcome::BeingDeleted(state, self.being_deleted_warning(&obj)))
+            }
             Ok(Some(obj)) => self.state_from_object(&obj, current).map(ReadOutcome::Found),
             Err(e @ (KubeError::Transport(_) | KubeError::Unreachable(_) | KubeError::Timeout { .. })) => Ok(
                 ReadOutcome::KeptPrior(keep_prior_warning(self.kind.kind, &label, &e)),
@@ -1154,6 +1357,73 @@ mod tests {
             errors.iter().any(|(p, _)| p == "template.spec.expire_after"),
             "{errors:?}"
         );
+    }
+
+    /// #18: a change of labels only (or of provider-side settings) keeps the prior status in
+    /// the plan; a spec change, a rename or a create plans it unknown.
+    #[test]
+    fn status_is_unknown_only_when_the_spec_changes() {
+        use crate::framework::plan::plan;
+        use crate::resources::v1::NODE_POOL;
+        use crate::resources::v1::testing::config;
+        let base = json!({"name": "a", "template": {"spec": {
+            "node_class_ref": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+            "requirements": [{"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]
+        }}});
+        let created = plan(
+            &NODE_POOL.attributes,
+            &NODE_POOL.blocks,
+            &config(&NODE_POOL, &base),
+            &Value::Null,
+        );
+        let status = object([
+            ("conditions", Value::Null),
+            ("resources", Value::Null),
+            ("nodes", Value::number(3)),
+            ("node_class_observed_generation", Value::Null),
+        ]);
+        let prior = match created.planned {
+            Value::Object(mut m) => {
+                m.insert("status".into(), status.clone());
+                Value::Object(m)
+            }
+            other => other,
+        };
+        let planned_for = |json: &Json| {
+            let cfg = config(&NODE_POOL, json);
+            let mut p = plan(&NODE_POOL.attributes, &NODE_POOL.blocks, &cfg, &prior).planned;
+            keep_status_unless_spec_changed(&NODE_POOL, &prior, &mut p);
+            p
+        };
+        let mut labels = base.clone();
+        labels["metadata"] = json!({"labels": {"team": "a"}});
+        labels["force_destroy"] = json!(true);
+        let p = planned_for(&labels);
+        assert_ne!(p, prior);
+        assert_eq!(p.get("status"), Some(&status));
+
+        let mut spec = base.clone();
+        spec["weight"] = json!(5);
+        assert!(planned_for(&spec).get("status").is_some_and(Value::is_unknown));
+        let mut renamed = base.clone();
+        renamed["name"] = json!("b");
+        assert!(planned_for(&renamed).get("status").is_some_and(Value::is_unknown));
+        let mut create = created_planned_status(&base);
+        keep_status_unless_spec_changed(&NODE_POOL, &Value::Null, &mut create);
+        assert!(create.get("status").is_some_and(Value::is_unknown));
+    }
+
+    fn created_planned_status(json: &Json) -> Value {
+        use crate::framework::plan::plan;
+        use crate::resources::v1::NODE_POOL;
+        use crate::resources::v1::testing::config;
+        plan(
+            &NODE_POOL.attributes,
+            &NODE_POOL.blocks,
+            &config(&NODE_POOL, json),
+            &Value::Null,
+        )
+        .planned
     }
 
     #[test]
