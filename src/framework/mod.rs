@@ -8,6 +8,9 @@
 
 pub mod convert;
 pub mod diagnostics;
+pub mod generate;
+pub mod identity;
+pub mod list;
 pub mod markdown;
 pub mod plan;
 pub mod private;
@@ -19,6 +22,8 @@ pub mod values;
 use async_trait::async_trait;
 
 pub use diagnostics::{Diagnostic, Diagnostics, Severity};
+pub use identity::{IdentityAttribute, IdentitySchema};
+pub use list::{ListEvent, ListRequest, ListSink};
 pub use schema::{Attribute, Block, Mode, Nesting, Schema};
 
 use crate::tfvalue::Value;
@@ -132,6 +137,53 @@ pub trait Resource<C: Send + Sync>: Send + Sync {
             "Import is not supported",
             format!("{} cannot be imported (id {id:?}).", self.type_name()),
         ))
+    }
+
+    /// The identity schema (Terraform 1.12+), `None` for a type without identity.
+    fn identity_schema(&self) -> Option<&IdentitySchema> {
+        None
+    }
+
+    /// The identity of the object `state` describes, in [`Resource::identity_schema`]'s type:
+    /// `Value::Null` when the type has none or the state does not name its object yet (a
+    /// create whose name is still unknown). Derived only from attributes that replace the
+    /// object when they change, so an update never changes it ([`identity`]).
+    fn identity(&self, _state: &Value) -> Value {
+        Value::Null
+    }
+
+    /// `import { identity = { … } }`: the state for the object an identity names (the
+    /// identity's required attributes are checked before this is called).
+    async fn import_by_identity(&self, _ctx: &C, _identity: &Value) -> Result<Value, Diagnostics> {
+        Err(Diagnostics::from_error(
+            "Import by identity is not supported",
+            format!("{} has no resource identity; import it by ID.", self.type_name()),
+        ))
+    }
+
+    /// The schema of the list block's `config { … }` (Terraform 1.14+ `terraform query`),
+    /// `None` for a type that cannot list. A type that lists also has an identity schema.
+    fn list_schema(&self) -> Option<&Schema> {
+        None
+    }
+
+    /// Cross-attribute rules of a list configuration.
+    fn validate_list(&self, _config: &Value, _diags: &mut Diagnostics) {}
+
+    /// Finds the remote objects of this type ([`list`]), writing each into `sink` until it
+    /// says to stop.
+    async fn list(&self, _ctx: &C, _request: &ListRequest, sink: &ListSink) {
+        sink.fail(Diagnostics::from_error(
+            "Listing is not supported",
+            format!("{} cannot be listed.", self.type_name()),
+        ))
+        .await;
+    }
+
+    /// The configuration that reproduces `state` (`GenerateResourceConfig`); the default is
+    /// derived from the schema ([`generate`]).
+    fn generate_config(&self, state: &Value) -> Value {
+        generate::config_from_state(self.schema(), state)
     }
 }
 

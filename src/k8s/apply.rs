@@ -138,6 +138,48 @@ pub async fn get(
     .await
 }
 
+/// Every object of `kind` (in `namespace`, or in all namespaces when `None`) matching the
+/// label selector, page by page; `Ok(None)` when the API server does not serve the kind (its
+/// CRD is not installed). Retried like [`get`] inside `deadline`.
+pub async fn list(
+    client: &kube::Client,
+    kind: &Kind,
+    namespace: Option<&str>,
+    label_selector: Option<&str>,
+    deadline: Instant,
+) -> Result<Option<Vec<DynamicObject>>, KubeError> {
+    const PAGE: u32 = 500;
+    let api = api(client, kind, namespace);
+    let mut objects = Vec::new();
+    let mut continue_token: Option<String> = None;
+    loop {
+        let mut params = ListParams::default().limit(PAGE);
+        if let Some(selector) = label_selector {
+            params = params.labels(selector);
+        }
+        if let Some(token) = &continue_token {
+            params = params.continue_token(token);
+        }
+        let page = retry(
+            &format!("listing {} objects", kind.kind),
+            deadline,
+            Also::Nothing,
+            || async { api.list(&params).await.map_err(KubeError::from) },
+        )
+        .await;
+        let page = match page {
+            Ok(page) => page,
+            Err(KubeError::Api(status)) if status.code == 404 => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        objects.extend(page.items);
+        continue_token = page.metadata.continue_.filter(|t| !t.is_empty());
+        if continue_token.is_none() {
+            return Ok(Some(objects));
+        }
+    }
+}
+
 /// Deletes with foreground propagation and waits until the object is gone. On timeout, the
 /// error says what still holds it (finalizers, owned objects of `dependents`). While it waits
 /// on Karpenter's finalizers, it checks that a Karpenter controller is running

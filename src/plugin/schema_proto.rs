@@ -3,7 +3,7 @@
 
 use super::proto::tfplugin6 as pb;
 use crate::framework::schema::{AttrType, Attribute, Block, Mode, Nesting, Schema};
-use crate::framework::{Diagnostic, Diagnostics, Severity};
+use crate::framework::{Diagnostic, Diagnostics, IdentitySchema, Severity};
 use crate::tfvalue::{AttributePath, PathStep};
 
 const MARKDOWN: i32 = 1;
@@ -91,6 +91,24 @@ fn nested_block(b: &Block) -> pb::schema::NestedBlock {
         } else {
             i64::from(b.max_items)
         },
+    }
+}
+
+/// An identity schema (`GetResourceIdentitySchemas`).
+pub fn identity_schema(s: &IdentitySchema) -> pb::ResourceIdentitySchema {
+    pb::ResourceIdentitySchema {
+        version: s.version,
+        identity_attributes: s
+            .attributes
+            .iter()
+            .map(|a| pb::resource_identity_schema::IdentityAttribute {
+                name: a.name.to_string(),
+                r#type: a.ty.to_json(),
+                required_for_import: a.required_for_import,
+                optional_for_import: !a.required_for_import,
+                description: a.description.to_string(),
+            })
+            .collect(),
     }
 }
 

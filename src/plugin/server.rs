@@ -10,11 +10,18 @@ use std::sync::{Arc, OnceLock, RwLock};
 use tonic::{Request, Response, Status};
 
 use super::proto::tfplugin6 as pb;
-use super::schema_proto::{diagnostics as pb_diags, schema as pb_schema};
+use super::schema_proto::{
+    diagnostics as pb_diags, identity_schema as pb_identity_schema, schema as pb_schema,
+};
+use crate::framework::identity::check_unchanged;
 use crate::framework::plan::{plan, plan_recreate};
 use crate::framework::private;
+use crate::framework::schema::null_object;
 use crate::framework::validate::validate_attributes;
-use crate::framework::{Attribute, DataReadOutcome, Diagnostics, MoveSource, Provider, ReadOutcome, Schema};
+use crate::framework::{
+    Attribute, DataReadOutcome, Diagnostics, ListEvent, ListRequest, ListSink, MoveSource, Provider,
+    ReadOutcome, Resource, Schema,
+};
 use crate::tfvalue::{AttributePath, Type, Value, json, msgpack};
 
 type Rpc<T> = Result<Response<T>, Status>;
@@ -122,6 +129,11 @@ fn schema_response<P: Provider>(provider: &P) -> pb::get_provider_schema::Respon
             .iter()
             .map(|d| (d.type_name().to_string(), pb_schema(d.schema())))
             .collect(),
+        list_resource_schemas: provider
+            .resources()
+            .iter()
+            .filter_map(|r| Some((r.type_name().to_string(), pb_schema(r.list_schema()?))))
+            .collect(),
         server_capabilities: Some(capabilities()),
         ..Default::default()
     }
@@ -132,7 +144,104 @@ fn capabilities() -> pb::ServerCapabilities {
         plan_destroy: true,
         get_provider_schema_optional: true,
         move_resource_state: true,
-        generate_resource_config: false,
+        generate_resource_config: true,
+    }
+}
+
+/// The identity of the object `state` describes, ready to send: `None` when the type has no
+/// identity or the state names no object yet.
+fn identity_of<C: Send + Sync>(
+    resource: &dyn Resource<C>,
+    state: &Value,
+) -> Result<Option<pb::ResourceIdentityData>, Diagnostics> {
+    let Some(schema) = resource.identity_schema() else {
+        return Ok(None);
+    };
+    if state.is_null() {
+        return Ok(None);
+    }
+    let identity = resource.identity(state);
+    if identity.is_null() {
+        return Ok(None);
+    }
+    Ok(Some(pb::ResourceIdentityData {
+        identity_data: Some(encode(&identity, &schema.value_type(), "resource identity")?),
+    }))
+}
+
+/// An identity Terraform sent (null when absent, or when the type has none).
+fn decode_identity<C: Send + Sync>(
+    resource: &dyn Resource<C>,
+    data: Option<&pb::ResourceIdentityData>,
+) -> Result<Value, Diagnostics> {
+    let (Some(schema), Some(data)) = (resource.identity_schema(), data) else {
+        return Ok(Value::Null);
+    };
+    decode(
+        data.identity_data.as_ref(),
+        &schema.value_type(),
+        "resource identity",
+    )
+}
+
+/// The value inside an identity about to be sent, for the identity contract's checks.
+fn sent_identity<C: Send + Sync>(
+    resource: &dyn Resource<C>,
+    data: Option<&pb::ResourceIdentityData>,
+) -> Value {
+    decode_identity(resource, data).unwrap_or(Value::Null)
+}
+
+/// A list configuration: the list block's `config { … }`, an object of nulls when the block
+/// is left out (Terraform then sends null).
+fn decode_list_config(schema: &Schema, value: Option<&pb::DynamicValue>) -> Result<Value, Diagnostics> {
+    let ty = schema.value_type();
+    let config = decode(value, &ty, "list configuration")?;
+    Ok(if config.is_null() {
+        null_object(&ty)
+    } else {
+        config
+    })
+}
+
+/// One listing result as a stream event.
+fn list_event<C: Send + Sync>(resource: &dyn Resource<C>, event: ListEvent) -> pb::list_resource::Event {
+    match event {
+        ListEvent::Diagnostics(d) => pb::list_resource::Event {
+            diagnostic: pb_diags(&d),
+            ..Default::default()
+        },
+        ListEvent::Found {
+            identity,
+            display_name,
+            state,
+            diagnostics,
+        } => {
+            let encoded = (|| {
+                let schema = resource
+                    .identity_schema()
+                    .ok_or_else(|| internal("a listed type has no identity schema"))?;
+                let identity = encode(&identity, &schema.value_type(), "listed identity")?;
+                let state = state
+                    .map(|s| encode(&s, &resource.schema().value_type(), "listed state"))
+                    .transpose()?;
+                Ok::<_, Diagnostics>((identity, state))
+            })();
+            match encoded {
+                Ok((identity, resource_object)) => pb::list_resource::Event {
+                    identity: Some(pb::ResourceIdentityData {
+                        identity_data: Some(identity),
+                    }),
+                    display_name,
+                    resource_object,
+                    diagnostic: pb_diags(&diagnostics),
+                },
+                Err(d) => pb::list_resource::Event {
+                    diagnostic: pb_diags(&d),
+                    ..Default::default()
+                },
+            }
+        }
     }
 }
 
@@ -254,6 +363,15 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
                     type_name: d.type_name().into(),
                 })
                 .collect(),
+            list_resources: self
+                .provider
+                .resources()
+                .iter()
+                .filter(|r| r.list_schema().is_some())
+                .map(|r| m::ListResourceMetadata {
+                    type_name: r.type_name().into(),
+                })
+                .collect(),
             ..Default::default()
         }))
     }
@@ -272,7 +390,20 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
         &self,
         _: Request<pb::get_resource_identity_schemas::Request>,
     ) -> Rpc<pb::get_resource_identity_schemas::Response> {
-        Ok(Response::new(Default::default()))
+        Ok(Response::new(pb::get_resource_identity_schemas::Response {
+            identity_schemas: self
+                .provider
+                .resources()
+                .iter()
+                .filter_map(|r| {
+                    Some((
+                        r.type_name().to_string(),
+                        pb_identity_schema(r.identity_schema()?),
+                    ))
+                })
+                .collect(),
+            diagnostics: vec![],
+        }))
     }
 
     async fn get_functions(
@@ -394,16 +525,36 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
 
     async fn upgrade_resource_identity(
         &self,
-        _: Request<pb::upgrade_resource_identity::Request>,
+        req: Request<pb::upgrade_resource_identity::Request>,
     ) -> Rpc<pb::upgrade_resource_identity::Response> {
-        let d = Diagnostics::from_error(
-            "Resource identity is not supported",
-            "This provider declares no resource identities.",
-        );
-        Ok(Response::new(pb::upgrade_resource_identity::Response {
-            upgraded_identity: None,
-            diagnostics: pb_diags(&d),
-        }))
+        let req = req.into_inner();
+        let result = (|| {
+            let resource = self
+                .provider
+                .resource(&req.type_name)
+                .ok_or_else(|| unknown_type("resource", &req.type_name))?;
+            let schema = resource.identity_schema().ok_or_else(|| {
+                Diagnostics::from_error(
+                    "Resource identity is not supported",
+                    format!("{} declares no resource identity.", req.type_name),
+                )
+            })?;
+            let raw = req.raw_identity.unwrap_or_default();
+            let identity = schema.upgrade(req.version, &raw.json)?;
+            encode(&identity, &schema.value_type(), "upgraded identity")
+        })();
+        respond!(
+            result.map(|i| pb::upgrade_resource_identity::Response {
+                upgraded_identity: Some(pb::ResourceIdentityData {
+                    identity_data: Some(i)
+                }),
+                diagnostics: vec![],
+            }),
+            |d| pb::upgrade_resource_identity::Response {
+                upgraded_identity: None,
+                diagnostics: pb_diags(&d),
+            }
+        )
     }
 
     async fn configure_provider(
@@ -449,8 +600,9 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
             let current = decode(req.current_state.as_ref(), &ty, "resource state")?;
             if current.is_null() {
                 return encode(&Value::Null, &ty, "state")
-                    .map(|s| (s, Diagnostics::new(), None, private.clone()));
+                    .map(|s| (s, Diagnostics::new(), None, private.clone(), None));
             }
+            let current_identity = decode_identity(resource, req.current_identity.as_ref())?;
             let ctx = self.context()?;
             let outcome = self
                 .stop
@@ -477,22 +629,35 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
                 ),
                 ReadOutcome::KeptPrior(d) => (current, d, None, private.clone()),
             };
-            encode(&new_state, &ty, "state").map(|s| (s, diags, deferred, private))
+            let mut diags = diags;
+            let identity = identity_of(resource, &new_state)?;
+            if let Err(d) = check_unchanged(
+                &req.type_name,
+                "refresh",
+                &current_identity,
+                &sent_identity(resource, identity.as_ref()),
+            ) {
+                diags.extend(d);
+            }
+            encode(&new_state, &ty, "state").map(|s| (s, diags, deferred, private, identity))
         }
         .await;
         respond!(
-            result.map(|(s, d, deferred, private)| pb::read_resource::Response {
-                new_state: Some(s),
-                diagnostics: pb_diags(&d),
-                private,
-                deferred,
-                ..Default::default()
-            }),
+            result.map(
+                |(s, d, deferred, private, new_identity)| pb::read_resource::Response {
+                    new_state: Some(s),
+                    diagnostics: pb_diags(&d),
+                    private,
+                    deferred,
+                    new_identity,
+                }
+            ),
             |d| pb::read_resource::Response {
                 // Keep what Terraform had: a failed refresh must not drop the object from state.
                 new_state: req.current_state.clone(),
                 diagnostics: pb_diags(&d),
                 private: private.clone(),
+                new_identity: req.current_identity.clone(),
                 ..Default::default()
             }
         )
@@ -514,9 +679,15 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
             let proposed = decode(req.proposed_new_state.as_ref(), &ty, "proposed new state")?;
             let config = decode(req.config.as_ref(), &ty, "configuration")?;
             if proposed.is_null() {
-                // Destroy: nothing to plan.
-                return Ok((encode(&Value::Null, &ty, "plan")?, vec![], Diagnostics::new()));
+                // Destroy: nothing to plan; the identity stays what it was.
+                return Ok((
+                    encode(&Value::Null, &ty, "plan")?,
+                    vec![],
+                    Diagnostics::new(),
+                    req.prior_identity.clone(),
+                ));
             }
+            let prior_identity = decode_identity(resource, req.prior_identity.as_ref())?;
             if config.is_null() {
                 return Err(malformed(
                     "configuration",
@@ -551,27 +722,49 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
                     }
                 }
             }
-            let replace = planned
+            let replace: Vec<_> = planned
                 .requires_replace
                 .iter()
                 .map(super::schema_proto::path)
                 .collect();
-            Ok::<_, Diagnostics>((encode(&planned.planned, &ty, "plan")?, replace, d))
+            // The identity contract: an update keeps the identity (known); a create or a
+            // replacement plans the new object's, unknown where its name is.
+            let identity = identity_of(resource, &planned.planned)?;
+            if !prior.is_null() && replace.is_empty() {
+                let sent = sent_identity(resource, identity.as_ref());
+                if !sent.is_null() && !sent.is_wholly_known() {
+                    d.error(
+                        "Provider planned an unknown identity",
+                        format!(
+                            "The update of this {} plans an identity with unknown values. This is a bug in the provider.",
+                            req.type_name
+                        ),
+                    );
+                }
+                if let Err(e) = check_unchanged(&req.type_name, "planning an update", &prior_identity, &sent)
+                {
+                    d.extend(e);
+                }
+            }
+            Ok::<_, Diagnostics>((encode(&planned.planned, &ty, "plan")?, replace, d, identity))
         })();
         respond!(
-            result.map(|(planned, replace, d)| pb::plan_resource_change::Response {
-                planned_state: Some(planned),
-                requires_replace: replace,
-                // The mark has done its work: the apply finds the deletion itself, and the
-                // state it writes must not plan another recreation.
-                planned_private: if private::is_being_deleted(&req.prior_private) {
-                    private::cleared()
-                } else {
-                    req.prior_private.clone()
-                },
-                diagnostics: pb_diags(&d),
-                ..Default::default()
-            }),
+            result.map(
+                |(planned, replace, d, planned_identity)| pb::plan_resource_change::Response {
+                    planned_state: Some(planned),
+                    requires_replace: replace,
+                    // The mark has done its work: the apply finds the deletion itself, and the
+                    // state it writes must not plan another recreation.
+                    planned_private: if private::is_being_deleted(&req.prior_private) {
+                        private::cleared()
+                    } else {
+                        req.prior_private.clone()
+                    },
+                    diagnostics: pb_diags(&d),
+                    planned_identity,
+                    ..Default::default()
+                }
+            ),
             |d| pb::plan_resource_change::Response {
                 diagnostics: pb_diags(&d),
                 ..Default::default()
@@ -597,13 +790,21 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
             // the request is not what Terraform planned.
             decode(req.config.as_ref(), &ty, "configuration")?;
             let ctx = self.context()?;
-            let (state, diags) = if planned.is_null() {
+            let planned_identity = decode_identity(resource, req.planned_identity.as_ref())?;
+            let (state, mut diags) = if planned.is_null() {
                 let d = self
                     .stop
                     .guard(resource.delete(&ctx, &prior), stopped_diagnostics)
                     .await;
                 // A failed delete keeps the object in state.
-                (if d.has_errors() { prior } else { Value::Null }, d)
+                (
+                    if d.has_errors() {
+                        prior.clone()
+                    } else {
+                        Value::Null
+                    },
+                    d,
+                )
             } else if prior.is_null() {
                 let out = self
                     .stop
@@ -620,16 +821,31 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
                     })
                     .await;
                 // A failed update without a better answer keeps the prior state.
-                (out.state.unwrap_or(prior), out.diagnostics)
+                (out.state.unwrap_or(prior.clone()), out.diagnostics)
             };
-            Ok::<_, Diagnostics>((encode(&state, &ty, "new state")?, diags))
+            let identity = identity_of(resource, &state)?;
+            // An update applies the identity it planned (a create's planned one may have
+            // been partly unknown, and a replacement's is a new object's).
+            if !prior.is_null()
+                && !planned.is_null()
+                && let Err(d) = check_unchanged(
+                    &req.type_name,
+                    "an update",
+                    &planned_identity,
+                    &sent_identity(resource, identity.as_ref()),
+                )
+            {
+                diags.extend(d);
+            }
+            Ok::<_, Diagnostics>((encode(&state, &ty, "new state")?, diags, identity))
         }
         .await;
         respond!(
-            result.map(|(s, d)| pb::apply_resource_change::Response {
+            result.map(|(s, d, new_identity)| pb::apply_resource_change::Response {
                 new_state: Some(s),
                 private: private.clone(),
                 diagnostics: pb_diags(&d),
+                new_identity,
                 ..Default::default()
             }),
             |d| pb::apply_resource_change::Response {
@@ -652,19 +868,38 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
                 .resource(&req.type_name)
                 .ok_or_else(|| unknown_type("resource", &req.type_name))?;
             let ty = resource.schema().value_type();
+            let by_identity = decode_identity(resource, req.identity.as_ref())?;
+            if req.identity.is_some() && resource.identity_schema().is_none() {
+                return Err(Diagnostics::from_error(
+                    "Import by identity is not supported",
+                    format!("{} has no resource identity; import it by ID.", req.type_name),
+                ));
+            }
             let ctx = self.context()?;
-            let state = self
-                .stop
-                .guard(resource.import(&ctx, &req.id), || Err(stopped_diagnostics()))
-                .await?;
-            encode(&state, &ty, "imported state")
+            let state = if by_identity.is_null() {
+                self.stop
+                    .guard(resource.import(&ctx, &req.id), || Err(stopped_diagnostics()))
+                    .await?
+            } else {
+                if let Some(schema) = resource.identity_schema() {
+                    schema.check_import(&by_identity, &req.type_name)?;
+                }
+                self.stop
+                    .guard(resource.import_by_identity(&ctx, &by_identity), || {
+                        Err(stopped_diagnostics())
+                    })
+                    .await?
+            };
+            let identity = identity_of(resource, &state)?;
+            Ok((encode(&state, &ty, "imported state")?, identity))
         }
         .await;
         respond!(
-            result.map(|s| pb::import_resource_state::Response {
+            result.map(|(s, identity)| pb::import_resource_state::Response {
                 imported_resources: vec![pb::import_resource_state::ImportedResource {
                     type_name: req.type_name.clone(),
                     state: Some(s),
+                    identity,
                     ..Default::default()
                 }],
                 ..Default::default()
@@ -698,11 +933,16 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
                 state_json: json,
             };
             let state = resource.move_state(&source)?;
-            encode(&state, &resource.schema().value_type(), "moved state")
+            let identity = identity_of(resource, &state)?;
+            Ok::<_, Diagnostics>((
+                encode(&state, &resource.schema().value_type(), "moved state")?,
+                identity,
+            ))
         })();
         respond!(
-            result.map(|s| pb::move_resource_state::Response {
+            result.map(|(s, target_identity)| pb::move_resource_state::Response {
                 target_state: Some(s),
+                target_identity,
                 ..Default::default()
             }),
             |d| pb::move_resource_state::Response {
@@ -714,11 +954,28 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
 
     async fn generate_resource_config(
         &self,
-        _: Request<pb::generate_resource_config::Request>,
+        req: Request<pb::generate_resource_config::Request>,
     ) -> Rpc<pb::generate_resource_config::Response> {
-        Err(Status::unimplemented(
-            "Terraform generates configuration for this provider itself",
-        ))
+        let req = req.into_inner();
+        let result = (|| {
+            let resource = self
+                .provider
+                .resource(&req.type_name)
+                .ok_or_else(|| unknown_type("resource", &req.type_name))?;
+            let ty = resource.schema().value_type();
+            let state = decode(req.state.as_ref(), &ty, "resource state")?;
+            encode(&resource.generate_config(&state), &ty, "generated configuration")
+        })();
+        respond!(
+            result.map(|c| pb::generate_resource_config::Response {
+                config: Some(c),
+                diagnostics: vec![],
+            }),
+            |d| pb::generate_resource_config::Response {
+                config: None,
+                diagnostics: pb_diags(&d),
+            }
+        )
     }
 
     async fn read_data_source(
@@ -815,17 +1072,111 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
         }))
     }
 
-    type ListResourceStream = tokio_stream::Empty<Result<pb::list_resource::Event, Status>>;
+    type ListResourceStream =
+        tokio_stream::wrappers::ReceiverStream<Result<pb::list_resource::Event, Status>>;
 
-    async fn list_resource(&self, _: Request<pb::list_resource::Request>) -> Rpc<Self::ListResourceStream> {
-        Err(Status::unimplemented("this provider declares no list resources"))
+    /// Streams what the resource type's listing finds. Failures before the listing starts
+    /// (an unknown type, a configuration that does not decode, an unconfigured provider) are
+    /// one event with the error, as are failures of the listing itself.
+    async fn list_resource(&self, req: Request<pb::list_resource::Request>) -> Rpc<Self::ListResourceStream> {
+        let req = req.into_inner();
+        let (tx, rx) = tokio::sync::mpsc::channel(16);
+        let prepared = (|| {
+            let resource = self
+                .provider
+                .resource(&req.type_name)
+                .filter(|r| r.list_schema().is_some())
+                .ok_or_else(|| unknown_type("list resource", &req.type_name))?;
+            let schema = resource
+                .list_schema()
+                .ok_or_else(|| internal("list schema vanished"))?;
+            let config = decode_list_config(schema, req.config.as_ref())?;
+            let ctx = self.context()?;
+            Ok::<_, Diagnostics>((config, ctx))
+        })();
+        match prepared {
+            Err(d) => {
+                let event = pb::list_resource::Event {
+                    diagnostic: pb_diags(&d),
+                    ..Default::default()
+                };
+                // The receiver is returned below, so the one event always fits.
+                let _ = tx.try_send(Ok(event));
+            }
+            Ok((config, ctx)) => {
+                let provider = self.provider.clone();
+                let stop = self.stop.clone();
+                let request = ListRequest {
+                    config,
+                    include_resource_object: req.include_resource_object,
+                    limit: req.limit,
+                };
+                tokio::spawn(async move {
+                    let Some(resource) = provider.resource(&req.type_name) else {
+                        return;
+                    };
+                    let (sink, mut events) = ListSink::new(&request);
+                    let listing = async {
+                        let listed = async {
+                            resource.list(&ctx, &request, &sink).await;
+                            true
+                        };
+                        if !stop.guard(listed, || false).await {
+                            sink.fail(stopped_diagnostics()).await;
+                        }
+                        drop(sink);
+                    };
+                    let forward = async {
+                        while let Some(event) = events.recv().await {
+                            if tx.send(Ok(list_event(resource, event))).await.is_err() {
+                                break;
+                            }
+                        }
+                        // Terraform stopped reading: let the listing see it and stop.
+                        drop(events);
+                    };
+                    tokio::join!(listing, forward);
+                });
+            }
+        }
+        Ok(Response::new(tokio_stream::wrappers::ReceiverStream::new(rx)))
     }
 
     async fn validate_list_resource_config(
         &self,
         req: Request<pb::validate_list_resource_config::Request>,
     ) -> Rpc<pb::validate_list_resource_config::Response> {
-        let d = unknown_type("list resource", &req.into_inner().type_name);
+        let req = req.into_inner();
+        let mut d = match self.provider.resource(&req.type_name) {
+            Some(r) => match r.list_schema() {
+                Some(schema) => match decode_list_config(schema, req.config.as_ref()) {
+                    Ok(config) => {
+                        let mut d = Diagnostics::new();
+                        validate_attributes(
+                            &schema.attributes,
+                            &schema.blocks,
+                            &config,
+                            &AttributePath::root(),
+                            &mut d,
+                        );
+                        r.validate_list(&config, &mut d);
+                        d
+                    }
+                    Err(d) => d,
+                },
+                None => unknown_type("list resource", &req.type_name),
+            },
+            None => unknown_type("list resource", &req.type_name),
+        };
+        // `limit` may come as a value of its own (Terraform validates its type first).
+        if let Ok(Value::Number(n)) = decode(req.limit.as_ref(), &Type::Number, "list limit")
+            && n.as_i64().is_none_or(|l| l < 0)
+        {
+            d.error(
+                "Invalid list limit",
+                format!("The list block's limit must be a whole number of at least 0, not {n}."),
+            );
+        }
         Ok(Response::new(pb::validate_list_resource_config::Response {
             diagnostics: pb_diags(&d),
         }))

@@ -18,7 +18,8 @@
 //! - **delete**: foreground deletion, waiting until finalizers and owned objects are gone;
 //!   when Karpenter is not running, it fails fast, or with `force_destroy` does Karpenter's
 //!   cleanup itself ([`super::teardown`]).
-//! - **import**: by object name, or by `namespace/name` for a namespaced kind.
+//! - **import**: by object name, or by `namespace/name` for a namespaced kind; by identity,
+//!   and listing, in [`super::kube_identity`].
 //!
 //! Schema conventions: `name` (the object name), `namespace` for a namespaced kind (its
 //! default is [`DEFAULT_NAMESPACE`], as in hashicorp/kubernetes), `metadata = { labels,
@@ -40,7 +41,10 @@ use super::moves;
 use crate::framework::convert::{from_wire, to_wire};
 use crate::framework::schema::{Attribute, Nesting, Schema};
 use crate::framework::values::{get_str, object};
-use crate::framework::{ApplyOutcome, Diagnostics, MoveSource, ReadOutcome, Resource, timeouts};
+use crate::framework::{
+    ApplyOutcome, Diagnostics, IdentitySchema, ListRequest, ListSink, MoveSource, ReadOutcome, Resource,
+    timeouts,
+};
 use crate::k8s::{self, Kind, KubeError};
 use crate::provider::KarpenterContext;
 use crate::tfvalue::{AttributePath, PathStep, Value};
@@ -420,7 +424,7 @@ impl KubeObjectType {
 
     /// The warning of a refresh that finds the object being deleted: since when, what holds
     /// it and whose that is, and what apply and destroy do about it.
-    fn being_deleted_warning(&self, obj: &DynamicObject) -> Diagnostics {
+    pub(crate) fn being_deleted_warning(&self, obj: &DynamicObject) -> Diagnostics {
         let what = self.kind.kind;
         let name = obj.metadata.name.as_deref().unwrap_or_default();
         let since = obj
@@ -558,7 +562,7 @@ impl KubeObjectType {
     }
 
     /// One diagnostic (or one per invalid field) for a Kubernetes error.
-    fn diagnose(&self, e: &KubeError, doing: &str) -> Diagnostics {
+    pub(crate) fn diagnose(&self, e: &KubeError, doing: &str) -> Diagnostics {
         let mut d = Diagnostics::new();
         let what = self.kind.kind;
         match e {
@@ -1017,6 +1021,30 @@ impl Resource<KarpenterContext> for KubeObjectType {
         self.adopted_state(&obj)
     }
 
+    fn identity_schema(&self) -> Option<&IdentitySchema> {
+        Some(self.identity_schema_of_kind())
+    }
+
+    fn identity(&self, state: &Value) -> Value {
+        self.identity_of_state(state)
+    }
+
+    async fn import_by_identity(
+        &self,
+        ctx: &KarpenterContext,
+        identity: &Value,
+    ) -> Result<Value, Diagnostics> {
+        self.import(ctx, &self.import_id_of_identity(identity)).await
+    }
+
+    fn list_schema(&self) -> Option<&Schema> {
+        Some(self.list_schema_of_kind())
+    }
+
+    async fn list(&self, ctx: &KarpenterContext, request: &ListRequest, sink: &ListSink) {
+        self.list_objects(ctx, request, sink).await
+    }
+
     fn move_state(&self, source: &MoveSource<'_>) -> Result<Value, Diagnostics> {
         let manifest = moves::source_manifest(source.provider_address, source.type_name, source.state_json)
             .map_err(|e| Diagnostics::from_error("Cannot move this resource", e.to_string()))?;
@@ -1158,7 +1186,7 @@ impl KubeObjectType {
     /// The state of an object Terraform takes over (import, or a move from another provider):
     /// off-wire settings at their defaults, so the adopted state plans empty, and the labels
     /// and annotations a user would have written.
-    fn adopted_state(&self, obj: &DynamicObject) -> Result<Value, Diagnostics> {
+    pub(crate) fn adopted_state(&self, obj: &DynamicObject) -> Result<Value, Diagnostics> {
         let base = Value::Object(
             self.schema
                 .attributes

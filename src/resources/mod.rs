@@ -8,6 +8,7 @@ pub mod controller_role;
 pub mod data_sources;
 pub mod iam_role;
 pub mod interruption_queue;
+pub mod kube_identity;
 pub mod kube_object;
 pub mod moves;
 pub mod node_role;
