@@ -23,8 +23,23 @@ use tonic::transport::{Channel, Endpoint, Uri};
 pub use terraform_provider_karpenter::plugin::proto::go_plugin;
 pub use terraform_provider_karpenter::plugin::proto::tfplugin6;
 
-/// The binary under test.
-pub const BIN: &str = env!("CARGO_BIN_EXE_terraform-provider-karpenter");
+/// The binary under test set by a test crate that is not the provider's own (the
+/// acceptance tests, which build it with [`use_binary`]'s caller's harness).
+static BIN_OVERRIDE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// Uses `path` as the plugin binary (for test crates where Cargo does not build it).
+pub fn use_binary(path: PathBuf) {
+    let _ = BIN_OVERRIDE.set(path);
+}
+
+/// The binary under test: Cargo's build of it for the provider's own tests.
+pub fn bin() -> PathBuf {
+    BIN_OVERRIDE
+        .get()
+        .cloned()
+        .or_else(|| option_env!("CARGO_BIN_EXE_terraform-provider-karpenter").map(PathBuf::from))
+        .expect("no plugin binary: call common::use_binary first")
+}
 /// Terraform's magic cookie value.
 pub const COOKIE: &str = "d602bf8f470bc67ca7faa0386276bbdd4330efaf76d1a219cb4d6991ca9872b2";
 /// Guard against hangs (never a speed assertion).
@@ -125,7 +140,7 @@ impl Launch {
     /// Starts the process with piped stdio. Terraform-related variables from the test's own
     /// environment are removed first so only what we set here is seen.
     pub fn spawn(&self) -> Plugin {
-        let mut cmd = Command::new(BIN);
+        let mut cmd = Command::new(bin());
         cmd.args(&self.args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
