@@ -73,10 +73,26 @@ async fn handshake_line_and_get_provider_schema_over_mtls() {
         read.diagnostics
     );
     let err = client
-        .generate_resource_config(tfplugin6::generate_resource_config::Request::default())
+        .plan_action(tfplugin6::plan_action::Request::default())
         .await
         .unwrap_err();
     assert_eq!(err.code(), Code::Unimplemented);
+    // Generated configuration is the provider's own (Terraform 1.14+): a type it does not
+    // have is a diagnostic too.
+    let generated = client
+        .generate_resource_config(tfplugin6::generate_resource_config::Request::default())
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(caps.generate_resource_config);
+    assert!(
+        generated
+            .diagnostics
+            .iter()
+            .any(|d| d.summary.contains("Unknown resource type")),
+        "{:?}",
+        generated.diagnostics
+    );
 }
 
 /// Checks that `der` is an X.509 certificate whose SAN includes localhost, without pulling in

@@ -7,7 +7,8 @@
 //! Each request must be answered (never a transport failure or a dropped connection) with an
 //! error diagnostic; the few documented exceptions are checked for what they are instead
 //! (a null state that means "absent" by the protocol, opaque private bytes we never read,
-//! RPCs of features this provider does not declare, which answer `Unimplemented`). After the
+//! RPCs of features this provider does not declare, state stores and actions, which answer
+//! `Unimplemented`). After the
 //! whole batch the same process must still answer a schema request and validate a good
 //! configuration cleanly, and its stderr must show no panic.
 
@@ -917,7 +918,42 @@ async fn every_malformed_value_in_every_rpc_is_a_diagnostic_and_the_plugin_keeps
                 state: garbage.clone(),
             })
             .await;
-        tally.record_unimplemented("GenerateResourceConfig.state", r.map(|_| ()));
+        tally.record(
+            "GenerateResourceConfig.state",
+            name,
+            e,
+            diags(r, |r| &r.diagnostics),
+        );
+        let r = client
+            .plan_action(pb::plan_action::Request {
+                action_type: t(),
+                config: garbage.clone(),
+                ..Default::default()
+            })
+            .await;
+        tally.record_unimplemented("PlanAction.config", r.map(|_| ()));
+        // A listing whose configuration does not decode is one event with the error.
+        let r = client
+            .list_resource(pb::list_resource::Request {
+                type_name: t(),
+                config: garbage.clone(),
+                include_resource_object: true,
+                limit: 10,
+            })
+            .await;
+        let first = match r {
+            Ok(stream) => {
+                let mut stream = stream.into_inner();
+                stream.message().await.map(|m| m.map(|e| e.diagnostic).unwrap_or_default())
+            }
+            Err(s) => Err(s),
+        };
+        tally.record(
+            "ListResource.config",
+            name,
+            e,
+            first,
+        );
     }
 
     println!(
