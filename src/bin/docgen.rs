@@ -1,6 +1,6 @@
 //! `cargo run --bin docgen`: writes the registry docs (`docs/index.md`, `docs/resources/*.md`,
-//! `docs/data-sources/*.md`) from the provider's schemas and examples, removing generated pages
-//! of types that are gone. `cargo run --bin docgen -- --check` writes nothing and exits 1,
+//! `docs/data-sources/*.md`, `docs/list-resources/*.md`) from the provider's schemas (resource,
+//! identity and list schemas) and examples, removing generated pages of types that are gone. `cargo run --bin docgen -- --check` writes nothing and exits 1,
 //! naming the files, when the docs on disk differ from what would be generated (for CI).
 //!
 //! The repository root is the crate directory, or `--root DIR`.

@@ -1,7 +1,10 @@
 //! Markdown reference pages rendered from a [`Schema`], in the layout the Terraform registry
 //! expects (the one `tfplugindocs` produces): front matter, title, description, example,
 //! `## Schema` with Required / Optional / Read-Only lists, one anchored section per nested
-//! attribute or block (any depth), and an `## Import` section.
+//! attribute or block (any depth), and an `## Import` section: the import by ID, then, for a
+//! type with a resource identity (Terraform 1.12+), the `import { identity = { … } }` block and
+//! the identity schema. List resources (Terraform 1.14+ `terraform query`) get a page of their
+//! own, with the `config { … }` schema of their list blocks.
 //!
 //! Everything a page says about an attribute comes from the schema: its description plus the
 //! rules its validators enforce (the same text the protocol schema carries), its default,
@@ -10,6 +13,7 @@
 
 use std::collections::VecDeque;
 
+use super::identity::{IdentityAttribute, IdentitySchema};
 use super::schema::{AttrType, Attribute, Block, Mode, Nesting, Schema};
 use crate::tfvalue::{Type, Value};
 
@@ -23,6 +27,9 @@ pub const GENERATED_MARKER: &str =
 pub enum PageKind {
     Resource,
     DataSource,
+    /// The `list "<type>" "<label>" { config { … } }` block of `terraform query`; its schema is
+    /// the resource type's list schema.
+    ListResource,
 }
 
 impl PageKind {
@@ -30,6 +37,7 @@ impl PageKind {
         match self {
             PageKind::Resource => "Resource",
             PageKind::DataSource => "Data Source",
+            PageKind::ListResource => "List Resource",
         }
     }
 }
@@ -47,35 +55,119 @@ pub struct Page<'a> {
     pub example: Option<&'a str>,
     /// A shell snippet shown verbatim under `## Import`.
     pub import: Option<&'a str>,
+    /// The resource type's identity schema (Terraform 1.12+): its `import { identity = … }`
+    /// block and attribute list follow the import by ID under `## Import`.
+    pub identity: Option<&'a IdentitySchema>,
+    /// The `import { to = …, identity = { … } }` example shown for `identity`, verbatim;
+    /// generated from the identity's required attributes when `None`.
+    pub import_by_identity: Option<&'a str>,
 }
 
-/// Renders a resource or data source page.
+/// Renders a resource, data source or list resource page; for a list resource, `schema` is
+/// the list schema (the `config` block).
 pub fn render_page(page: &Page<'_>, schema: &Schema) -> String {
     let mut out = String::new();
-    front_matter(
-        &mut out,
-        &format!(
-            "{} {} - terraform-provider-{}",
-            page.type_name,
-            page.kind.label(),
-            page.provider_name
-        ),
-        page.subcategory,
-        &schema.description,
-    );
+    front_matter(&mut out, &page_title(page), page.subcategory, &schema.description);
     out.push_str(&format!("# {} ({})\n\n", page.type_name, page.kind.label()));
     paragraph(&mut out, &schema.description);
+    if page.kind == PageKind::ListResource {
+        paragraph(&mut out, &list_resource_note(page));
+    }
     if let Some(example) = page.example {
         out.push_str("## Example Usage\n\n");
         fenced(&mut out, "terraform", example);
     }
     render_schema(&mut out, schema, Context::Object(page.kind));
-    if let Some(import) = page.import {
+    if page.import.is_some() || page.identity.is_some() {
         out.push_str("## Import\n\n");
+    }
+    if let Some(import) = page.import {
         out.push_str("Import is supported using the following syntax:\n\n");
         fenced(&mut out, "shell", import);
     }
+    if let Some(identity) = page.identity {
+        render_identity(&mut out, page, identity);
+    }
     finish(out)
+}
+
+/// The front matter's title: tfplugindocs names resources and data sources after the provider's
+/// binary (`terraform-provider-<name>`), list resources after the provider's short name.
+fn page_title(page: &Page<'_>) -> String {
+    let label = page.kind.label();
+    match page.kind {
+        PageKind::Resource | PageKind::DataSource => format!(
+            "{} {label} - terraform-provider-{}",
+            page.type_name, page.provider_name
+        ),
+        PageKind::ListResource => format!("{} {label} - {}", page.type_name, page.provider_name),
+    }
+}
+
+/// What a list resource is for, and where the results' identity is described.
+fn list_resource_note(page: &Page<'_>) -> String {
+    let short = page
+        .type_name
+        .strip_prefix(&format!("{}_", page.provider_name))
+        .unwrap_or(page.type_name);
+    format!(
+        "A `list \"{ty}\"` block in a `.tfquery.hcl` file finds existing objects for `terraform query` \
+         (Terraform v1.14.0 and later). Each result is the [identity](../resources/{short}.md#identity-schema) \
+         of a `{ty}` that an `import` block takes; `include_resource = true` adds the state an import would \
+         give, and `terraform query -generate-config-out=<file>` writes a `resource` and an `import` block \
+         for each result. Older Terraform ignores `.tfquery.hcl` files.",
+        ty = page.type_name
+    )
+}
+
+/// The import by identity (Terraform 1.12+) and the identity schema, under `## Import`.
+fn render_identity(out: &mut String, page: &Page<'_>, identity: &IdentitySchema) {
+    out.push_str(
+        "In Terraform v1.12.0 and later, the [`import` block](https://developer.hashicorp.com/terraform/language/import) \
+         can also name the object by its identity, with the `identity` attribute, for example:\n\n",
+    );
+    match page.import_by_identity {
+        Some(example) => fenced(out, "terraform", example),
+        None => fenced(
+            out,
+            "terraform",
+            &identity_import_example(page.type_name, identity),
+        ),
+    }
+    out.push_str("### Identity Schema\n\n");
+    let line = |a: &IdentityAttribute| item(a.name, &plain_type_label(&a.ty), a.description);
+    let (required, optional): (Vec<&IdentityAttribute>, Vec<&IdentityAttribute>) =
+        identity.attributes.iter().partition(|a| a.required_for_import);
+    for (heading, attributes) in [("Required", required), ("Optional", optional)] {
+        if attributes.is_empty() {
+            continue;
+        }
+        out.push_str(&format!("#### {heading}\n\n"));
+        let items: Vec<String> = attributes.into_iter().map(line).collect();
+        list(out, &items);
+    }
+}
+
+/// An `import` block by identity that sets every attribute an identity import requires, laid
+/// out as `terraform fmt` lays it out.
+pub fn identity_import_example(type_name: &str, identity: &IdentitySchema) -> String {
+    let required: Vec<&IdentityAttribute> = identity
+        .attributes
+        .iter()
+        .filter(|a| a.required_for_import)
+        .collect();
+    let width = required.iter().map(|a| a.name.len()).max().unwrap_or_default();
+    let mut out = format!("import {{\n  to = {type_name}.example\n  identity = {{\n");
+    for a in required {
+        let value = match a.ty {
+            Type::Number => "0".to_string(),
+            Type::Bool => "false".to_string(),
+            _ => quote("example"),
+        };
+        out.push_str(&format!("    {:width$} = {value}\n", a.name));
+    }
+    out.push_str("  }\n}\n");
+    out
 }
 
 /// The provider's index page.
@@ -265,15 +357,16 @@ fn attribute_line(a: &Attribute, prefix: &str, ctx: Context) -> String {
     if let Some(default) = &a.default {
         sentence(&mut text, &format!("Default {}.", code(&render_default(default))));
     }
-    // unless the author already said so in the description
+    // unless the author already said so in the description; a list block replaces nothing
+    let replaced = match ctx {
+        Context::Object(PageKind::Resource) => Some("resource"),
+        Context::Object(PageKind::DataSource) => Some("data source"),
+        Context::Object(PageKind::ListResource) | Context::Provider => None,
+    };
     if a.requires_replace
         && !text.to_lowercase().contains("replace")
-        && let Context::Object(kind) = ctx
+        && let Some(what) = replaced
     {
-        let what = match kind {
-            PageKind::Resource => "resource",
-            PageKind::DataSource => "data source",
-        };
         sentence(&mut text, &format!("Changing this replaces the {what}."));
     }
     if !a.env.is_empty() {
@@ -546,6 +639,33 @@ mod tests {
                 subcategory: "",
                 example,
                 import,
+                identity: None,
+                import_by_identity: None,
+            },
+            &sample(),
+        )
+    }
+
+    fn identity() -> IdentitySchema {
+        IdentitySchema::new(vec![
+            IdentityAttribute::required("name", "The widget's name."),
+            IdentityAttribute::required("zone_name", "Its zone."),
+            IdentityAttribute::optional("account_id", "The account; the provider's when left out."),
+        ])
+    }
+
+    fn identity_page(import: Option<&str>, import_by_identity: Option<&str>) -> String {
+        let identity = identity();
+        render_page(
+            &Page {
+                kind: PageKind::Resource,
+                type_name: "acme_widget",
+                provider_name: "acme",
+                subcategory: "",
+                example: None,
+                import,
+                identity: Some(&identity),
+                import_by_identity,
             },
             &sample(),
         )
@@ -693,6 +813,80 @@ mod tests {
         assert!(doc.ends_with("## Import\n\nImport is supported using the following syntax:\n\n```shell\nterraform import acme_widget.x x\n```\n"));
         assert!(!page(None, None).contains("## Import"));
         assert!(!page(None, None).contains("## Example Usage"));
+    }
+
+    #[test]
+    fn identity_follows_the_import_by_id() {
+        let doc = identity_page(
+            Some("terraform import acme_widget.x x\n"),
+            Some("import {\n  to = acme_widget.x\n  identity = {\n    name = \"x\"\n  }\n}\n"),
+        );
+        let import = doc.split("## Import\n\n").nth(1).unwrap_or_default();
+        assert!(import.starts_with(
+            "Import is supported using the following syntax:\n\n```shell\nterraform import acme_widget.x x\n```\n\n\
+             In Terraform v1.12.0 and later, the [`import` block]"
+        ));
+        assert!(import.contains(
+            "for example:\n\n```terraform\nimport {\n  to = acme_widget.x\n  identity = {\n    name = \"x\"\n  }\n}\n```\n\n### Identity Schema\n\n#### Required\n\n"
+        ));
+        assert_eq!(names(&section(import, "#### Required")), ["name", "zone_name"]);
+        assert_eq!(names(&section(import, "#### Optional")), ["account_id"]);
+        assert!(doc.contains("- `account_id` (String) The account; the provider's when left out.\n"));
+        assert!(doc.ends_with("- `account_id` (String) The account; the provider's when left out.\n"));
+        // the schema reference comes before, unchanged
+        assert!(doc.find("## Schema").unwrap_or(usize::MAX) < doc.find("## Import").unwrap_or_default());
+    }
+
+    #[test]
+    fn identity_import_example_is_generated_from_the_required_attributes() {
+        let doc = identity_page(None, None);
+        assert!(!doc.contains("Import is supported using the following syntax"));
+        assert!(doc.contains(
+            "## Import\n\nIn Terraform v1.12.0 and later, the [`import` block](https://developer.hashicorp.com/terraform/language/import) can also"
+        ));
+        assert!(doc.contains(
+            "```terraform\nimport {\n  to = acme_widget.example\n  identity = {\n    name      = \"example\"\n    zone_name = \"example\"\n  }\n}\n```\n"
+        ));
+        assert_eq!(
+            identity_import_example("acme_widget", &IdentitySchema::new(vec![])),
+            "import {\n  to = acme_widget.example\n  identity = {\n  }\n}\n"
+        );
+    }
+
+    #[test]
+    fn list_resource_page_documents_the_config_block() {
+        let schema = Schema::new(
+            "Finds widgets.",
+            vec![
+                Attribute::string("name_prefix").describe("Only widgets whose name starts with this."),
+                Attribute::string("zone")
+                    .replace_on_change()
+                    .describe("Only widgets in this zone."),
+            ],
+        );
+        let doc = render_page(
+            &Page {
+                kind: PageKind::ListResource,
+                type_name: "acme_widget",
+                provider_name: "acme",
+                subcategory: "",
+                example: Some("list \"acme_widget\" \"all\" {\n  provider = acme\n}\n"),
+                import: None,
+                identity: None,
+                import_by_identity: None,
+            },
+            &schema,
+        );
+        assert!(doc.starts_with(&format!(
+            "---\n{GENERATED_MARKER}\npage_title: \"acme_widget List Resource - acme\"\nsubcategory: \"\"\ndescription: |-\n  Finds widgets.\n---\n\n# acme_widget (List Resource)\n\nFinds widgets.\n\nA `list \"acme_widget\"` block in a `.tfquery.hcl` file"
+        )));
+        assert!(doc.contains("[identity](../resources/widget.md#identity-schema)"));
+        assert!(doc.contains(
+            "## Example Usage\n\n```terraform\nlist \"acme_widget\" \"all\" {\n  provider = acme\n}\n```\n\n## Schema\n\n### Optional\n\n"
+        ));
+        assert_eq!(names(&section(&doc, "### Optional")), ["name_prefix", "zone"]);
+        assert!(!doc.contains("replaces"));
+        assert!(!doc.contains("## Import"));
     }
 
     #[test]

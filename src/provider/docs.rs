@@ -4,9 +4,14 @@
 //! committed pages are stale.
 //!
 //! Layout (the Terraform registry's): `docs/index.md`, `docs/resources/<name>.md`,
-//! `docs/data-sources/<name>.md`, where `<name>` is the type name without the provider prefix.
-//! Examples: `examples/provider/provider.tf`, `examples/resources/<type>/resource.tf` and
-//! `import.sh`, `examples/data-sources/<type>/data-source.tf`; each is optional.
+//! `docs/data-sources/<name>.md`, and `docs/list-resources/<name>.md` for each resource type
+//! with a list schema (Terraform 1.14+ `terraform query`), where `<name>` is the type name
+//! without the provider prefix. A resource type with an identity schema (Terraform 1.12+) gets
+//! its import by identity and identity schema on its resource page.
+//! Examples: `examples/provider/provider.tf`, `examples/resources/<type>/resource.tf`,
+//! `import.sh` and `import-by-identity.tf`, `examples/data-sources/<type>/data-source.tf`,
+//! `examples/list-resources/<type>/list-resource.tfquery.hcl`; each is optional (the import by
+//! identity is generated from the identity schema when its file is missing).
 
 use std::collections::BTreeMap;
 use std::io;
@@ -20,7 +25,15 @@ use crate::provider::KarpenterProvider;
 const AUTHENTICATION: &str = include_str!("../../templates/authentication.md");
 
 /// The folders whose generated pages are owned (written and pruned) by the generator.
-pub const PAGE_DIRS: &[&str] = &["docs/resources", "docs/data-sources"];
+pub const PAGE_DIRS: &[&str] = &["docs/resources", "docs/data-sources", "docs/list-resources"];
+
+/// The file of each resource type's `import { identity = … }` example, in
+/// `examples/resources/<type>/`. Terraform before 1.12 rejects the block, so the example
+/// tests that validate those directories with an older Terraform skip this file by name.
+pub const IMPORT_BY_IDENTITY_EXAMPLE: &str = "import-by-identity.tf";
+
+/// The file of each list resource's example, in `examples/list-resources/<type>/`.
+pub const LIST_RESOURCE_EXAMPLE: &str = "list-resource.tfquery.hcl";
 
 /// The command that regenerates the docs.
 pub const FIX_COMMAND: &str = "cargo run --bin docgen";
@@ -67,6 +80,11 @@ pub fn generate(root: &Path) -> Result<BTreeMap<PathBuf, String>, DocsError> {
         let dir = root.join("examples/resources").join(type_name);
         let example = read_optional(&dir.join("resource.tf"))?;
         let import = read_optional(&dir.join("import.sh"))?;
+        let identity = r.identity_schema();
+        let import_by_identity = match identity {
+            Some(_) => read_optional(&dir.join(IMPORT_BY_IDENTITY_EXAMPLE))?,
+            None => None,
+        };
         let page = Page {
             kind: PageKind::Resource,
             type_name,
@@ -74,10 +92,36 @@ pub fn generate(root: &Path) -> Result<BTreeMap<PathBuf, String>, DocsError> {
             subcategory: "",
             example: example.as_deref(),
             import: import.as_deref(),
+            identity,
+            import_by_identity: import_by_identity.as_deref(),
         };
         pages.insert(
             page_path("docs/resources", type_name, &prefix)?,
             markdown::render_page(&page, r.schema()),
+        );
+
+        let Some(list_schema) = r.list_schema() else {
+            continue;
+        };
+        let example = read_optional(
+            &root
+                .join("examples/list-resources")
+                .join(type_name)
+                .join(LIST_RESOURCE_EXAMPLE),
+        )?;
+        let page = Page {
+            kind: PageKind::ListResource,
+            type_name,
+            provider_name: name,
+            subcategory: "",
+            example: example.as_deref(),
+            import: None,
+            identity: None,
+            import_by_identity: None,
+        };
+        pages.insert(
+            page_path("docs/list-resources", type_name, &prefix)?,
+            markdown::render_page(&page, list_schema),
         );
     }
     for d in provider.data_sources() {
@@ -95,6 +139,8 @@ pub fn generate(root: &Path) -> Result<BTreeMap<PathBuf, String>, DocsError> {
             subcategory: "",
             example: example.as_deref(),
             import: None,
+            identity: None,
+            import_by_identity: None,
         };
         pages.insert(
             page_path("docs/data-sources", type_name, &prefix)?,
@@ -279,15 +325,67 @@ mod tests {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let pages = generate(root)?;
         let provider = KarpenterProvider::new();
+        let listing = provider
+            .resources()
+            .iter()
+            .filter(|r| r.list_schema().is_some())
+            .count();
+        assert!(listing >= 6, "the Kubernetes kinds list");
         assert_eq!(
             pages.len(),
-            1 + provider.resources().len() + provider.data_sources().len()
+            1 + provider.resources().len() + provider.data_sources().len() + listing
         );
         for r in provider.resources() {
             let short = r.type_name().trim_start_matches("karpenter_");
             let page = &pages[&PathBuf::from(format!("docs/resources/{short}.md"))];
             assert!(page.contains(&format!("# {} (Resource)", r.type_name())));
             assert!(is_generated(page));
+            if let Some(identity) = r.identity_schema() {
+                let import = page.split("\n## Import\n").nth(1).unwrap_or_default();
+                assert!(
+                    import.contains(&format!("  to = {}.", r.type_name()))
+                        && import.contains("  identity = {"),
+                    "{short}: no import by identity"
+                );
+                assert!(
+                    import.contains("### Identity Schema\n\n#### Required\n"),
+                    "{short}"
+                );
+                for a in &identity.attributes {
+                    assert!(
+                        import.contains(&format!("- `{}` (String) ", a.name)),
+                        "{short}: {}",
+                        a.name
+                    );
+                }
+            } else {
+                assert!(!page.contains("Identity Schema"), "{short}");
+            }
+            let list_page = pages.get(&PathBuf::from(format!("docs/list-resources/{short}.md")));
+            match (r.list_schema(), list_page) {
+                (Some(schema), Some(page)) => {
+                    assert!(page.contains(&format!("# {} (List Resource)", r.type_name())));
+                    assert!(page.contains(&format!(
+                        "page_title: \"{} List Resource - karpenter\"",
+                        r.type_name()
+                    )));
+                    assert!(page.contains("## Example Usage\n\n```terraform\n"), "{short}");
+                    assert!(
+                        page.contains(&format!("\nlist \"{}\" ", r.type_name())),
+                        "{short}"
+                    );
+                    for a in &schema.attributes {
+                        assert!(page.contains(&format!("- `{}` (", a.name)), "{short}: {}", a.name);
+                    }
+                    assert!(is_generated(page));
+                }
+                (None, None) => {}
+                (schema, page) => panic!(
+                    "{short}: list schema {} but list page {}",
+                    schema.is_some(),
+                    page.is_some()
+                ),
+            }
         }
         for d in provider.data_sources() {
             let short = d.type_name().trim_start_matches("karpenter_");
@@ -309,6 +407,49 @@ mod tests {
         assert!(index.contains("## Authentication"));
         assert!(index.contains("<a id=\"nestedblock--kubernetes--exec\"></a>"));
         assert!(index.contains("`KUBE_HOST`"));
+        Ok(())
+    }
+
+    /// Every type with an identity has its `import-by-identity.tf`, every type that lists its
+    /// `list-resource.tfquery.hcl`, and every example folder names a registered resource type.
+    #[test]
+    fn identity_and_list_examples_exist_for_every_type() -> Result<(), DocsError> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let provider = KarpenterProvider::new();
+        let mut missing = Vec::new();
+        for r in provider.resources() {
+            let resource_dir = root.join("examples/resources").join(r.type_name());
+            let list_dir = root.join("examples/list-resources").join(r.type_name());
+            if r.identity_schema().is_some() && !resource_dir.join(IMPORT_BY_IDENTITY_EXAMPLE).exists() {
+                missing.push(format!(
+                    "examples/resources/{}/{IMPORT_BY_IDENTITY_EXAMPLE}",
+                    r.type_name()
+                ));
+            }
+            if r.list_schema().is_some() && !list_dir.join(LIST_RESOURCE_EXAMPLE).exists() {
+                missing.push(format!(
+                    "examples/list-resources/{}/{LIST_RESOURCE_EXAMPLE}",
+                    r.type_name()
+                ));
+            }
+        }
+        assert!(missing.is_empty(), "missing examples: {missing:?}");
+        let dir = root.join("examples/list-resources");
+        let entries = std::fs::read_dir(&dir).map_err(|source| DocsError::Read {
+            path: dir.clone(),
+            source,
+        })?;
+        for entry in entries {
+            let entry = entry.map_err(|source| DocsError::Read {
+                path: dir.clone(),
+                source,
+            })?;
+            let name = entry.file_name().to_string_lossy().to_string();
+            assert!(
+                provider.resources().iter().any(|r| r.type_name() == name),
+                "examples/list-resources/{name}: no such resource type"
+            );
+        }
         Ok(())
     }
 }
