@@ -470,3 +470,115 @@ async fn legacy_kinds_are_listed_and_plan_empty() {
         s.assert_generated_config_plans_empty(type_name, &listed[0]).await;
     }
 }
+
+/// "Written out and planned": the configuration the provider generates for every listed
+/// object, written as Terraform writes it (`protocol::resource_hcl`), with an `import` block
+/// by ID, planned by the real terraform binary (1.11 here: it reads the HCL, builds the
+/// proposed state and calls the provider's plan like any later version). The plan imports
+/// everything and changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn generated_configuration_written_out_plans_no_change_with_terraform() {
+    let cluster = Cluster::start(Config {
+        crd_dirs: vec![
+            TestServer::shared_crds_dir("v1"),
+            TestServer::shared_crds_dir("v1-alpha"),
+        ],
+        controller: ControllerConfig::karpenter(),
+        ..Config::default()
+    });
+    kubectl_apply(
+        &cluster,
+        "karpenter.k8s.aws",
+        "v1",
+        "EC2NodeClass",
+        "ec2nodeclasses",
+        node_class("default"),
+    )
+    .await;
+    kubectl_apply(
+        &cluster,
+        "karpenter.sh",
+        "v1",
+        "NodePool",
+        "nodepools",
+        node_pool("default", json!({"team": "a"})),
+    )
+    .await;
+    kubectl_apply(
+        &cluster,
+        "karpenter.sh",
+        "v1",
+        "NodePool",
+        "nodepools",
+        json!({
+            "apiVersion": "karpenter.sh/v1", "kind": "NodePool",
+            "metadata": {"name": "tuned", "annotations": {"owner": "data-team"}},
+            "spec": {
+                "weight": 10,
+                "disruption": {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "5m",
+                               "budgets": [{"nodes": "20%", "reasons": ["Empty"]}]},
+                "template": {
+                    "metadata": {"labels": {"workload": "batch"}},
+                    "spec": {
+                        "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+                        "expireAfter": "Never",
+                        "taints": [{"key": "batch", "value": "true", "effect": "NoSchedule"}],
+                        "requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m7i", "c7i"], "minValues": 2}]
+                    }
+                },
+                "limits": {"cpu": "500", "memory": "2000Gi"}
+            }
+        }),
+    )
+    .await;
+    kubectl_apply(
+        &cluster,
+        "autoscaling.x-k8s.io",
+        "v1beta1",
+        "CapacityBuffer",
+        "capacitybuffers",
+        json!({
+            "apiVersion": "autoscaling.x-k8s.io/v1beta1", "kind": "CapacityBuffer",
+            "metadata": {"name": "runners", "namespace": "default"},
+            "spec": {"podTemplateRef": {"name": "runner"}, "replicas": 3}
+        }),
+    )
+    .await;
+    cluster.eventually("the node class to be reported ready", || {
+        cluster
+            .node_class("default")
+            .is_some_and(|o| o["status"]["conditions"].is_array())
+    });
+    let mut s = Session::start(provider_config(&cluster)).await;
+    let mut hcl = cluster.provider_block();
+    let mut count = 0;
+    for type_name in [
+        "karpenter_ec2_node_class",
+        "karpenter_node_pool",
+        "karpenter_capacity_buffer",
+    ] {
+        let (listed, diags) = s.list(type_name, json!({}), true, 100).await;
+        assert!(!has_errors(&diags), "{}", text(&diags));
+        let block = s.resource_block(type_name);
+        for (i, l) in listed.iter().enumerate() {
+            let config = s.generate(type_name, l.state.as_ref().expect("state")).await;
+            let name = format!("r{i}");
+            hcl.push_str(&protocol::resource_hcl(&block, type_name, &name, &config));
+            hcl.push_str(&format!(
+                "import {{\n  to = {type_name}.{name}\n  id = \"{}\"\n}}\n",
+                l.display_name
+            ));
+            count += 1;
+        }
+    }
+    assert_eq!(count, 4);
+    let work = acceptance_tests::Workdir::new(&hcl);
+    let run = work.plan();
+    assert!(run.success, "{}\n{hcl}", run.output());
+    assert!(
+        run.stdout
+            .contains("Plan: 4 to import, 0 to add, 0 to change, 0 to destroy."),
+        "{}\n{hcl}",
+        run.stdout
+    );
+}

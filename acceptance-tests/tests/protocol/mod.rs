@@ -576,3 +576,134 @@ fn proposed_attribute(a: &pb::schema::Attribute, prior: &Value, config: &Value) 
         _ => config.clone(),
     }
 }
+
+/// The HCL Terraform writes for a generated configuration (`internal/genconfig`): attributes in
+/// name order; computed ones that are null and deprecated ones left out; every other null
+/// written as `null`; nested attributes as object, list and map literals. Terraform 1.11 reads
+/// it back, so a plan of it checks the whole round trip with the real planner.
+pub fn resource_hcl(block: &pb::schema::Block, type_name: &str, name: &str, config: &Value) -> String {
+    let mut out = format!("resource \"{type_name}\" \"{name}\" {{\n");
+    attributes_hcl(&block.attributes, config, 2, &mut out);
+    out.push_str("}\n");
+    out
+}
+
+fn attributes_hcl(attributes: &[pb::schema::Attribute], object: &Value, indent: usize, out: &mut String) {
+    let mut sorted: Vec<&pb::schema::Attribute> = attributes.iter().collect();
+    sorted.sort_by(|a, b| a.name.cmp(&b.name));
+    for a in sorted {
+        let v = object.get(&a.name).cloned().unwrap_or(Value::Null);
+        if (a.computed && v.is_null()) || a.deprecated {
+            continue;
+        }
+        let pad = " ".repeat(indent);
+        out.push_str(&format!("{pad}{} = ", a.name));
+        match (&a.nested_type, &v) {
+            (_, Value::Null) => out.push_str("null"),
+            (Some(nested), _) => nested_hcl(nested, &v, indent, out),
+            // Terraform writes a string holding a JSON object or array as `jsonencode(…)`.
+            (None, Value::String(text)) => match serde_json::from_str::<serde_json::Value>(text) {
+                Ok(j @ (serde_json::Value::Object(_) | serde_json::Value::Array(_))) => {
+                    out.push_str(&format!("jsonencode({})", json_hcl(&j)))
+                }
+                _ => out.push_str(&literal_hcl(&v)),
+            },
+            (None, _) => out.push_str(&literal_hcl(&v)),
+        }
+        out.push('\n');
+    }
+}
+
+fn nested_hcl(nested: &pb::schema::Object, v: &Value, indent: usize, out: &mut String) {
+    use pb::schema::object::NestingMode as M;
+    let pad = " ".repeat(indent);
+    let object = |o: &Value, indent: usize, out: &mut String| {
+        out.push_str("{\n");
+        attributes_hcl(&nested.attributes, o, indent + 2, out);
+        out.push_str(&" ".repeat(indent));
+        out.push('}');
+    };
+    match (M::try_from(nested.nesting), v) {
+        (Ok(M::List | M::Set), _) => {
+            out.push_str("[\n");
+            for e in v.as_elements().unwrap_or_default() {
+                out.push_str(&format!("{pad}  "));
+                object(e, indent + 2, out);
+                out.push_str(",\n");
+            }
+            out.push_str(&format!("{pad}]"));
+        }
+        (Ok(M::Map), _) => {
+            out.push_str("{\n");
+            for (k, e) in v.as_entries().into_iter().flatten() {
+                out.push_str(&format!("{pad}  {} = ", quote(k)));
+                object(e, indent + 2, out);
+                out.push('\n');
+            }
+            out.push_str(&format!("{pad}}}"));
+        }
+        _ => object(v, indent, out),
+    }
+}
+
+fn quote(s: &str) -> String {
+    let escaped = s
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+        .replace("${", "$${")
+        .replace("%{", "%%{");
+    format!("\"{escaped}\"")
+}
+
+fn json_hcl(j: &serde_json::Value) -> String {
+    match j {
+        serde_json::Value::String(s) => quote(s),
+        serde_json::Value::Array(items) => {
+            format!("[{}]", items.iter().map(json_hcl).collect::<Vec<_>>().join(", "))
+        }
+        serde_json::Value::Object(fields) => format!(
+            "{{ {} }}",
+            fields
+                .iter()
+                .map(|(k, v)| format!("{} = {}", quote(k), json_hcl(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        other => other.to_string(),
+    }
+}
+
+fn literal_hcl(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::String(s) => quote(s),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::List(items) | Value::Set(items) | Value::Tuple(items) => {
+            format!(
+                "[{}]",
+                items.iter().map(literal_hcl).collect::<Vec<_>>().join(", ")
+            )
+        }
+        Value::Map(entries) | Value::Object(entries) => format!(
+            "{{ {} }}",
+            entries
+                .iter()
+                .map(|(k, e)| format!("{} = {}", quote(k), literal_hcl(e)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        other => panic!("no HCL literal for {other:?}"),
+    }
+}
+
+impl Session {
+    /// The schema block of a resource type.
+    pub fn resource_block(&self, type_name: &str) -> pb::schema::Block {
+        self.schema.resource_schemas[type_name]
+            .block
+            .clone()
+            .expect("block")
+    }
+}
