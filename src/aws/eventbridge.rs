@@ -264,6 +264,34 @@ impl EventBridge {
         Ok(rules)
     }
 
+    /// Every rule on the default bus, with its event pattern and state (ListRules, all pages).
+    pub async fn list_rules(&self) -> Result<Vec<RuleInfo>, AwsError> {
+        let mut rules = Vec::new();
+        let mut token = None;
+        loop {
+            let out = self
+                .client
+                .list_rules()
+                .set_next_token(token)
+                .send()
+                .await
+                .map_err(classify!(self, "events:ListRules"))?;
+            rules.extend(out.rules.unwrap_or_default().into_iter().filter_map(|r| {
+                Some(RuleInfo {
+                    name: r.name?,
+                    arn: r.arn.unwrap_or_default(),
+                    event_pattern: r.event_pattern,
+                    enabled: r.state.is_none_or(|s| s == RuleState::Enabled),
+                    description: r.description,
+                })
+            }));
+            token = out.next_token;
+            if token.is_none() {
+                return Ok(rules);
+            }
+        }
+    }
+
     pub async fn list_tags(&self, arn: &str) -> Result<BTreeMap<String, String>, AwsError> {
         let out = self
             .client

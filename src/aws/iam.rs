@@ -179,6 +179,24 @@ pub struct ProfileInfo {
     pub tags: BTreeMap<String, String>,
 }
 
+/// One role as ListRoles returns it: no tags and no permissions boundary (IAM leaves them
+/// out of the listing), but the trust policy.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListedRole {
+    pub name: String,
+    pub arn: String,
+    pub path: String,
+    /// The trust policy; None when the role has none or it is not readable as JSON.
+    pub trust_policy: Option<Json>,
+}
+
+/// One page of ListRoles, and the marker of the next (None on the last page).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RolePage {
+    pub roles: Vec<ListedRole>,
+    pub next: Option<String>,
+}
+
 /// The parameters of a new role.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewRole<'a> {
@@ -299,6 +317,40 @@ impl Iam {
                 .and_then(|b| b.permissions_boundary_arn())
                 .map(str::to_string),
         }))
+    }
+
+    /// One page of every role in the account (ListRoles), starting at `marker` (None: the
+    /// first page). A listing stops paging as soon as it has what it needs.
+    pub async fn list_roles_page(&self, marker: Option<String>) -> Result<RolePage, IamError> {
+        const OP: &str = "ListRoles";
+        let page = self
+            .client
+            .list_roles()
+            .set_marker(marker)
+            .send()
+            .await
+            .map_err(|e| IamError::from_sdk(OP, e))?;
+        let roles = page
+            .roles()
+            .iter()
+            .map(|r| ListedRole {
+                name: r.role_name().to_string(),
+                arn: r.arn().to_string(),
+                path: r.path().to_string(),
+                trust_policy: r.assume_role_policy_document().and_then(|doc| {
+                    decode_document(OP, doc)
+                        .map_err(
+                            |e| tracing::debug!(role = r.role_name(), error = %e, "unreadable trust policy"),
+                        )
+                        .ok()
+                }),
+            })
+            .collect();
+        let next = match page.marker() {
+            Some(m) if page.is_truncated() => Some(m.to_string()),
+            _ => None,
+        };
+        Ok(RolePage { roles, next })
     }
 
     pub async fn delete_role(&self, name: &str) -> Result<(), IamError> {

@@ -1,6 +1,6 @@
-//! Thin wrappers over the SQS calls the interruption queue makes. Each returns plain data or
-//! an [`AwsError`] naming the IAM action; "does not exist" is classified with the SDK's typed
-//! check, and deletes treat it as success.
+//! Thin wrappers over the SQS calls the interruption queue and its listing make. Each returns
+//! plain data or an [`AwsError`] naming the IAM action; "does not exist" is classified with the
+//! SDK's typed check, and deletes treat it as success.
 
 use std::collections::BTreeMap;
 
@@ -182,6 +182,29 @@ impl Sqs {
                 .map_err(|e| AwsError::from_sdk("sqs:TagQueue", &e).via(&self.endpoint))?;
         }
         Ok(())
+    }
+
+    /// The URLs of every queue in the account and region whose name starts with `prefix`
+    /// (all queues when None), following every page of ListQueues.
+    pub async fn list_queues(&self, prefix: Option<&str>) -> Result<Vec<String>, AwsError> {
+        let mut urls = Vec::new();
+        let mut token = None;
+        loop {
+            let out = self
+                .client
+                .list_queues()
+                .set_queue_name_prefix(prefix.map(str::to_string))
+                .max_results(1000)
+                .set_next_token(token)
+                .send()
+                .await
+                .map_err(|e| AwsError::from_sdk("sqs:ListQueues", &e).via(&self.endpoint))?;
+            urls.extend(out.queue_urls.unwrap_or_default());
+            token = out.next_token.filter(|t| !t.is_empty());
+            if token.is_none() {
+                return Ok(urls);
+            }
+        }
     }
 
     /// Deletes the queue; a queue that is already gone counts as deleted.
