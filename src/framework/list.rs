@@ -32,6 +32,9 @@ pub struct ListRequest {
 }
 
 /// One result of a listing.
+// Events pass one at a time through a bounded channel and are encoded at once: boxing the
+// larger variant would only add an allocation per object.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum ListEvent {
     /// A remote object: its identity, a name for people, and its state when asked for.
