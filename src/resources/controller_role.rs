@@ -11,12 +11,16 @@ use std::sync::LazyLock;
 use async_trait::async_trait;
 use serde_json::{Value as Json, json};
 
+use super::aws_list;
 use super::iam_role::{self, Actual, Desired, OwnedPolicy, ReadScope};
 use super::tags_all;
 use crate::aws::iam::Iam;
 use crate::framework::validate::{self as v, Validator};
 use crate::framework::values::{get_str, object, string_list};
-use crate::framework::{ApplyOutcome, Attribute, Diagnostics, ReadOutcome, Resource, Schema};
+use crate::framework::{
+    ApplyOutcome, Attribute, Diagnostics, IdentitySchema, ListRequest, ListSink, ReadOutcome, Resource,
+    Schema,
+};
 use crate::policy::PolicyDocument;
 use crate::policy::arn::{self, Arn};
 use crate::policy::controller::{ControllerPolicyInputs, policy_document, policy_groups};
@@ -765,6 +769,31 @@ impl Resource<KarpenterContext> for ControllerRole {
             _ => Value::unknown(),
         };
         fields.insert("managed_policy_arns".into(), arns);
+    }
+
+    /// `name` and `account_id` (see [`super::aws_list`]).
+    fn identity_schema(&self) -> Option<&IdentitySchema> {
+        Some(&aws_list::ROLE_IDENTITY)
+    }
+
+    fn identity(&self, state: &Value) -> Value {
+        aws_list::role_identity(state)
+    }
+
+    async fn import_by_identity(
+        &self,
+        ctx: &KarpenterContext,
+        identity: &Value,
+    ) -> Result<Value, Diagnostics> {
+        aws_list::import_role_by_identity(self, ctx, identity).await
+    }
+
+    fn list_schema(&self) -> Option<&Schema> {
+        Some(&aws_list::CONTROLLER_ROLE_LIST)
+    }
+
+    async fn list(&self, ctx: &KarpenterContext, request: &ListRequest, sink: &ListSink) {
+        aws_list::list_controller_roles(ctx, request, sink).await;
     }
 
     async fn create(&self, ctx: &KarpenterContext, planned: &Value) -> ApplyOutcome {

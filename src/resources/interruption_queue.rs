@@ -21,8 +21,12 @@ use crate::aws::sqs::QUEUE_DELETED_RECENTLY;
 use crate::aws::{EventBridge, Sqs};
 use crate::framework::validate as v;
 use crate::framework::values::{get_str, object, opt_string};
-use crate::framework::{ApplyOutcome, Attribute, Diagnostics, ReadOutcome, Resource, Schema, timeouts};
+use crate::framework::{
+    ApplyOutcome, Attribute, Diagnostics, IdentitySchema, ListRequest, ListSink, ReadOutcome, Resource,
+    Schema, timeouts,
+};
 use crate::provider::KarpenterContext;
+use crate::resources::aws_list;
 use crate::resources::tags_all;
 use crate::tfvalue::{AttributePath, Number, Type, Value};
 
@@ -157,7 +161,11 @@ fn short_hash(s: &str) -> String {
 /// rules carry (the upstream convention, and the only reading of a shortened, hashed prefix);
 /// else the cluster spelled out in a `Karpenter-<cluster>-` prefix that is not a shortened one;
 /// else the queue's name.
-fn cluster_for_import(queue: &str, cluster_tag: Option<&str>, rule_prefix: Option<&str>) -> String {
+pub(crate) fn cluster_for_import(
+    queue: &str,
+    cluster_tag: Option<&str>,
+    rule_prefix: Option<&str>,
+) -> String {
     if let Some(cluster) = cluster_tag.filter(|c| !c.is_empty()) {
         return cluster.to_string();
     }
@@ -734,7 +742,7 @@ fn clients_of(aws: &crate::aws::AwsClients) -> Result<Clients, Diagnostics> {
 
 /// The ARN of the queue at `url` (`…/<account>/<name>`) in `region`, for the partitions whose
 /// region names are certain (aws, aws-cn, aws-us-gov); None otherwise.
-fn queue_arn_from_url(url: &str, region: &str) -> Option<String> {
+pub(crate) fn queue_arn_from_url(url: &str, region: &str) -> Option<String> {
     if region.is_empty() || region.contains("iso") {
         return None;
     }
@@ -1264,6 +1272,12 @@ pub fn split_rule_name(name: &str) -> Option<(&str, &'static RuleKind)> {
         .find(|(p, _)| !p.is_empty())
 }
 
+/// The rule-name prefix that import reads from the names of the rules targeting a queue: that
+/// of the first name ending with a kind's suffix.
+pub(crate) fn rule_prefix_of<'a>(names: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    names.into_iter().find_map(|n| split_rule_name(n).map(|(p, _)| p))
+}
+
 // ----------------------------------------------------------------------------------------
 
 #[async_trait]
@@ -1520,6 +1534,31 @@ impl Resource<KarpenterContext> for InterruptionQueue {
             (Some(p), Some(n)) if !p.is_null() && p != n => vec![AttributePath::root().attr("queue_name")],
             _ => vec![],
         }
+    }
+
+    /// `queue_name`, `region` and `account_id` (see [`super::aws_list`]).
+    fn identity_schema(&self) -> Option<&IdentitySchema> {
+        Some(&aws_list::QUEUE_IDENTITY)
+    }
+
+    fn identity(&self, state: &Value) -> Value {
+        aws_list::queue_identity(state)
+    }
+
+    async fn import_by_identity(
+        &self,
+        ctx: &KarpenterContext,
+        identity: &Value,
+    ) -> Result<Value, Diagnostics> {
+        aws_list::import_queue_by_identity(ctx, identity).await
+    }
+
+    fn list_schema(&self) -> Option<&Schema> {
+        Some(&aws_list::QUEUE_LIST)
+    }
+
+    async fn list(&self, ctx: &KarpenterContext, request: &ListRequest, sink: &ListSink) {
+        aws_list::list_queues(ctx, request, sink).await;
     }
 
     async fn create(&self, ctx: &KarpenterContext, planned: &Value) -> ApplyOutcome {

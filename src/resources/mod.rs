@@ -2,6 +2,7 @@
 //! Kubernetes kinds share ([`kube_object`]).
 
 pub mod availability;
+pub mod aws_list;
 pub mod capacity_buffer;
 pub mod controller_policy;
 pub mod controller_role;

@@ -10,12 +10,16 @@ use std::sync::LazyLock;
 use async_trait::async_trait;
 use serde_json::{Value as Json, json};
 
+use super::aws_list;
 use super::iam_role::{self, Actual, Desired, ReadScope};
 use super::tags_all;
 use crate::aws::iam::Iam;
 use crate::framework::validate as v;
 use crate::framework::values::{get_str, opt_string, string_list, string_map};
-use crate::framework::{ApplyOutcome, Attribute, Diagnostics, ReadOutcome, Resource, Schema};
+use crate::framework::{
+    ApplyOutcome, Attribute, Diagnostics, IdentitySchema, ListRequest, ListSink, ReadOutcome, Resource,
+    Schema,
+};
 use crate::policy::arn::{self, PARTITIONS};
 use crate::provider::KarpenterContext;
 use crate::tfvalue::{AttributePath, Type, Value};
@@ -392,6 +396,31 @@ impl Resource<KarpenterContext> for NodeRole {
         };
         fields.insert("managed_policy_arns".into(), policies);
         fields.insert("assume_role_policy".into(), trust);
+    }
+
+    /// `name` and `account_id` (see [`super::aws_list`]).
+    fn identity_schema(&self) -> Option<&IdentitySchema> {
+        Some(&aws_list::ROLE_IDENTITY)
+    }
+
+    fn identity(&self, state: &Value) -> Value {
+        aws_list::role_identity(state)
+    }
+
+    async fn import_by_identity(
+        &self,
+        ctx: &KarpenterContext,
+        identity: &Value,
+    ) -> Result<Value, Diagnostics> {
+        aws_list::import_role_by_identity(self, ctx, identity).await
+    }
+
+    fn list_schema(&self) -> Option<&Schema> {
+        Some(&aws_list::NODE_ROLE_LIST)
+    }
+
+    async fn list(&self, ctx: &KarpenterContext, request: &ListRequest, sink: &ListSink) {
+        aws_list::list_node_roles(ctx, request, sink).await;
     }
 
     async fn create(&self, ctx: &KarpenterContext, planned: &Value) -> ApplyOutcome {
