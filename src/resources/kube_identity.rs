@@ -8,7 +8,8 @@
 //!   results in name order, each with the state an import would give when asked. A cluster
 //!   without the kind's CRD lists nothing, with a warning that says so.
 
-use std::sync::LazyLock;
+use std::collections::BTreeMap;
+use std::sync::{LazyLock, Mutex};
 use std::time::Duration;
 
 use kube::api::DynamicObject;
@@ -53,26 +54,34 @@ fn label_selector_attribute() -> Attribute {
         .validate(v::non_empty())
 }
 
-static CLUSTER_SCOPED_LIST: LazyLock<Schema> = LazyLock::new(|| {
-    Schema::new(
-        "Finds the objects of this kind in the cluster the provider configuration points at.",
-        vec![label_selector_attribute(), name_prefix_attribute("objects")],
-    )
-});
-
-static NAMESPACED_LIST: LazyLock<Schema> = LazyLock::new(|| {
-    Schema::new(
-        "Finds the objects of this kind in the cluster the provider configuration points at.",
-        vec![
-            label_selector_attribute(),
-            name_prefix_attribute("objects"),
+/// The list schema of a kind: the filters, and a description naming the kind (for its page).
+fn list_schema(kind: &k8s::Kind) -> Schema {
+    let mut filters = vec![label_selector_attribute(), name_prefix_attribute("objects")];
+    let mut scope = "in the cluster";
+    if kind.namespaced {
+        scope = "in every namespace of the cluster (or one, with `namespace`)";
+        filters.push(
             Attribute::string("namespace")
                 .optional()
                 .describe("Only objects in this namespace; every namespace when left out.")
                 .validate(v::non_empty()),
-        ],
+        );
+    }
+    Schema::new(
+        format!(
+            "Finds the {} objects (`{}`) {scope}, in name order. The cluster is the one the provider \
+             configuration points at.",
+            kind.kind,
+            kind.api_version()
+        ),
+        filters,
     )
-});
+}
+
+/// One list schema per kind, built on first use and kept for the process's life (the
+/// framework hands out `&Schema`).
+static LIST_SCHEMAS: LazyLock<Mutex<BTreeMap<&'static str, &'static Schema>>> =
+    LazyLock::new(Default::default);
 
 impl KubeObjectType {
     pub(crate) fn identity_schema_of_kind(&self) -> &'static IdentitySchema {
@@ -84,11 +93,12 @@ impl KubeObjectType {
     }
 
     pub(crate) fn list_schema_of_kind(&self) -> &'static Schema {
-        if self.kind.namespaced {
-            &NAMESPACED_LIST
-        } else {
-            &CLUSTER_SCOPED_LIST
-        }
+        let mut schemas = LIST_SCHEMAS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        schemas
+            .entry(self.type_name)
+            .or_insert_with(|| Box::leak(Box::new(list_schema(&self.kind))))
     }
 
     /// The identity a state names: null until it has a name (unknown on a create whose name
