@@ -944,16 +944,14 @@ async fn every_malformed_value_in_every_rpc_is_a_diagnostic_and_the_plugin_keeps
         let first = match r {
             Ok(stream) => {
                 let mut stream = stream.into_inner();
-                stream.message().await.map(|m| m.map(|e| e.diagnostic).unwrap_or_default())
+                stream
+                    .message()
+                    .await
+                    .map(|m| m.map(|e| e.diagnostic).unwrap_or_default())
             }
             Err(s) => Err(s),
         };
-        tally.record(
-            "ListResource.config",
-            name,
-            e,
-            first,
-        );
+        tally.record("ListResource.config", name, e, first);
     }
 
     println!(

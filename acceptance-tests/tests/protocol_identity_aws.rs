@@ -92,6 +92,26 @@ impl Aws {
         arn
     }
 
+    /// Replaces a queue's policy.
+    async fn set_policy(&self, name: &str, policy: &str) {
+        let url = self
+            .sqs
+            .get_queue_url()
+            .queue_name(name)
+            .send()
+            .await
+            .expect("GetQueueUrl")
+            .queue_url
+            .expect("queue url");
+        self.sqs
+            .set_queue_attributes()
+            .queue_url(&url)
+            .attributes(QueueAttributeName::Policy, policy)
+            .send()
+            .await
+            .expect("SetQueueAttributes");
+    }
+
     /// A rule with `pattern` targeting `arn` with the target Id the reference uses.
     async fn rule(&self, name: &str, pattern: &str, arn: &str) {
         self.events
@@ -195,15 +215,26 @@ async fn karpenter_and_decoys(aws: &Aws) {
         ],
     )
     .await;
-    // cfn: rules named as CloudFormation names them (stack, logical ID, suffix): found by
+    // cfn: exactly what the CloudFormation reference makes: its policy as CloudFormation
+    // writes it (no Version, no Sid on the allow statement, a boolean condition value), and
+    // the five rules named as CloudFormation names them (stack, logical ID, suffix): found by
     // their pattern alone.
     let cfn = aws.queue("cfn", &[]).await;
-    aws.rule(
-        "Karpenter-cfn-SpotInterruptionRule-1X2Y3Z",
-        &RULE_KINDS[1].event_pattern(),
-        &cfn,
-    )
-    .await;
+    aws.set_policy("cfn", &cloudformation_policy(&cfn)).await;
+    for (kind, logical_id) in RULE_KINDS.iter().zip([
+        "ScheduledChangeRule",
+        "SpotInterruptionRule",
+        "RebalanceRule",
+        "InstanceStateChangeRule",
+        "CapacityReservationInterruptionRule",
+    ]) {
+        aws.rule(
+            &format!("Karpenter-cfn-{logical_id}-1X2Y3Z"),
+            &kind.event_pattern(),
+            &cfn,
+        )
+        .await;
+    }
     // Decoys: a queue nothing targets, a queue another rule targets.
     aws.queue("orders", &[]).await;
     let s3 = aws.queue("s3-events", &[]).await;
@@ -281,6 +312,30 @@ async fn karpenter_and_decoys(aws: &Aws) {
         &[],
     )
     .await;
+}
+
+/// The queue policy of Karpenter's CloudFormation reference, as CloudFormation writes it.
+fn cloudformation_policy(queue_arn: &str) -> String {
+    json!({
+        "Id": "EC2InterruptionPolicy",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Principal": {"Service": ["events.amazonaws.com", "sqs.amazonaws.com"]},
+                "Action": "sqs:SendMessage",
+                "Resource": queue_arn
+            },
+            {
+                "Sid": "DenyHTTP",
+                "Effect": "Deny",
+                "Action": "sqs:*",
+                "Resource": queue_arn,
+                "Condition": {"Bool": {"aws:SecureTransport": false}},
+                "Principal": "*"
+            }
+        ]
+    })
+    .to_string()
 }
 
 fn names(listed: &[Listed]) -> Vec<String> {
@@ -390,6 +445,19 @@ async fn interruption_queues_are_found_by_their_rules_and_tags() {
             json!({"queue_name": "demo", "region": REGION, "account_id": ACCOUNT_ID})
         )
     );
+    // The queue the CloudFormation reference made imports and plans empty (checked above);
+    // its CloudFormation-named rules stay outside, which the listing says.
+    let cfn = all
+        .iter()
+        .find(|l| l.display_name.starts_with("cfn"))
+        .expect("cfn");
+    assert!(
+        text(&cfn.diagnostics).contains("Karpenter-cfn-SpotInterruptionRule-1X2Y3Z")
+            && text(&cfn.diagnostics).contains("not adopted"),
+        "{}",
+        text(&cfn.diagnostics)
+    );
+    assert!(demo.diagnostics.is_empty(), "{}", text(&demo.diagnostics));
     let state = demo.state.as_ref().expect("state");
     assert_eq!(state.get("cluster_name").and_then(Value::as_str), Some("demo"));
     assert_eq!(

@@ -794,6 +794,35 @@ fn queue_name_of_url(url: &str) -> &str {
 /// `list "karpenter_interruption_queue" …`: one ListRules and a ListTargetsByRule per rule
 /// with an interruption pattern first, then the queues in name order, each with one
 /// ListQueueTags (and the import, when states are asked for).
+/// A warning for the Karpenter rules that target a queue but that its import does not adopt:
+/// the resource names its rules `<rule_name_prefix><Kind>` with one prefix, so rules named
+/// otherwise (CloudFormation names them `<stack>-<LogicalId>-<suffix>`) keep working but stay
+/// outside Terraform.
+fn rules_not_adopted(queue: &str, rule_names: &[String]) -> Diagnostics {
+    let prefix = queue::rule_prefix_of(rule_names.iter().map(String::as_str));
+    let foreign: Vec<&str> = rule_names
+        .iter()
+        .map(String::as_str)
+        .filter(|n| queue::split_rule_name(n).map(|(p, _)| p) != prefix || prefix.is_none())
+        .collect();
+    let mut d = Diagnostics::new();
+    if !foreign.is_empty() {
+        d.warning(
+            format!("Some EventBridge rules of queue {queue} are not adopted"),
+            format!(
+                "The rules {} send Karpenter's interruption events to this queue, but their names do not have the \
+                 form <rule_name_prefix><Kind> that karpenter_interruption_queue manages (CloudFormation names \
+                 rules <stack>-<LogicalId>-<suffix>). Importing the queue leaves them as they are: they keep \
+                 working, outside Terraform, and the generated configuration does not enable those kinds. To \
+                 hand them over, add their kinds to enabled_rules (the provider creates its own rules) and then \
+                 delete these (for a stack, with the stack).",
+                foreign.join(", ")
+            ),
+        );
+    }
+    d
+}
+
 pub async fn list_queues(ctx: &KarpenterContext, request: &ListRequest, sink: &ListSink) {
     let aws = match ctx.aws().await {
         Ok(a) => a,
@@ -933,10 +962,8 @@ pub async fn list_queues(ctx: &KarpenterContext, request: &ListRequest, sink: &L
             ]),
         };
         let display_name = queue_display_name(&name, &cluster, arn_region);
-        if !sink
-            .found(identity, display_name, state, Diagnostics::new())
-            .await
-        {
+        let notes = rules_not_adopted(&name, rule_names.map(Vec::as_slice).unwrap_or_default());
+        if !sink.found(identity, display_name, state, notes).await {
             return;
         }
     }
@@ -1174,5 +1201,30 @@ mod tests {
             queue_name_of_url("http://127.0.0.1:5000/123456789012/demo"),
             "demo"
         );
+    }
+
+    #[test]
+    fn rules_the_import_does_not_adopt_are_named_in_a_warning() {
+        let own = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        assert!(
+            rules_not_adopted(
+                "demo",
+                &own(&["Karpenter-demo-SpotInterruption", "Karpenter-demo-Rebalance"])
+            )
+            .is_empty()
+        );
+        let cfn = rules_not_adopted("cfn", &own(&["Karpenter-cfn-SpotInterruptionRule-1X2Y"]));
+        assert!(
+            cfn.iter()
+                .any(|d| d.detail.contains("Karpenter-cfn-SpotInterruptionRule-1X2Y"))
+        );
+        let mixed = rules_not_adopted("q", &own(&["a-Rebalance", "b-SpotInterruption", "odd"]));
+        let detail = mixed.iter().map(|d| d.detail.clone()).collect::<String>();
+        assert!(
+            detail.contains("b-SpotInterruption")
+                && detail.contains("odd")
+                && !detail.contains("a-Rebalance")
+        );
+        assert!(rules_not_adopted("q", &[]).is_empty());
     }
 }

@@ -1090,11 +1090,19 @@ fn read_queue(
         },
     );
     set_attr(out, "kms_master_key_id", opt_string(kms));
-    // AWS may return the document reformatted (moto does: it re-serializes with spaces).
+    // AWS may return the document reformatted (moto does: it re-serializes with spaces), or
+    // hold one that grants the same in another spelling (Karpenter's CloudFormation reference
+    // writes it without Version or the first Sid): that is the document this resource writes.
+    let ours = attrs
+        .get("QueueArn")
+        .map(|arn| policy_document(arn, &statements(state)));
     let policy = attrs
         .get("Policy")
         .filter(|p| !p.is_empty())
-        .map(|p| canonical_json(p));
+        .map(|p| match &ours {
+            Some(ours) if crate::resources::queue_policy::equivalent(p, ours) => ours.clone(),
+            _ => canonical_json(p),
+        });
     set_attr(out, "policy_json", opt_string(policy));
     let (own, all) = tags_all::read(&visible_tags(tags), default_tags, state.get("tags"));
     set_attr(out, "tags", own);

@@ -13,6 +13,7 @@ pub mod kube_identity;
 pub mod kube_object;
 pub mod moves;
 pub mod node_role;
+pub mod queue_policy;
 pub mod tags_all;
 pub mod teardown;
 pub mod v1;
