@@ -1,0 +1,197 @@
+//! Listing interruption queues: by the Karpenter rules that target them and by this provider's
+//! ownership tag.
+
+use super::*;
+
+/// The name a person reads for a queue: its cluster and region, and the queue's own name
+/// when it is not the cluster's.
+pub(super) fn queue_display_name(queue_name: &str, cluster: &str, region: &str) -> String {
+    if queue_name == cluster {
+        format!("{cluster} ({region})")
+    } else {
+        format!("{cluster} ({region}, queue {queue_name})")
+    }
+}
+
+/// The last path segment of a queue URL: the queue's name.
+pub(super) fn queue_name_of_url(url: &str) -> &str {
+    url.trim_end_matches('/').rsplit('/').next().unwrap_or_default()
+}
+
+/// `list "karpenter_interruption_queue" …`: one ListRules and a ListTargetsByRule per rule
+/// with an interruption pattern first, then the queues in name order, each with one
+/// ListQueueTags (and the import, when states are asked for).
+/// A warning for the Karpenter rules that target a queue but that its import does not adopt:
+/// the resource names its rules `<rule_name_prefix><Kind>` with one prefix, so rules named
+/// otherwise (CloudFormation names them `<stack>-<LogicalId>-<suffix>`) keep working but stay
+/// outside Terraform.
+pub(super) fn rules_not_adopted(queue: &str, rule_names: &[String]) -> Diagnostics {
+    let prefix = queue::rule_prefix_of(rule_names.iter().map(String::as_str));
+    let foreign: Vec<&str> = rule_names
+        .iter()
+        .map(String::as_str)
+        .filter(|n| queue::split_rule_name(n).map(|(p, _)| p) != prefix || prefix.is_none())
+        .collect();
+    let mut d = Diagnostics::new();
+    if !foreign.is_empty() {
+        d.warning(
+            format!("Some EventBridge rules of queue {queue} are not adopted"),
+            format!(
+                "The rules {} send Karpenter's interruption events to this queue, but their names do not have the \
+                 form <rule_name_prefix><Kind> that karpenter_interruption_queue manages (CloudFormation names \
+                 rules <stack>-<LogicalId>-<suffix>). Importing the queue leaves them as they are: they keep \
+                 working, outside Terraform, and the generated configuration does not enable those kinds. To \
+                 hand them over, add their kinds to enabled_rules (the provider creates its own rules) and then \
+                 delete these (for a stack, with the stack).",
+                foreign.join(", ")
+            ),
+        );
+    }
+    d
+}
+
+pub async fn list_queues(ctx: &KarpenterContext, request: &ListRequest, sink: &ListSink) {
+    let aws = match ctx.aws().await {
+        Ok(a) => a,
+        Err(d) => return sink.fail(d).await,
+    };
+    let sqs = Sqs::new(aws.sqs(), aws.endpoint_for("sqs"));
+    let events = EventBridge::new(aws.events(), aws.endpoint_for("events"));
+    let region = aws.region().map(str::to_string);
+    let config = &request.config;
+
+    // The queues Karpenter's rules send to, with the names of those rules.
+    let rules = match events.list_rules().await {
+        Ok(r) => r,
+        Err(e) => return sink.fail(e.to_diagnostics()).await,
+    };
+    let mut targeted: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for rule in rules
+        .iter()
+        .filter(|r| r.event_pattern.as_deref().is_some_and(is_interruption_pattern))
+    {
+        match events.list_targets(&rule.name).await {
+            Ok(targets) => {
+                for t in targets.unwrap_or_default() {
+                    if t.arn.split(':').nth(2) == Some("sqs") {
+                        targeted.entry(t.arn).or_default().push(rule.name.clone());
+                    }
+                }
+            }
+            Err(e) => {
+                let more = sink
+                    .skip(
+                        format!("EventBridge rule {} not read", rule.name),
+                        format!(
+                            "It has one of Karpenter's interruption event patterns, but its targets could not be listed \
+                             ({e}); a queue it targets is listed only if it carries this provider's ownership tag."
+                        ),
+                    )
+                    .await;
+                if !more {
+                    return;
+                }
+            }
+        }
+    }
+
+    let mut urls = match sqs.list_queues(get_str(config, "name_prefix")).await {
+        Ok(u) => u,
+        Err(e) => return sink.fail(e.to_diagnostics()).await,
+    };
+    urls.sort_by(|a, b| queue_name_of_url(a).cmp(queue_name_of_url(b)));
+    let cluster_filter = get_str(config, "cluster_name");
+    for url in urls {
+        let name = queue_name_of_url(&url).to_string();
+        if name.is_empty() || !name_matches(config, &name) {
+            continue;
+        }
+        if !sink.wants_more() {
+            return;
+        }
+        let unreadable = |e: &crate::aws::AwsError| {
+            (
+                format!("SQS queue {name} not listed"),
+                format!(
+                    "It could not be read ({e}), so whether it is a Karpenter interruption queue is not known."
+                ),
+            )
+        };
+        let arn = match region.as_deref().and_then(|r| queue::queue_arn_from_url(&url, r)) {
+            Some(arn) => arn,
+            None => match sqs.get_attributes(&url).await {
+                Ok(attrs) => attrs.get("QueueArn").cloned().unwrap_or_default(),
+                Err(e) if e.is_not_found() => continue,
+                Err(e) => {
+                    let (summary, detail) = unreadable(&e);
+                    if !sink.skip(summary, detail).await {
+                        return;
+                    }
+                    continue;
+                }
+            },
+        };
+        let tags = match sqs.list_tags(&url).await {
+            Ok(t) => t,
+            Err(e) if e.is_not_found() => continue,
+            Err(e) => {
+                let (summary, detail) = unreadable(&e);
+                if !sink.skip(summary, detail).await {
+                    return;
+                }
+                continue;
+            }
+        };
+        let rule_names = targeted.get(&arn);
+        if rule_names.is_none() && !ownership::is_owned_by(&tags, queue::TYPE_NAME) {
+            continue;
+        }
+        let state = if sink.include_state() {
+            match imported_and_read(&InterruptionQueue, ctx, &name).await {
+                Ok(s) => Some(s),
+                Err(why) => {
+                    let more = sink
+                        .skip(
+                            format!("SQS queue {name} not listed"),
+                            format!(
+                                "It looks like a Karpenter interruption queue, but importing it failed: {why}"
+                            ),
+                        )
+                        .await;
+                    if !more {
+                        return;
+                    }
+                    continue;
+                }
+            }
+        } else {
+            None
+        };
+        // The cluster as the import records it.
+        let cluster = match state.as_ref().and_then(|s| get_str(s, "cluster_name")) {
+            Some(c) => c.to_string(),
+            None => queue::cluster_for_import(
+                &name,
+                tags.get(queue::CLUSTER_TAG_KEY).map(String::as_str),
+                queue::rule_prefix_of(rule_names.into_iter().flatten().map(String::as_str)),
+            ),
+        };
+        if cluster_filter.is_some_and(|want| want != cluster) {
+            continue;
+        }
+        let (arn_region, arn_account) = arn_region_account(&arn).unwrap_or_default();
+        let identity = match &state {
+            Some(s) => queue_identity(s),
+            None => QUEUE_IDENTITY.value([
+                ("queue_name", Value::string(name.clone())),
+                ("region", Value::string(arn_region)),
+                ("account_id", Value::string(arn_account)),
+            ]),
+        };
+        let display_name = queue_display_name(&name, &cluster, arn_region);
+        let notes = rules_not_adopted(&name, rule_names.map(Vec::as_slice).unwrap_or_default());
+        if !sink.found(identity, display_name, state, notes).await {
+            return;
+        }
+    }
+}
