@@ -387,36 +387,6 @@ async fn list_and_check(s: &mut Session, type_name: &str, config: Json) -> Vec<L
     found
 }
 
-/// The number of events of a whole ListResource stream (the provider's own limit, not the
-/// harness's).
-async fn events_sent(s: &mut Session, type_name: &str, limit: i64) -> usize {
-    let ty = s.list_type(type_name);
-    let mut stream = s
-        .client
-        .list_resource(pb::list_resource::Request {
-            type_name: type_name.into(),
-            config: Some(pb::DynamicValue {
-                msgpack: terraform_provider_karpenter::tfvalue::msgpack::encode(&value(&ty, json!({})), &ty)
-                    .expect("encode"),
-                json: vec![],
-            }),
-            include_resource_object: false,
-            limit,
-        })
-        .await
-        .expect("ListResource")
-        .into_inner();
-    let mut events = 0;
-    while let Some(event) = stream.message().await.expect("stream") {
-        assert!(event.resource_object.is_none());
-        assert!(!has_errors(&event.diagnostic), "{}", text(&event.diagnostic));
-        if event.identity.is_some() {
-            events += 1;
-        }
-    }
-    events
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn interruption_queues_are_found_by_their_rules_and_tags() {
     let moto = Moto::start();
@@ -476,12 +446,8 @@ async fn interruption_queues_are_found_by_their_rules_and_tags() {
     assert!(none.is_empty() && diags.is_empty(), "{none:?} {}", text(&diags));
     let (one, _) = s.list(QUEUE, json!({}), true, 1).await;
     assert_eq!(one.len(), 1);
-    assert_eq!(
-        events_sent(&mut s, QUEUE, 1).await,
-        1,
-        "limit = 1 sends one result"
-    );
-    assert_eq!(events_sent(&mut s, QUEUE, 0).await, 3, "no limit sends all");
+    assert_eq!(s.events_sent(QUEUE, 1).await, 1, "limit = 1 sends one result");
+    assert_eq!(s.events_sent(QUEUE, 0).await, 3, "no limit sends all");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -520,11 +486,7 @@ async fn node_and_controller_roles_are_found_by_trust_tags_and_shape() {
         .list(NODE_ROLE, json!({"name_prefix": "Karp"}), false, 100)
         .await;
     assert_eq!(names(&prefixed), ["KarpenterNodeRole-demo (cluster demo)"]);
-    assert_eq!(
-        events_sent(&mut s, NODE_ROLE, 1).await,
-        1,
-        "limit = 1 sends one result"
-    );
+    assert_eq!(s.events_sent(NODE_ROLE, 1).await, 1, "limit = 1 sends one result");
 
     let (controllers, diags) = s.list(CONTROLLER_ROLE, json!({}), true, 100).await;
     assert!(!has_errors(&diags), "{}", text(&diags));

@@ -217,29 +217,9 @@ async fn objects_made_with_kubectl_are_listed_imported_by_identity_and_plan_empt
         .list(np, json!({"label_selector": "team=nobody"}), true, 100)
         .await;
     assert!(none.is_empty() && diags.is_empty(), "{none:?} {}", text(&diags));
-    // The provider itself stops at the limit: the whole stream holds one event.
-    let ty = s.list_type(np);
-    let mut stream = s
-        .client
-        .list_resource(pb::list_resource::Request {
-            type_name: np.into(),
-            config: Some(pb::DynamicValue {
-                msgpack: terraform_provider_karpenter::tfvalue::msgpack::encode(&value(&ty, json!({})), &ty)
-                    .expect("encode"),
-                json: vec![],
-            }),
-            include_resource_object: false,
-            limit: 1,
-        })
-        .await
-        .expect("ListResource")
-        .into_inner();
-    let mut events = 0;
-    while let Some(event) = stream.message().await.expect("stream") {
-        assert!(event.resource_object.is_none());
-        events += 1;
-    }
-    assert_eq!(events, 1, "limit = 1 sends one event");
+    // The provider itself stops at the limit: the whole stream holds one result.
+    assert_eq!(s.events_sent(np, 1).await, 1, "limit = 1 sends one result");
+    assert_eq!(s.events_sent(np, 0).await, 3, "no limit sends all");
 
     // Import by identity gives what import by ID gives, with the same identity.
     let default_id = identity(&s, np, json!({"name": "default"}));

@@ -314,7 +314,16 @@ fn validate_config(
     what: &str,
     rules: impl FnOnce(&Value, &mut Diagnostics),
 ) -> Diagnostics {
-    match decode_config(config, &schema.value_type(), what) {
+    validate_decoded(schema, decode_config(config, &schema.value_type(), what), rules)
+}
+
+/// The schema's validators, then the type's own rules, on a decoded configuration.
+fn validate_decoded(
+    schema: &Schema,
+    config: Result<Value, Diagnostics>,
+    rules: impl FnOnce(&Value, &mut Diagnostics),
+) -> Diagnostics {
+    match config {
         Ok(config) => {
             let mut d = Diagnostics::new();
             validate_attributes(
@@ -1149,21 +1158,11 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
         let req = req.into_inner();
         let mut d = match self.provider.resource(&req.type_name) {
             Some(r) => match r.list_schema() {
-                Some(schema) => match decode_list_config(schema, req.config.as_ref()) {
-                    Ok(config) => {
-                        let mut d = Diagnostics::new();
-                        validate_attributes(
-                            &schema.attributes,
-                            &schema.blocks,
-                            &config,
-                            &AttributePath::root(),
-                            &mut d,
-                        );
-                        r.validate_list(&config, &mut d);
-                        d
-                    }
-                    Err(d) => d,
-                },
+                Some(schema) => {
+                    validate_decoded(schema, decode_list_config(schema, req.config.as_ref()), |c, d| {
+                        r.validate_list(c, d)
+                    })
+                }
                 None => unknown_type("list resource", &req.type_name),
             },
             None => unknown_type("list resource", &req.type_name),

@@ -26,7 +26,10 @@ pub enum ArnError {
 }
 
 impl Arn {
-    pub fn parse(s: &str) -> Result<Arn, ArnError> {
+    /// The five fields of `arn:<partition>:<service>:<region>:<account>:<resource>`, borrowed
+    /// from `s`, unchecked (the region and account may be empty): `None` unless it has that
+    /// shape.
+    pub fn fields(s: &str) -> Option<[&str; 5]> {
         let mut parts = s.splitn(6, ':');
         let (Some("arn"), Some(partition), Some(service), Some(region), Some(account), Some(resource)) = (
             parts.next(),
@@ -36,6 +39,13 @@ impl Arn {
             parts.next(),
             parts.next(),
         ) else {
+            return None;
+        };
+        Some([partition, service, region, account, resource])
+    }
+
+    pub fn parse(s: &str) -> Result<Arn, ArnError> {
+        let Some([partition, service, region, account, resource]) = Self::fields(s) else {
             return Err(ArnError::Shape(s.to_string()));
         };
         if service.is_empty() || resource.is_empty() {

@@ -415,6 +415,36 @@ impl Session {
         (results, diags)
     }
 
+    /// The number of results in a whole ListResource stream read to its end, with no filter
+    /// and no states: what the provider itself sends for `limit` (the harness's [`Session::list`]
+    /// stops reading at the limit as Terraform does, which would hide extra events).
+    pub async fn events_sent(&mut self, type_name: &str, limit: i64) -> usize {
+        let ty = self.list_type(type_name);
+        let mut stream = self
+            .client
+            .list_resource(pb::list_resource::Request {
+                type_name: type_name.into(),
+                config: dv(&value(&ty, serde_json::json!({})), &ty),
+                include_resource_object: false,
+                limit,
+            })
+            .await
+            .expect("ListResource")
+            .into_inner();
+        let mut events = 0;
+        while let Some(event) = stream.message().await.expect("stream") {
+            assert!(
+                event.resource_object.is_none(),
+                "{type_name}: a state nobody asked for"
+            );
+            assert!(!has_errors(&event.diagnostic), "{}", text(&event.diagnostic));
+            if event.identity.is_some() {
+                events += 1;
+            }
+        }
+        events
+    }
+
     /// GenerateResourceConfig for a state.
     pub async fn generate(&mut self, type_name: &str, state: &Value) -> Value {
         let ty = self.resource_type(type_name);

@@ -3,22 +3,12 @@
 //! import by name.
 
 use super::*;
+use crate::policy::arn::Arn;
 
 /// The region and account of an ARN (`arn:<partition>:<service>:<region>:<account>:…`), in
 /// any partition.
 pub fn arn_region_account(arn: &str) -> Option<(&str, &str)> {
-    let mut parts = arn.splitn(6, ':');
-    let (Some("arn"), Some(_), Some(_), Some(region), Some(account), Some(_)) = (
-        parts.next(),
-        parts.next(),
-        parts.next(),
-        parts.next(),
-        parts.next(),
-        parts.next(),
-    ) else {
-        return None;
-    };
-    Some((region, account))
+    Arn::fields(arn).map(|[_, _, region, account, _]| (region, account))
 }
 
 /// The identity of an interruption queue state: its name, and the region and account of its
