@@ -1,5 +1,5 @@
 //! The IAM policy in `docs/guides/least-privilege.md` is enough for the provider's AWS
-//! resources, and each action in it counts. moto runs with IAM enforcement switched on
+//! resources, and each action in it counts; so is its second policy for `terraform query`. moto runs with IAM enforcement switched on
 //! (`/moto-api/reset-auth`): requests must be signed with the keys of an IAM user, and that
 //! user's policy must allow the action.
 //!
@@ -13,6 +13,9 @@
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
+
+mod iam_common;
+mod protocol;
 
 use acceptance_tests::moto::{ACCOUNT_ID, FaultProxy, Moto, REGION};
 use acceptance_tests::{Workdir, repo_file};
@@ -347,6 +350,115 @@ async fn removing_one_action_fails_the_apply_with_access_denied() {
             .collect();
         eprintln!("without {action}:\n{}\n", diagnostic.join("\n"));
     }
+}
+
+/// The guide's second policy: what `terraform query` needs beyond the first (the `list`
+/// blocks of the AWS types, with `include_resource`), placeholders filled in.
+fn documented_query_policy() -> Value {
+    let guide = repo_file("docs/guides/least-privilege.md");
+    let text = guide
+        .split("```json\n")
+        .nth(2)
+        .and_then(|rest| rest.split("```").next())
+        .expect("a second ```json block in the guide: the query statement");
+    serde_json::from_str(
+        &text
+            .replace("${AccountId}", ACCOUNT_ID)
+            .replace("${Region}", REGION),
+    )
+    .expect("the documented query policy is JSON")
+}
+
+/// The query policy is enough to list the three AWS types with their states (a user with only
+/// it, IAM enforced by moto, finds what the resources created with no warning), and every call
+/// the listings made is in it.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_documented_query_policy_is_enough_to_list_every_aws_type() {
+    let moto = Moto::start_for_iam_enforcement();
+    let proxy = FaultProxy::start(moto.port());
+    let keys = user_with_policy(&moto, "terraform", &enforced_policy(&[])).await;
+    let query = documented_query_policy();
+    let reader = user_with_policy(&moto, "query", &query).await;
+    // A controller role with the inline policy (the resource's default), made the way
+    // `eksctl create iamserviceaccount` would, so the listing also reads an inline policy.
+    let iam = iam_common::client(&moto);
+    let oidc = iam_common::oidc_provider(&iam).await;
+    let issuer = oidc.split("oidc-provider/").nth(1).expect("issuer");
+    let trust = json!({"Version": "2012-10-17", "Statement": [{
+        "Effect": "Allow", "Principal": {"Federated": oidc},
+        "Action": "sts:AssumeRoleWithWebIdentity",
+        "Condition": {"StringEquals": {
+            format!("{issuer}:aud"): "sts.amazonaws.com",
+            format!("{issuer}:sub"): "system:serviceaccount:kube-system:karpenter",
+        }},
+    }]});
+    let inputs = terraform_provider_karpenter::policy::controller::ControllerPolicyInputs {
+        cluster_name: "inline".into(),
+        partition: "aws".into(),
+        region: REGION.into(),
+        account_id: ACCOUNT_ID.into(),
+        node_role_arn: format!("arn:aws:iam::{ACCOUNT_ID}:role/KarpenterNodeRole-inline"),
+        interruption_queue_arn: None,
+    };
+    iam.create_role()
+        .role_name("KarpenterControllerRole-inline")
+        .assume_role_policy_document(trust.to_string())
+        .send()
+        .await
+        .expect("CreateRole");
+    iam.put_role_policy()
+        .role_name("KarpenterControllerRole-inline")
+        .policy_name("KarpenterControllerPolicy")
+        .policy_document(terraform_provider_karpenter::policy::controller::policy_document(&inputs).to_json())
+        .send()
+        .await
+        .expect("PutRolePolicy");
+    moto_post(&moto, "/moto-api/reset-auth", "0");
+    workdir(&proxy.provider_block(), CLUSTER, &keys).apply().ok();
+
+    let ep = proxy.endpoint();
+    let mut s = protocol::Session::start(json!({"aws": {
+        "region": REGION,
+        "access_key": reader.0,
+        "secret_key": reader.1,
+        "endpoints": {"iam": ep, "sqs": ep, "events": ep, "sts": ep, "ec2": ep},
+    }}))
+    .await;
+    let before = proxy.log().len();
+    for (type_name, count) in [
+        ("karpenter_interruption_queue", 1),
+        ("karpenter_node_role", 1),
+        ("karpenter_controller_role", 2),
+    ] {
+        let (found, diags) = s.list(type_name, json!({}), true, 100).await;
+        assert!(diags.is_empty(), "{type_name}: {}", protocol::text(&diags));
+        assert_eq!(found.len(), count, "{type_name}: {found:?}");
+    }
+    let called: BTreeSet<String> = proxy.log()[before..]
+        .iter()
+        .filter_map(|(op, _)| action_of(op))
+        .collect();
+    let missing: Vec<&String> = called
+        .iter()
+        .filter(|a| a.as_str() != "sts:GetCallerIdentity" && !lists(&query, a))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "listing calls the query policy does not allow: {missing:?}"
+    );
+    let unused: Vec<String> = statements(&query)
+        .iter()
+        .flat_map(|st| strings(&st["Action"]))
+        .filter(|a| !called.iter().any(|c| c.eq_ignore_ascii_case(a)))
+        .collect();
+    assert!(
+        unused.is_empty(),
+        "documented for query but not called: {unused:?}"
+    );
+    eprintln!(
+        "least-privilege query: {} distinct actions called: {called:?}",
+        called.len()
+    );
 }
 
 #[test]
