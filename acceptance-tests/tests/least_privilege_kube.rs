@@ -2,8 +2,11 @@
 //! the Kubernetes API test server gets a token limited to exactly the rules of that YAML, and
 //! terraform applies, refreshes and destroys node pools and EC2 node classes (v1), node overlays
 //! and capacity buffers (the alpha kinds; capacity buffers are namespaced), and provisioners
-//! and node templates (v1alpha5) with it. With a rule taken away, the apply fails with the API
-//! server's 403 naming the verb and the resource.
+//! and node templates (v1alpha5) with it, and lists every kind (`terraform query`, with states)
+//! with it. With a rule taken away, the apply fails with the API server's 403 naming the verb
+//! and the resource.
+
+mod protocol;
 
 use acceptance_tests::kube::{Cluster, Config, ControllerConfig, TestServer};
 use acceptance_tests::{Workdir, repo_file};
@@ -96,6 +99,27 @@ fn the_documented_cluster_role_is_enough_for_every_kind() {
         work.plan_is_empty(),
         "refresh with the restricted token finds no drift"
     );
+    // `terraform query` (list blocks, with states) works with the same token.
+    tokio::runtime::Runtime::new().expect("runtime").block_on(async {
+        let mut s = protocol::Session::start(serde_json::json!({"kubernetes": {
+            "host": cluster.server.base_url(),
+            "cluster_ca_certificate": cluster.server.ca_pem(),
+            "token": TOKEN,
+        }}))
+        .await;
+        for (type_name, count) in [
+            ("karpenter_node_pool", 1),
+            ("karpenter_ec2_node_class", 1),
+            ("karpenter_provisioner", 1),
+            ("karpenter_node_template", 1),
+            ("karpenter_node_overlay", 2),
+            ("karpenter_capacity_buffer", 2),
+        ] {
+            let (found, diags) = s.list(type_name, serde_json::json!({}), true, 100).await;
+            assert!(diags.is_empty(), "{type_name}: {}", protocol::text(&diags));
+            assert_eq!(found.len(), count, "{type_name}");
+        }
+    });
     work.destroy().ok();
     assert!(
         objects(&cluster).iter().all(Option::is_none),
