@@ -304,6 +304,34 @@ async fn identity_requests_that_cannot_be_served_are_diagnostics() {
     assert!(listed.is_empty());
     assert!(has_errors(&diags), "{}", text(&diags));
 
+    // A `moved {}` from kubectl_manifest hands over the identity with the state.
+    let yaml = "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: moved\nspec:\n  template:\n    spec:\n      nodeClassRef:\n        group: karpenter.k8s.aws\n        kind: EC2NodeClass\n        name: default\n      requirements: []\n";
+    let moved = s
+        .client
+        .move_resource_state(pb::move_resource_state::Request {
+            source_provider_address: "registry.terraform.io/gavinbunney/kubectl".into(),
+            source_type_name: "kubectl_manifest".into(),
+            source_schema_version: 1,
+            source_state: Some(pb::RawState {
+                json: json!({"yaml_body": yaml}).to_string().into_bytes(),
+                flatmap: Default::default(),
+            }),
+            target_type_name: np.into(),
+            ..Default::default()
+        })
+        .await
+        .expect("MoveResourceState")
+        .into_inner();
+    assert!(!has_errors(&moved.diagnostics), "{}", text(&moved.diagnostics));
+    let data = moved
+        .target_identity
+        .and_then(|i| i.identity_data)
+        .expect("target identity");
+    let moved_identity =
+        terraform_provider_karpenter::tfvalue::msgpack::decode(&data.msgpack, &s.identity_type(np))
+            .expect("decode");
+    assert_eq!(moved_identity, identity(&s, np, json!({"name": "moved"})));
+
     // Stored identities are upgraded as they are; a newer version is refused.
     for (version, json, ok) in [
         (0, r#"{"name":"default"}"#, true),
