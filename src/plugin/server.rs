@@ -95,11 +95,15 @@ impl<P: Provider> ProviderServer<P> {
         })
     }
 
-    fn resource_schema(&self, type_name: &str) -> Result<&Schema, Diagnostics> {
+    /// The resource type a request names, or the diagnostic for a type this provider lacks.
+    fn resource(&self, type_name: &str) -> Result<&dyn Resource<P::Context>, Diagnostics> {
         self.provider
             .resource(type_name)
-            .map(|r| r.schema())
             .ok_or_else(|| unknown_type("resource", type_name))
+    }
+
+    fn resource_schema(&self, type_name: &str) -> Result<&Schema, Diagnostics> {
+        self.resource(type_name).map(|r| r.schema())
     }
 }
 
@@ -538,10 +542,7 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
     ) -> Rpc<pb::upgrade_resource_identity::Response> {
         let req = req.into_inner();
         let result = (|| {
-            let resource = self
-                .provider
-                .resource(&req.type_name)
-                .ok_or_else(|| unknown_type("resource", &req.type_name))?;
+            let resource = self.resource(&req.type_name)?;
             let schema = resource.identity_schema().ok_or_else(|| {
                 Diagnostics::from_error(
                     "Resource identity is not supported",
@@ -601,10 +602,7 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
         let req = req.into_inner();
         let private = req.private.clone();
         let result = async {
-            let resource = self
-                .provider
-                .resource(&req.type_name)
-                .ok_or_else(|| unknown_type("resource", &req.type_name))?;
+            let resource = self.resource(&req.type_name)?;
             let ty = resource.schema().value_type();
             let current = decode(req.current_state.as_ref(), &ty, "resource state")?;
             if current.is_null() {
@@ -678,10 +676,7 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
     ) -> Rpc<pb::plan_resource_change::Response> {
         let req = req.into_inner();
         let result = (|| {
-            let resource = self
-                .provider
-                .resource(&req.type_name)
-                .ok_or_else(|| unknown_type("resource", &req.type_name))?;
+            let resource = self.resource(&req.type_name)?;
             let schema = resource.schema();
             let ty = schema.value_type();
             let prior = decode(req.prior_state.as_ref(), &ty, "prior state")?;
@@ -788,10 +783,7 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
         let req = req.into_inner();
         let private = req.planned_private.clone();
         let result = async {
-            let resource = self
-                .provider
-                .resource(&req.type_name)
-                .ok_or_else(|| unknown_type("resource", &req.type_name))?;
+            let resource = self.resource(&req.type_name)?;
             let ty = resource.schema().value_type();
             let prior = decode(req.prior_state.as_ref(), &ty, "prior state")?;
             let planned = decode(req.planned_state.as_ref(), &ty, "planned state")?;
@@ -872,10 +864,7 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
     ) -> Rpc<pb::import_resource_state::Response> {
         let req = req.into_inner();
         let result = async {
-            let resource = self
-                .provider
-                .resource(&req.type_name)
-                .ok_or_else(|| unknown_type("resource", &req.type_name))?;
+            let resource = self.resource(&req.type_name)?;
             let ty = resource.schema().value_type();
             let by_identity = decode_identity(resource, req.identity.as_ref())?;
             if req.identity.is_some() && resource.identity_schema().is_none() {
@@ -926,10 +915,7 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
     ) -> Rpc<pb::move_resource_state::Response> {
         let req = req.into_inner();
         let result = (|| {
-            let resource = self
-                .provider
-                .resource(&req.target_type_name)
-                .ok_or_else(|| unknown_type("resource", &req.target_type_name))?;
+            let resource = self.resource(&req.target_type_name)?;
             let json = req
                 .source_state
                 .as_ref()
@@ -967,10 +953,7 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
     ) -> Rpc<pb::generate_resource_config::Response> {
         let req = req.into_inner();
         let result = (|| {
-            let resource = self
-                .provider
-                .resource(&req.type_name)
-                .ok_or_else(|| unknown_type("resource", &req.type_name))?;
+            let resource = self.resource(&req.type_name)?;
             let ty = resource.schema().value_type();
             let state = decode(req.state.as_ref(), &ty, "resource state")?;
             encode(&resource.generate_config(&state), &ty, "generated configuration")
