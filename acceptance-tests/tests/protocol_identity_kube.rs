@@ -14,6 +14,7 @@ mod protocol;
 use acceptance_tests::kube::{Cluster, Config, ControllerConfig, TestServer};
 use protocol::{Session, has_errors, text, value};
 use serde_json::{Value as Json, json};
+use terraform_provider_karpenter::k8s::{Kind, kinds};
 use terraform_provider_karpenter::plugin::proto::tfplugin6 as pb;
 use terraform_provider_karpenter::tfvalue::Value;
 
@@ -25,20 +26,23 @@ fn provider_config(cluster: &Cluster) -> Json {
     }})
 }
 
-/// Creates `manifest` as `kubectl apply --server-side` would.
-async fn kubectl_apply(
-    cluster: &Cluster,
-    group: &str,
-    version: &str,
-    kind: &str,
-    plural: &str,
-    manifest: Json,
-) {
+/// A cluster with the v1 kinds and the alpha ones (NodeOverlay, the namespaced CapacityBuffer)
+/// and a simulated Karpenter.
+fn cluster_with_alpha_kinds() -> Cluster {
+    Cluster::start(Config {
+        crd_dirs: vec![
+            TestServer::shared_crds_dir("v1"),
+            TestServer::shared_crds_dir("v1-alpha"),
+        ],
+        controller: ControllerConfig::karpenter(),
+        ..Config::default()
+    })
+}
+
+/// Creates `manifest`, an object of `kind`, as `kubectl apply --server-side` would.
+async fn kubectl_apply(cluster: &Cluster, kind: &Kind, manifest: Json) {
     let client = cluster.server.client().await.expect("client");
-    let ar = kube::core::ApiResource::from_gvk_with_plural(
-        &kube::core::GroupVersionKind::gvk(group, version, kind),
-        plural,
-    );
+    let ar = kind.api_resource();
     let name = manifest["metadata"]["name"].as_str().expect("name").to_string();
     let api: kube::Api<kube::core::DynamicObject> = match manifest["metadata"]["namespace"].as_str() {
         Some(ns) => kube::Api::namespaced_with(client, ns, &ar),
@@ -50,7 +54,7 @@ async fn kubectl_apply(
         &kube::api::Patch::Apply(&manifest),
     )
     .await
-    .unwrap_or_else(|e| panic!("kubectl apply {kind} {name}: {e}"));
+    .unwrap_or_else(|e| panic!("kubectl apply {} {name}: {e}", kind.kind));
 }
 
 fn node_pool(name: &str, labels: Json) -> Json {
@@ -159,29 +163,13 @@ async fn every_resource_type_declares_an_identity_and_a_list_resource() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn objects_made_with_kubectl_are_listed_imported_by_identity_and_plan_empty() {
     let cluster = Cluster::with_v1_crds();
-    kubectl_apply(
-        &cluster,
-        "karpenter.k8s.aws",
-        "v1",
-        "EC2NodeClass",
-        "ec2nodeclasses",
-        node_class("default"),
-    )
-    .await;
+    kubectl_apply(&cluster, &kinds::EC2_NODE_CLASS, node_class("default")).await;
     for (name, labels) in [
         ("default", json!({"team": "platform"})),
         ("gpu", json!({"team": "ml"})),
         ("batch", json!({})),
     ] {
-        kubectl_apply(
-            &cluster,
-            "karpenter.sh",
-            "v1",
-            "NodePool",
-            "nodepools",
-            node_pool(name, labels),
-        )
-        .await;
+        kubectl_apply(&cluster, &kinds::NODE_POOL, node_pool(name, labels)).await;
     }
     // Karpenter's own writes (status, its annotations) are there before the import.
     cluster.eventually("the node class to be reported ready", || {
@@ -378,29 +366,14 @@ async fn identity_requests_that_cannot_be_served_are_diagnostics() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn namespaced_capacity_buffers_are_listed_per_namespace() {
-    let cluster = Cluster::start(Config {
-        crd_dirs: vec![
-            TestServer::shared_crds_dir("v1"),
-            TestServer::shared_crds_dir("v1-alpha"),
-        ],
-        controller: ControllerConfig::karpenter(),
-        ..Config::default()
-    });
+    let cluster = cluster_with_alpha_kinds();
     for (namespace, name) in [("ci", "runners"), ("default", "web")] {
         let manifest = json!({
             "apiVersion": "autoscaling.x-k8s.io/v1beta1", "kind": "CapacityBuffer",
             "metadata": {"name": name, "namespace": namespace},
             "spec": {"podTemplateRef": {"name": "runner"}, "replicas": 2}
         });
-        kubectl_apply(
-            &cluster,
-            "autoscaling.x-k8s.io",
-            "v1beta1",
-            "CapacityBuffer",
-            "capacitybuffers",
-            manifest,
-        )
-        .await;
+        kubectl_apply(&cluster, &kinds::CAPACITY_BUFFER, manifest).await;
     }
     let mut s = Session::start(provider_config(&cluster)).await;
     let cb = "karpenter_capacity_buffer";
@@ -438,10 +411,7 @@ async fn legacy_kinds_are_listed_and_plan_empty() {
     cluster.server.set_legacy_webhook_defaults(true);
     kubectl_apply(
         &cluster,
-        "karpenter.sh",
-        "v1alpha5",
-        "Provisioner",
-        "provisioners",
+        &kinds::PROVISIONER,
         json!({
             "apiVersion": "karpenter.sh/v1alpha5", "kind": "Provisioner",
             "metadata": {"name": "default"},
@@ -456,10 +426,7 @@ async fn legacy_kinds_are_listed_and_plan_empty() {
     .await;
     kubectl_apply(
         &cluster,
-        "karpenter.k8s.aws",
-        "v1alpha1",
-        "AWSNodeTemplate",
-        "awsnodetemplates",
+        &kinds::AWS_NODE_TEMPLATE,
         json!({
             "apiVersion": "karpenter.k8s.aws/v1alpha1", "kind": "AWSNodeTemplate",
             "metadata": {"name": "default"},
@@ -486,39 +453,15 @@ async fn legacy_kinds_are_listed_and_plan_empty() {
 /// everything and changes nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn generated_configuration_written_out_plans_no_change_with_terraform() {
-    let cluster = Cluster::start(Config {
-        crd_dirs: vec![
-            TestServer::shared_crds_dir("v1"),
-            TestServer::shared_crds_dir("v1-alpha"),
-        ],
-        controller: ControllerConfig::karpenter(),
-        ..Config::default()
-    });
+    let cluster = cluster_with_alpha_kinds();
+    kubectl_apply(&cluster, &kinds::EC2_NODE_CLASS, node_class("default")).await;
     kubectl_apply(
         &cluster,
-        "karpenter.k8s.aws",
-        "v1",
-        "EC2NodeClass",
-        "ec2nodeclasses",
-        node_class("default"),
-    )
-    .await;
-    kubectl_apply(
-        &cluster,
-        "karpenter.sh",
-        "v1",
-        "NodePool",
-        "nodepools",
+        &kinds::NODE_POOL,
         node_pool("default", json!({"team": "a"})),
     )
     .await;
-    kubectl_apply(
-        &cluster,
-        "karpenter.sh",
-        "v1",
-        "NodePool",
-        "nodepools",
-        json!({
+    kubectl_apply(&cluster, &kinds::NODE_POOL, json!({
             "apiVersion": "karpenter.sh/v1", "kind": "NodePool",
             "metadata": {"name": "tuned", "annotations": {"owner": "data-team"}},
             "spec": {
@@ -541,10 +484,7 @@ async fn generated_configuration_written_out_plans_no_change_with_terraform() {
     .await;
     kubectl_apply(
         &cluster,
-        "autoscaling.x-k8s.io",
-        "v1beta1",
-        "CapacityBuffer",
-        "capacitybuffers",
+        &kinds::CAPACITY_BUFFER,
         json!({
             "apiVersion": "autoscaling.x-k8s.io/v1beta1", "kind": "CapacityBuffer",
             "metadata": {"name": "runners", "namespace": "default"},
