@@ -152,25 +152,26 @@ fn capabilities() -> pb::ServerCapabilities {
     }
 }
 
-/// The identity of the object `state` describes, ready to send: `None` when the type has no
-/// identity or the state names no object yet.
-fn identity_of<C: Send + Sync>(
+/// The identity of the object `state` describes: null when the type has no identity or the
+/// state names no object yet.
+fn identity_value<C: Send + Sync>(resource: &dyn Resource<C>, state: &Value) -> Value {
+    if resource.identity_schema().is_none() || state.is_null() {
+        return Value::Null;
+    }
+    resource.identity(state)
+}
+
+/// An identity ready to send (`None` for a null one).
+fn identity_data<C: Send + Sync>(
     resource: &dyn Resource<C>,
-    state: &Value,
+    identity: &Value,
 ) -> Result<Option<pb::ResourceIdentityData>, Diagnostics> {
-    let Some(schema) = resource.identity_schema() else {
-        return Ok(None);
-    };
-    if state.is_null() {
-        return Ok(None);
+    match resource.identity_schema() {
+        Some(schema) if !identity.is_null() => Ok(Some(pb::ResourceIdentityData {
+            identity_data: Some(encode(identity, &schema.value_type(), "resource identity")?),
+        })),
+        _ => Ok(None),
     }
-    let identity = resource.identity(state);
-    if identity.is_null() {
-        return Ok(None);
-    }
-    Ok(Some(pb::ResourceIdentityData {
-        identity_data: Some(encode(&identity, &schema.value_type(), "resource identity")?),
-    }))
 }
 
 /// An identity Terraform sent (null when absent, or when the type has none).
@@ -186,14 +187,6 @@ fn decode_identity<C: Send + Sync>(
         &schema.value_type(),
         "resource identity",
     )
-}
-
-/// The value inside an identity about to be sent, for the identity contract's checks.
-fn sent_identity<C: Send + Sync>(
-    resource: &dyn Resource<C>,
-    data: Option<&pb::ResourceIdentityData>,
-) -> Value {
-    decode_identity(resource, data).unwrap_or(Value::Null)
 }
 
 /// A list configuration: the list block's `config { … }`, an object of nulls when the block
@@ -637,15 +630,11 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
                 ReadOutcome::KeptPrior(d) => (current, d, None, private.clone()),
             };
             let mut diags = diags;
-            let identity = identity_of(resource, &new_state)?;
-            if let Err(d) = check_unchanged(
-                &req.type_name,
-                "refresh",
-                &current_identity,
-                &sent_identity(resource, identity.as_ref()),
-            ) {
+            let identity = identity_value(resource, &new_state);
+            if let Err(d) = check_unchanged(&req.type_name, "refresh", &current_identity, &identity) {
                 diags.extend(d);
             }
+            let identity = identity_data(resource, &identity)?;
             encode(&new_state, &ty, "state").map(|s| (s, diags, deferred, private, identity))
         }
         .await;
@@ -733,10 +722,9 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
                 .collect();
             // The identity contract: an update keeps the identity (known); a create or a
             // replacement plans the new object's, unknown where its name is.
-            let identity = identity_of(resource, &planned.planned)?;
+            let identity = identity_value(resource, &planned.planned);
             if !prior.is_null() && replace.is_empty() {
-                let sent = sent_identity(resource, identity.as_ref());
-                if !sent.is_null() && !sent.is_wholly_known() {
+                if !identity.is_null() && !identity.is_wholly_known() {
                     d.error(
                         "Provider planned an unknown identity",
                         format!(
@@ -745,11 +733,13 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
                         ),
                     );
                 }
-                if let Err(e) = check_unchanged(&req.type_name, "planning an update", &prior_identity, &sent)
+                if let Err(e) =
+                    check_unchanged(&req.type_name, "planning an update", &prior_identity, &identity)
                 {
                     d.extend(e);
                 }
             }
+            let identity = identity_data(resource, &identity)?;
             Ok::<_, Diagnostics>((encode(&planned.planned, &ty, "plan")?, replace, d, identity))
         })();
         respond!(
@@ -824,20 +814,16 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
                 // A failed update without a better answer keeps the prior state.
                 (out.state.unwrap_or(prior.clone()), out.diagnostics)
             };
-            let identity = identity_of(resource, &state)?;
+            let identity = identity_value(resource, &state);
             // An update applies the identity it planned (a create's planned one may have
             // been partly unknown, and a replacement's is a new object's).
             if !prior.is_null()
                 && !planned.is_null()
-                && let Err(d) = check_unchanged(
-                    &req.type_name,
-                    "an update",
-                    &planned_identity,
-                    &sent_identity(resource, identity.as_ref()),
-                )
+                && let Err(d) = check_unchanged(&req.type_name, "an update", &planned_identity, &identity)
             {
                 diags.extend(d);
             }
+            let identity = identity_data(resource, &identity)?;
             Ok::<_, Diagnostics>((encode(&state, &ty, "new state")?, diags, identity))
         }
         .await;
@@ -888,7 +874,7 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
                     })
                     .await?
             };
-            let identity = identity_of(resource, &state)?;
+            let identity = identity_data(resource, &identity_value(resource, &state))?;
             Ok((encode(&state, &ty, "imported state")?, identity))
         }
         .await;
@@ -928,7 +914,7 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
                 state_json: json,
             };
             let state = resource.move_state(&source)?;
-            let identity = identity_of(resource, &state)?;
+            let identity = identity_data(resource, &identity_value(resource, &state))?;
             Ok::<_, Diagnostics>((
                 encode(&state, &resource.schema().value_type(), "moved state")?,
                 identity,
