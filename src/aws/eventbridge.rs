@@ -239,39 +239,24 @@ impl EventBridge {
 
     /// Every rule on the default bus whose name starts with `prefix`, as (name, ARN).
     pub async fn rules_with_prefix(&self, prefix: &str) -> Result<Vec<(String, String)>, AwsError> {
-        let mut rules = Vec::new();
-        let mut token = None;
-        loop {
-            let out = self
-                .client
-                .list_rules()
-                .name_prefix(prefix)
-                .set_next_token(token)
-                .send()
-                .await
-                .map_err(classify!(self, "events:ListRules"))?;
-            rules.extend(
-                out.rules
-                    .unwrap_or_default()
-                    .into_iter()
-                    .filter_map(|r| Some((r.name?, r.arn.unwrap_or_default()))),
-            );
-            token = out.next_token;
-            if token.is_none() {
-                break;
-            }
-        }
-        Ok(rules)
+        Ok(self
+            .list_rules(Some(prefix))
+            .await?
+            .into_iter()
+            .map(|r| (r.name, r.arn))
+            .collect())
     }
 
-    /// Every rule on the default bus, with its event pattern and state (ListRules, all pages).
-    pub async fn list_rules(&self) -> Result<Vec<RuleInfo>, AwsError> {
+    /// Every rule on the default bus (whose name starts with `prefix`, when given), with its
+    /// event pattern and state (ListRules, all pages).
+    pub async fn list_rules(&self, prefix: Option<&str>) -> Result<Vec<RuleInfo>, AwsError> {
         let mut rules = Vec::new();
         let mut token = None;
         loop {
             let out = self
                 .client
                 .list_rules()
+                .set_name_prefix(prefix.map(str::to_string))
                 .set_next_token(token)
                 .send()
                 .await

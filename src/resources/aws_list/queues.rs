@@ -61,7 +61,7 @@ pub async fn list_queues(ctx: &KarpenterContext, request: &ListRequest, sink: &L
     let config = &request.config;
 
     // The queues Karpenter's rules send to, with the names of those rules.
-    let rules = match events.list_rules().await {
+    let rules = match events.list_rules(None).await {
         Ok(r) => r,
         Err(e) => return sink.fail(e.to_diagnostics()).await,
     };
