@@ -56,6 +56,10 @@ pub struct ControllerConfig {
     pub node_claim_status: bool,
     /// The leader-election Lease held and renewed while enabled (none: no Lease is written).
     pub leader_lease: Option<LeaseConfig>,
+    /// How long the controller takes to react to each event: a slow or starved controller.
+    /// Reads wait for it all the same ([`caught_up`]).
+    #[serde(with = "crate::millis")]
+    pub reaction_delay: Duration,
 }
 
 /// Karpenter's leader-election Lease as the simulated controller keeps it.
@@ -100,6 +104,7 @@ impl Default for ControllerConfig {
             capacity_buffer_status: false,
             node_claim_status: false,
             leader_lease: None,
+            reaction_delay: Duration::ZERO,
         }
     }
 }
@@ -148,12 +153,49 @@ pub async fn run(shared: Arc<Shared>, mut rx: broadcast::Receiver<Arc<Event>>) {
                 }
             },
             ev = rx.recv() => match ev {
-                Ok(ev) => react(&shared, &ev),
-                Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                Ok(ev) => {
+                    let delay = lock(&shared.controller).reaction_delay;
+                    if !delay.is_zero() {
+                        tokio::time::sleep(delay).await;
+                    }
+                    react(&shared, &ev);
+                    shared.controller_progress.send_replace(ev.rv);
+                }
+                Err(broadcast::error::RecvError::Lagged(_)) => {
+                    // The skipped events are lost to the controller, as to a real one whose
+                    // watch fell behind; waiting for them would only stall readers.
+                    let newest = lock(&shared.state).last_event;
+                    shared.controller_progress.send_replace(newest);
+                }
                 Err(broadcast::error::RecvError::Closed) => return,
             },
             _ = shutdown.changed() => return,
         }
+    }
+}
+
+/// How long a read waits at most for the simulated controller to catch up (only a starved
+/// test machine comes near it; the read is then answered as it stands).
+const CATCH_UP: Duration = Duration::from_secs(10);
+
+/// Waits until the simulated controller has handled every event sent so far, so that a read
+/// sees its reactions to every earlier write, as a client of a real cluster sees those of a
+/// Karpenter that reacts at once. The controller runs on its own task; on a loaded machine
+/// a client's next request could otherwise overtake it, and what a test observes would
+/// depend on scheduling. Reactions that the controller delays on purpose (the configured
+/// delays) are not waited for; with the controller switched off, nothing is.
+pub async fn caught_up(shared: &Arc<Shared>) {
+    if !lock(&shared.controller).enabled {
+        return;
+    }
+    let target = lock(&shared.state).last_event;
+    let mut progress = shared.controller_progress.subscribe();
+    let reached = tokio::time::timeout(CATCH_UP, progress.wait_for(|handled| *handled >= target)).await;
+    if reached.is_err() {
+        tracing::warn!(
+            waited_for_rv = target,
+            "the simulated controller is behind; answering the read anyway"
+        );
     }
 }
 

@@ -234,6 +234,7 @@ impl TestServer {
             latency: Mutex::new(Duration::ZERO),
             log: Mutex::new(Vec::new()),
             controller: Mutex::new(config.controller.clone()),
+            controller_progress: watch::channel(0).0,
             scheduled: Mutex::new(Default::default()),
             token,
             eks_tokens: config.eks_tokens,
@@ -285,7 +286,12 @@ impl TestServer {
             }
             None => None,
         };
-        let rx = lock(&shared.state).subscribe();
+        let rx = {
+            // Events sent before the controller subscribed are not its to handle.
+            let st = lock(&shared.state);
+            shared.controller_progress.send_replace(st.last_event);
+            st.subscribe()
+        };
         tasks.push(tokio::spawn(controller::run(shared.clone(), rx)));
         let (dir, own_dir) = match &config.work_dir {
             Some(d) => (d.clone(), false),

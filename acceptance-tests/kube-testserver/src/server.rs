@@ -47,6 +47,9 @@ pub struct Shared {
     pub latency: Mutex<Duration>,
     pub log: Mutex<Vec<LoggedRequest>>,
     pub controller: Mutex<ControllerConfig>,
+    /// The resourceVersion of the newest event the simulated controller has handled
+    /// ([`crate::controller::caught_up`]).
+    pub controller_progress: watch::Sender<u64>,
     /// Controller bookkeeping: uids with a scheduled action, by action name.
     pub scheduled: Mutex<HashSet<(String, String)>>,
     pub token: String,
@@ -157,6 +160,13 @@ fn decode(s: &str) -> String {
         i += 1;
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Whether a request's query asks for a watch (`watch=true` or `watch=1`).
+fn is_watch(query: &str) -> bool {
+    parse_query(query)
+        .get("watch")
+        .is_some_and(|w| w == "true" || w == "1")
 }
 
 pub fn parse_query(q: &str) -> HashMap<String, String> {
@@ -297,6 +307,9 @@ async fn handle(
     }
     if is_admin {
         return Ok(admin::handle(&shared, req).await);
+    }
+    if method == Method::GET && !is_watch(&query) {
+        crate::controller::caught_up(&shared).await;
     }
     let latency = *lock(&shared.latency);
     if !latency.is_zero() {

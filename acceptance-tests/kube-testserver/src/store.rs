@@ -257,6 +257,10 @@ pub struct State {
     pub legacy_webhook_defaults: bool,
     /// The namespaces that exist, when a test says so; `None` (the default): every one does.
     pub namespaces: Option<BTreeSet<String>>,
+    /// The resourceVersion of the newest event sent to watchers (0: none yet); what the
+    /// simulated controller must have handled before a read is answered
+    /// ([`crate::controller::caught_up`]).
+    pub last_event: u64,
 }
 
 impl State {
@@ -488,6 +492,7 @@ impl State {
             rt_cache: Default::default(),
             legacy_webhook_defaults: false,
             namespaces: None,
+            last_event: 0,
         }
     }
 
@@ -503,6 +508,7 @@ impl State {
             self.history.pop_front();
         }
         self.history.push_back(ev.clone());
+        self.last_event = self.last_event.max(ev.rv);
         let _ = self.tx.send(ev);
     }
 

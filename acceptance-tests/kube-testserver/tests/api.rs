@@ -1693,3 +1693,40 @@ async fn older_crds_refuse_undeclared_fields_like_the_real_server() {
     assert_eq!(code, 200, "{body}");
     assert!(headers.get("warning").is_none(), "{headers:?}");
 }
+
+/// A read answers after the simulated controller has reacted to every earlier write, however
+/// slow its task is scheduled: what a test observes right after a write does not depend on
+/// the machine's load. Here each reaction takes 300 ms, and the NodePool read straight after
+/// its create already has the controller's finalizer, status and NodeClaim.
+#[tokio::test]
+async fn reads_see_the_controllers_reactions_to_earlier_writes_even_when_it_is_slow() {
+    let mut ctl = ControllerConfig::karpenter();
+    ctl.reaction_delay = Duration::from_millis(300);
+    let s = start_with(Config {
+        crd_dirs: vec![v1_crds()],
+        controller: ctl,
+        ..Config::default()
+    })
+    .await;
+    let client = s.client().await.unwrap();
+    let np = nodepools(&client);
+    let created = np
+        .create(&PostParams::default(), &dynobj(nodepool_json("default")))
+        .await
+        .unwrap();
+    assert!(
+        created.data.get("status").is_none(),
+        "the write's answer is before any reaction"
+    );
+    let read = np.get("default").await.unwrap();
+    let ready = read.data["status"]["conditions"]
+        .as_array()
+        .is_some_and(|c| c.iter().any(|c| c["type"] == "Ready" && c["status"] == "True"));
+    assert!(ready, "{:#}", read.data);
+    assert_eq!(
+        read.metadata.finalizers.as_deref(),
+        Some(&["karpenter.sh/termination".to_string()][..])
+    );
+    let listed = nodeclaims(&client).list(&ListParams::default()).await.unwrap();
+    assert_eq!(listed.items.len(), 1, "{:?}", listed.items);
+}
