@@ -18,7 +18,7 @@ use acceptance_tests::moto::{ACCOUNT_ID, Moto, REGION};
 use aws_sdk_eventbridge::types::{RuleState, Target};
 use aws_sdk_iam::types::Tag as IamTag;
 use aws_sdk_sqs::types::QueueAttributeName;
-use protocol::{Listed, Session, has_errors, text, value};
+use protocol::{Listed, Session, attribute_names, has_errors, text, value};
 use serde_json::{Value as Json, json};
 use terraform_provider_karpenter::plugin::proto::tfplugin6 as pb;
 use terraform_provider_karpenter::policy::controller::{ControllerPolicyInputs, policy_document};
@@ -606,17 +606,13 @@ async fn list_configurations_are_validated_on_their_attribute() {
             (json!({"cluster_name": "not a cluster!"}), "cluster_name"),
         ] {
             let d = s.validate_list(type_name, config).await;
-            let at: Vec<String> = d
+            let at: Vec<Vec<String>> = d
                 .iter()
                 .filter(|d| d.severity == pb::diagnostic::Severity::Error as i32)
-                .filter_map(|d| d.attribute.as_ref())
-                .flat_map(|p| &p.steps)
-                .filter_map(|s| match &s.selector {
-                    Some(pb::attribute_path::step::Selector::AttributeName(n)) => Some(n.clone()),
-                    _ => None,
-                })
+                .map(attribute_names)
                 .collect();
-            assert_eq!(at, [path], "{type_name}: {}", text(&d));
+            // The path within the list block, where Terraform resolves it.
+            assert_eq!(at, [["config", path]], "{type_name}: {}", text(&d));
         }
     }
 }

@@ -12,7 +12,7 @@
 mod protocol;
 
 use acceptance_tests::kube::{Cluster, Config, ControllerConfig, TestServer};
-use protocol::{Session, has_errors, text, value};
+use protocol::{Session, attribute_names, has_errors, text, value};
 use serde_json::{Value as Json, json};
 use terraform_provider_karpenter::k8s::{Kind, kinds};
 use terraform_provider_karpenter::plugin::proto::tfplugin6 as pb;
@@ -275,14 +275,22 @@ async fn identity_requests_that_cannot_be_served_are_diagnostics() {
         .expect_err("absent");
     assert!(err.contains("non-existent"), "{err}");
 
-    // A list configuration with an empty filter is refused on that attribute.
+    // A list configuration with an empty filter is refused on that attribute, by its path in
+    // the list block (Terraform resolves it there: `config { label_selector }`).
     let diags = s.validate_list(np, json!({"label_selector": ""})).await;
     assert!(has_errors(&diags), "{}", text(&diags));
-    let path = diags[0].attribute.as_ref().expect("attribute path");
-    assert!(
-        matches!(&path.steps[0].selector, Some(pb::attribute_path::step::Selector::AttributeName(n)) if n == "label_selector"),
-        "{path:?}"
+    assert_eq!(
+        attribute_names(&diags[0]),
+        ["config", "label_selector"],
+        "{diags:?}"
     );
+    // A negative limit is refused on the block's own `limit`.
+    let diags = s.validate_list_with_limit(np, json!({}), Some(-1)).await;
+    assert!(has_errors(&diags), "{}", text(&diags));
+    assert_eq!(attribute_names(&diags[0]), ["limit"], "{diags:?}");
+    assert!(!has_errors(
+        &s.validate_list_with_limit(np, json!({}), Some(0)).await
+    ));
     assert!(!has_errors(
         &s.validate_list(np, json!({"name_prefix": "team-"})).await
     ));

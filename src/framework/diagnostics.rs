@@ -90,6 +90,21 @@ impl Diagnostics {
         });
     }
 
+    /// The same diagnostics, with every attribute path taken as relative to `prefix`: for
+    /// values checked on their own that Terraform places inside a larger body (a list
+    /// resource's `config {}` block).
+    pub fn within(self, prefix: &AttributePath) -> Self {
+        Self(
+            self.0
+                .into_iter()
+                .map(|mut d| {
+                    d.path = d.path.map(|p| prefix.join(&p));
+                    d
+                })
+                .collect(),
+        )
+    }
+
     pub fn extend(&mut self, other: Diagnostics) {
         self.0.extend(other.0);
     }
@@ -132,5 +147,20 @@ impl fmt::Display for Diagnostics {
             write!(f, "{d}")?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn within_prefixes_paths_and_leaves_pathless_diagnostics_alone() {
+        let mut d = Diagnostics::new();
+        d.error_at(&AttributePath::root().attr("label_selector"), "bad", "detail");
+        d.warning("general", "");
+        let d = d.within(&AttributePath::root().attr("config"));
+        let paths: Vec<Option<String>> = d.iter().map(|d| d.path.as_ref().map(|p| p.to_string())).collect();
+        assert_eq!(paths, [Some("config.label_selector".to_string()), None]);
     }
 }

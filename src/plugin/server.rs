@@ -191,6 +191,14 @@ fn decode_identity<C: Send + Sync>(
 
 /// A list configuration: the list block's `config { … }`, an object of nulls when the block
 /// is left out (Terraform then sends null).
+/// Where a list resource's configuration sits in the list block Terraform resolves diagnostic
+/// paths against: the provider sees only the `config {}` block's value, so the paths of
+/// diagnostics about that value are made relative to the block. (The listing's own
+/// diagnostics are about what it found, not about the configuration, and carry no such path.)
+fn list_config_path() -> AttributePath {
+    AttributePath::root().attr("config")
+}
+
 fn decode_list_config(schema: &Schema, value: Option<&pb::DynamicValue>) -> Result<Value, Diagnostics> {
     let ty = schema.value_type();
     let config = decode(value, &ty, "list configuration")?;
@@ -1068,7 +1076,8 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
             let schema = resource
                 .list_schema()
                 .ok_or_else(|| internal("list schema vanished"))?;
-            let config = decode_list_config(schema, req.config.as_ref())?;
+            let config =
+                decode_list_config(schema, req.config.as_ref()).map_err(|d| d.within(&list_config_path()))?;
             let ctx = self.context()?;
             Ok::<_, Diagnostics>((config, ctx))
         })();
@@ -1135,12 +1144,15 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
                 None => unknown_type("list resource", &req.type_name),
             },
             None => unknown_type("list resource", &req.type_name),
-        };
-        // `limit` may come as a value of its own (Terraform validates its type first).
+        }
+        .within(&list_config_path());
+        // `limit` may come as a value of its own (Terraform validates its type first); it is
+        // an argument of the list block itself.
         if let Ok(Value::Number(n)) = decode(req.limit.as_ref(), &Type::Number, "list limit")
             && n.as_i64().is_none_or(|l| l < 0)
         {
-            d.error(
+            d.error_at(
+                &AttributePath::root().attr("limit"),
                 "Invalid list limit",
                 format!("The list block's limit must be a whole number of at least 0, not {n}."),
             );

@@ -33,6 +33,13 @@ impl AttributePath {
         self.with(PathStep::ElementKeyInt(i64::try_from(index).unwrap_or(i64::MAX)))
     }
 
+    /// `rest` continued from the end of this path.
+    pub fn join(&self, rest: &AttributePath) -> Self {
+        let mut steps = self.steps.clone();
+        steps.extend(rest.steps.iter().cloned());
+        Self { steps }
+    }
+
     fn with(&self, step: PathStep) -> Self {
         let mut steps = self.steps.clone();
         steps.push(step);

@@ -337,12 +337,24 @@ impl Session {
 
     /// ValidateListResourceConfig with the list block's `config` (JSON).
     pub async fn validate_list(&mut self, type_name: &str, config: serde_json::Value) -> Vec<pb::Diagnostic> {
+        self.validate_list_with_limit(type_name, config, None).await
+    }
+
+    /// ValidateListResourceConfig with the block's `limit` as well (Terraform 1.15 leaves it
+    /// out; the protocol has a field for it).
+    pub async fn validate_list_with_limit(
+        &mut self,
+        type_name: &str,
+        config: serde_json::Value,
+        limit: Option<i64>,
+    ) -> Vec<pb::Diagnostic> {
         let ty = self.list_type(type_name);
         let config = value(&ty, config);
         self.client
             .validate_list_resource_config(pb::validate_list_resource_config::Request {
                 type_name: type_name.into(),
                 config: dv(&config, &ty),
+                limit: limit.and_then(|l| dv(&value(&Type::Number, l.into()), &Type::Number)),
                 ..Default::default()
             })
             .await
@@ -736,4 +748,16 @@ impl Session {
             .clone()
             .expect("block")
     }
+}
+
+/// The attribute names along a diagnostic's path (none without a path).
+pub fn attribute_names(d: &pb::Diagnostic) -> Vec<String> {
+    d.attribute
+        .iter()
+        .flat_map(|p| &p.steps)
+        .filter_map(|step| match &step.selector {
+            Some(pb::attribute_path::step::Selector::AttributeName(n)) => Some(n.clone()),
+            _ => None,
+        })
+        .collect()
 }
