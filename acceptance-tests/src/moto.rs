@@ -620,8 +620,9 @@ fn serve(conn: TcpStream, upstream_port: u16, state: &Mutex<ProxyState>) -> std:
             Some(f) => error_response(&req, &f),
             None => forward(&req, upstream_port)?,
         };
-        writer.write_all(&response)?;
-        writer.flush()?;
+        // Recorded before the client gets the answer: a client that has its answer (and a
+        // process that exited after it) finds its call in `calls()`, and a `clear_log()` made
+        // after that answer cannot be overtaken by the record of the call.
         state
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -634,6 +635,8 @@ fn serve(conn: TcpStream, upstream_port: u16, state: &Mutex<ProxyState>) -> std:
                 access_key_id: req.access_key_id(),
                 body: String::from_utf8_lossy(&req.body).into_owned(),
             });
+        writer.write_all(&response)?;
+        writer.flush()?;
     }
     let _ = writer.shutdown(Shutdown::Both);
     Ok(())
