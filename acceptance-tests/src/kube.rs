@@ -20,6 +20,19 @@ impl Cluster {
         })
     }
 
+    /// A server with the v1 CRDs and the alpha kinds of `crds/v1-alpha/` (NodeOverlay, the
+    /// namespaced CapacityBuffer) established and a simulated Karpenter running.
+    pub fn with_alpha_crds() -> Self {
+        Self::start(Config {
+            crd_dirs: vec![
+                TestServer::shared_crds_dir("v1"),
+                TestServer::shared_crds_dir("v1-alpha"),
+            ],
+            controller: ControllerConfig::karpenter(),
+            ..Config::default()
+        })
+    }
+
     /// A server with the CRDs of one Karpenter release from `crds/versions/` (`v1.0.14`, …)
     /// established and a simulated Karpenter running: a cluster on an older Karpenter.
     pub fn with_release_crds(release: &str) -> Self {

@@ -8,23 +8,12 @@
 
 use std::time::Instant;
 
-use acceptance_tests::kube::{Cluster, Config, ControllerConfig, TestServer};
+use acceptance_tests::kube::Cluster;
 use acceptance_tests::{Workdir, repo_file};
 use serde_json::{Value, json};
 
 const GROUP: &str = "autoscaling.x-k8s.io";
 const PLURAL: &str = "capacitybuffers";
-
-fn cluster_with_buffers() -> Cluster {
-    Cluster::start(Config {
-        crd_dirs: vec![
-            TestServer::shared_crds_dir("v1"),
-            TestServer::shared_crds_dir("v1-alpha"),
-        ],
-        controller: ControllerConfig::karpenter(),
-        ..Config::default()
-    })
-}
 
 fn buffer(cluster: &Cluster, namespace: &str, name: &str) -> Option<Value> {
     cluster
@@ -47,7 +36,7 @@ fn in_state<'a>(state: &'a Value, address: &str) -> &'a Value {
 
 #[test]
 fn example_applies_replans_empty_shows_drift_updates_imports_and_destroys() {
-    let cluster = cluster_with_buffers();
+    let cluster = Cluster::with_alpha_crds();
     let work = Workdir::new(&format!("{}\n{}", cluster.provider_block(), example()));
     let started = Instant::now();
     work.apply().ok();
@@ -247,7 +236,7 @@ fn example_applies_replans_empty_shows_drift_updates_imports_and_destroys() {
 /// The CRD's rules fail at plan, on the attribute, before anything reaches the cluster.
 #[test]
 fn bad_input_fails_at_plan_on_its_attribute() {
-    let cluster = cluster_with_buffers();
+    let cluster = Cluster::with_alpha_crds();
     let work = Workdir::new(&format!(
         r#"{}
 resource "karpenter_capacity_buffer" "both" {{
@@ -302,7 +291,7 @@ resource "karpenter_capacity_buffer" "negative" {{
 /// retried like the 404 of a kind that was just registered until `timeouts.create` passes.
 #[test]
 fn a_namespace_that_does_not_exist_fails_at_once_on_the_namespace_attribute() {
-    let cluster = cluster_with_buffers();
+    let cluster = Cluster::with_alpha_crds();
     cluster.server.set_namespaces(Some(&["default", "kube-system"]));
     let work = Workdir::new(&format!(
         r#"{}

@@ -5,20 +5,9 @@
 
 use std::time::{Duration, Instant};
 
-use acceptance_tests::kube::{Cluster, Config, ControllerConfig, TestServer};
+use acceptance_tests::kube::{Cluster, TestServer};
 use acceptance_tests::{Workdir, repo_file};
 use serde_json::json;
-
-fn cluster_with_overlays() -> Cluster {
-    Cluster::start(Config {
-        crd_dirs: vec![
-            TestServer::shared_crds_dir("v1"),
-            TestServer::shared_crds_dir("v1-alpha"),
-        ],
-        controller: ControllerConfig::karpenter(),
-        ..Config::default()
-    })
-}
 
 fn overlay(cluster: &Cluster, name: &str) -> Option<serde_json::Value> {
     cluster
@@ -32,7 +21,7 @@ fn example() -> String {
 
 #[test]
 fn example_applies_replans_empty_shows_drift_imports_and_destroys() {
-    let cluster = cluster_with_overlays();
+    let cluster = Cluster::with_alpha_crds();
     let work = Workdir::new(&format!("{}\n{}", cluster.provider_block(), example()));
     work.apply().ok();
 

@@ -26,19 +26,6 @@ fn provider_config(cluster: &Cluster) -> Json {
     }})
 }
 
-/// A cluster with the v1 kinds and the alpha ones (NodeOverlay, the namespaced CapacityBuffer)
-/// and a simulated Karpenter.
-fn cluster_with_alpha_kinds() -> Cluster {
-    Cluster::start(Config {
-        crd_dirs: vec![
-            TestServer::shared_crds_dir("v1"),
-            TestServer::shared_crds_dir("v1-alpha"),
-        ],
-        controller: ControllerConfig::karpenter(),
-        ..Config::default()
-    })
-}
-
 /// Creates `manifest`, an object of `kind`, as `kubectl apply --server-side` would.
 async fn kubectl_apply(cluster: &Cluster, kind: &Kind, manifest: Json) {
     let client = cluster.server.client().await.expect("client");
@@ -374,7 +361,7 @@ async fn identity_requests_that_cannot_be_served_are_diagnostics() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn namespaced_capacity_buffers_are_listed_per_namespace() {
-    let cluster = cluster_with_alpha_kinds();
+    let cluster = Cluster::with_alpha_crds();
     for (namespace, name) in [("ci", "runners"), ("default", "web")] {
         let manifest = json!({
             "apiVersion": "autoscaling.x-k8s.io/v1beta1", "kind": "CapacityBuffer",
@@ -461,7 +448,7 @@ async fn legacy_kinds_are_listed_and_plan_empty() {
 /// everything and changes nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn generated_configuration_written_out_plans_no_change_with_terraform() {
-    let cluster = cluster_with_alpha_kinds();
+    let cluster = Cluster::with_alpha_crds();
     kubectl_apply(&cluster, &kinds::EC2_NODE_CLASS, node_class("default")).await;
     kubectl_apply(
         &cluster,
