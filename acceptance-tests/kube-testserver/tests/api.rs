@@ -991,13 +991,7 @@ async fn simulated_controller_finalizes_fills_status_and_creates_owned_claims() 
     let mut ctl = ControllerConfig::karpenter();
     ctl.finalizer_removal_delay = Duration::from_millis(300);
     ctl.node_class_status_delay = Duration::from_millis(300);
-    let s = start_with(Config {
-        crd_dirs: vec![v1_crds()],
-        controller: ctl,
-        ..Config::default()
-    })
-    .await;
-    let client = s.client().await.unwrap();
+    let (s, client) = start_v1_with(ctl).await;
     nodeclasses(&client)
         .create(&PostParams::default(), &dynobj(nodeclass_json("default")))
         .await
@@ -1702,13 +1696,7 @@ async fn older_crds_refuse_undeclared_fields_like_the_real_server() {
 async fn reads_see_the_controllers_reactions_to_earlier_writes_even_when_it_is_slow() {
     let mut ctl = ControllerConfig::karpenter();
     ctl.reaction_delay = Duration::from_millis(300);
-    let s = start_with(Config {
-        crd_dirs: vec![v1_crds()],
-        controller: ctl,
-        ..Config::default()
-    })
-    .await;
-    let client = s.client().await.unwrap();
+    let (_server, client) = start_v1_with(ctl).await;
     let np = nodepools(&client);
     let created = np
         .create(&PostParams::default(), &dynobj(nodepool_json("default")))

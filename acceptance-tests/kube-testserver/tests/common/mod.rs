@@ -4,7 +4,7 @@
 
 use http::{Method, Request};
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
-use kube_testserver::{Config, TestServer};
+use kube_testserver::{Config, ControllerConfig, TestServer};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -17,8 +17,14 @@ pub async fn start_with(cfg: Config) -> TestServer {
 }
 
 pub async fn start_v1() -> (TestServer, kube::Client) {
+    start_v1_with(ControllerConfig::default()).await
+}
+
+/// A server with the v1 CRDs and the simulated controller set as given, and a client.
+pub async fn start_v1_with(controller: ControllerConfig) -> (TestServer, kube::Client) {
     let s = start_with(Config {
         crd_dirs: vec![v1_crds()],
+        controller,
         ..Config::default()
     })
     .await;
