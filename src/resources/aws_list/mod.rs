@@ -40,7 +40,7 @@ use super::controller_role::ControllerRole;
 use super::interruption_queue::{self as queue, InterruptionQueue};
 use super::node_role::NodeRole;
 use crate::aws::iam::{Iam, ListedRole};
-use crate::aws::{EventBridge, Sqs, ownership};
+use crate::aws::{AwsError, EventBridge, Sqs, ownership};
 use crate::framework::list::{name_matches, name_prefix_attribute};
 use crate::framework::schema::{Attribute, Schema};
 use crate::framework::validate as v;

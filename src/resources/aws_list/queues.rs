@@ -18,9 +18,6 @@ pub(super) fn queue_name_of_url(url: &str) -> &str {
     url.trim_end_matches('/').rsplit('/').next().unwrap_or_default()
 }
 
-/// `list "karpenter_interruption_queue" …`: one ListRules and a ListTargetsByRule per rule
-/// with an interruption pattern first, then the queues in name order, each with one
-/// ListQueueTags (and the import, when states are asked for).
 /// A warning for the Karpenter rules that target a queue but that its import does not adopt:
 /// the resource names its rules `<rule_name_prefix><Kind>` with one prefix, so rules named
 /// otherwise (CloudFormation names them `<stack>-<LogicalId>-<suffix>`) keep working but stay
@@ -50,6 +47,9 @@ pub(super) fn rules_not_adopted(queue: &str, rule_names: &[String]) -> Diagnosti
     d
 }
 
+/// `list "karpenter_interruption_queue" …`: one ListRules and a ListTargetsByRule per rule
+/// with an interruption pattern first, then the queues in name order, each with one
+/// ListQueueTags (and the import, when states are asked for).
 pub async fn list_queues(ctx: &KarpenterContext, request: &ListRequest, sink: &ListSink) {
     let aws = match ctx.aws().await {
         Ok(a) => a,
@@ -109,34 +109,20 @@ pub async fn list_queues(ctx: &KarpenterContext, request: &ListRequest, sink: &L
         if !sink.wants_more() {
             return;
         }
-        let unreadable = |e: &crate::aws::AwsError| {
-            (
-                format!("SQS queue {name} not listed"),
-                format!(
-                    "It could not be read ({e}), so whether it is a Karpenter interruption queue is not known."
-                ),
-            )
-        };
-        let arn = match region.as_deref().and_then(|r| queue::queue_arn_from_url(&url, r)) {
-            Some(arn) => arn,
-            None => match sqs.get_attributes(&url).await {
-                Ok(attrs) => attrs.get("QueueArn").cloned().unwrap_or_default(),
-                Err(e) if e.is_not_found() => continue,
-                Err(e) => {
-                    let (summary, detail) = unreadable(&e);
-                    if !sink.skip(summary, detail).await {
-                        return;
-                    }
-                    continue;
-                }
-            },
-        };
-        let tags = match sqs.list_tags(&url).await {
-            Ok(t) => t,
-            Err(e) if e.is_not_found() => continue,
+        let (arn, tags) = match arn_and_tags(&sqs, &url, region.as_deref()).await {
+            Ok(Some(found)) => found,
+            // Deleted since it was listed.
+            Ok(None) => continue,
             Err(e) => {
-                let (summary, detail) = unreadable(&e);
-                if !sink.skip(summary, detail).await {
+                let more = sink
+                    .skip(
+                        format!("SQS queue {name} not listed"),
+                        format!(
+                            "It could not be read ({e}), so whether it is a Karpenter interruption queue is not known."
+                        ),
+                    )
+                    .await;
+                if !more {
                     return;
                 }
                 continue;
@@ -193,5 +179,31 @@ pub async fn list_queues(ctx: &KarpenterContext, request: &ListRequest, sink: &L
         if !sink.found(identity, display_name, state, notes).await {
             return;
         }
+    }
+}
+
+/// A listed queue's ARN (from its URL when the region is known, else from its attributes) and
+/// its tags; `None` when it was deleted in the meantime.
+async fn arn_and_tags(
+    sqs: &Sqs,
+    url: &str,
+    region: Option<&str>,
+) -> Result<Option<(String, BTreeMap<String, String>)>, AwsError> {
+    let found = async {
+        let arn = match region.and_then(|r| queue::queue_arn_from_url(url, r)) {
+            Some(arn) => arn,
+            None => sqs
+                .get_attributes(url)
+                .await?
+                .get("QueueArn")
+                .cloned()
+                .unwrap_or_default(),
+        };
+        Ok::<_, AwsError>((arn, sqs.list_tags(url).await?))
+    };
+    match found.await {
+        Ok(found) => Ok(Some(found)),
+        Err(e) if e.is_not_found() => Ok(None),
+        Err(e) => Err(e),
     }
 }
