@@ -105,6 +105,18 @@ impl<P: Provider> ProviderServer<P> {
     fn resource_schema(&self, type_name: &str) -> Result<&Schema, Diagnostics> {
         self.resource(type_name).map(|r| r.schema())
     }
+
+    /// The list resource type a request names, with its list configuration's schema, or the
+    /// diagnostic for a type this provider cannot list.
+    fn list_resource_type(
+        &self,
+        type_name: &str,
+    ) -> Result<(&dyn Resource<P::Context>, &Schema), Diagnostics> {
+        self.provider
+            .resource(type_name)
+            .and_then(|r| Some((r, r.list_schema()?)))
+            .ok_or_else(|| unknown_type("list resource", type_name))
+    }
 }
 
 fn internal(what: &str) -> Diagnostics {
@@ -189,8 +201,6 @@ fn decode_identity<C: Send + Sync>(
     )
 }
 
-/// A list configuration: the list block's `config { … }`, an object of nulls when the block
-/// is left out (Terraform then sends null).
 /// Where a list resource's configuration sits in the list block Terraform resolves diagnostic
 /// paths against: the provider sees only the `config {}` block's value, so the paths of
 /// diagnostics about that value are made relative to the block. (The listing's own
@@ -199,6 +209,8 @@ fn list_config_path() -> AttributePath {
     AttributePath::root().attr("config")
 }
 
+/// A list configuration: the list block's `config { … }`, an object of nulls when the block
+/// is left out (Terraform then sends null).
 fn decode_list_config(schema: &Schema, value: Option<&pb::DynamicValue>) -> Result<Value, Diagnostics> {
     let ty = schema.value_type();
     let config = decode(value, &ty, "list configuration")?;
@@ -1068,14 +1080,7 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
         let req = req.into_inner();
         let (tx, rx) = tokio::sync::mpsc::channel(16);
         let prepared = (|| {
-            let resource = self
-                .provider
-                .resource(&req.type_name)
-                .filter(|r| r.list_schema().is_some())
-                .ok_or_else(|| unknown_type("list resource", &req.type_name))?;
-            let schema = resource
-                .list_schema()
-                .ok_or_else(|| internal("list schema vanished"))?;
+            let (_, schema) = self.list_resource_type(&req.type_name)?;
             let config =
                 decode_list_config(schema, req.config.as_ref()).map_err(|d| d.within(&list_config_path()))?;
             let ctx = self.context()?;
@@ -1134,16 +1139,13 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
         req: Request<pb::validate_list_resource_config::Request>,
     ) -> Rpc<pb::validate_list_resource_config::Response> {
         let req = req.into_inner();
-        let mut d = match self.provider.resource(&req.type_name) {
-            Some(r) => match r.list_schema() {
-                Some(schema) => {
-                    validate_decoded(schema, decode_list_config(schema, req.config.as_ref()), |c, d| {
-                        r.validate_list(c, d)
-                    })
-                }
-                None => unknown_type("list resource", &req.type_name),
-            },
-            None => unknown_type("list resource", &req.type_name),
+        let mut d = match self.list_resource_type(&req.type_name) {
+            Ok((r, schema)) => {
+                validate_decoded(schema, decode_list_config(schema, req.config.as_ref()), |c, d| {
+                    r.validate_list(c, d)
+                })
+            }
+            Err(d) => d,
         }
         .within(&list_config_path());
         // `limit` may come as a value of its own (Terraform validates its type first); it is
