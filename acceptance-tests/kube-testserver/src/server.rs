@@ -162,11 +162,9 @@ fn decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Whether a request's query asks for a watch (`watch=true` or `watch=1`).
-fn is_watch(query: &str) -> bool {
-    parse_query(query)
-        .get("watch")
-        .is_some_and(|w| w == "true" || w == "1")
+/// Whether a request's (parsed) query asks for a watch (`watch=true` or `watch=1`).
+fn is_watch(q: &HashMap<String, String>) -> bool {
+    q.get("watch").is_some_and(|w| w == "true" || w == "1")
 }
 
 pub fn parse_query(q: &str) -> HashMap<String, String> {
@@ -308,7 +306,7 @@ async fn handle(
     if is_admin {
         return Ok(admin::handle(&shared, req).await);
     }
-    if method == Method::GET && !is_watch(&query) {
+    if method == Method::GET && !is_watch(&parse_query(&query)) {
         crate::controller::caught_up(&shared).await;
     }
     let latency = *lock(&shared.latency);
@@ -808,7 +806,7 @@ async fn resource(
                 q.get("labelSelector").map(String::as_str),
                 q.get("fieldSelector").map(String::as_str),
             )?;
-            if q.get("watch").is_some_and(|w| w == "true" || w == "1") {
+            if is_watch(&q) {
                 return watch(shared, rt, ns, sel, &q);
             }
             let st = lock(&shared.state);
