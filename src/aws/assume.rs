@@ -167,7 +167,7 @@ impl ProvideCredentials for RoleCredentials {
 fn sts_failure<E, R>(action: &str, role_arn: &str, e: aws_sdk_sts::error::SdkError<E, R>) -> String
 where
     E: aws_sdk_sts::error::ProvideErrorMetadata + std::error::Error + 'static,
-    R: std::fmt::Debug,
+    R: std::fmt::Debug + 'static,
 {
     let detail = match e.as_service_error() {
         Some(service) => format!(
@@ -175,7 +175,7 @@ where
             service.code().unwrap_or("error"),
             service.message().unwrap_or_default()
         ),
-        None => aws_sdk_sts::error::DisplayErrorContext(&e).to_string(),
+        None => super::error::error_chain(&e),
     };
     format!("STS {action} of {role_arn} failed: {detail}")
 }

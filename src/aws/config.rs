@@ -189,6 +189,22 @@ fn sts_client(base: &SdkConfig, settings: &AwsSettings) -> aws_sdk_sts::Client {
     aws_sdk_sts::Client::from_conf(b.build())
 }
 
+/// The region of the selected shared-config profile (following `source_profile`), when
+/// `settings` name none themselves: what the SDK would use before asking instance metadata.
+/// Reads only local files, so the provider can resolve it at configuration time and plans can
+/// rely on it.
+pub async fn profile_region(settings: &AwsSettings) -> Option<String> {
+    use aws_config::meta::region::ProvideRegion;
+    let mut builder = aws_config::profile::ProfileFileRegionProvider::builder();
+    if let Some(files) = profile_files(settings) {
+        builder = builder.profile_files(files);
+    }
+    if let Some(profile) = &settings.profile {
+        builder = builder.profile_name(profile);
+    }
+    builder.build().region().await.map(|r| r.as_ref().to_string())
+}
+
 /// Loads the [`SdkConfig`] for `settings`.
 pub async fn load_sdk_config(settings: &AwsSettings) -> Result<SdkConfig, AwsConfigError> {
     let mut loader = aws_config::defaults(BehaviorVersion::latest());

@@ -374,8 +374,10 @@ pub fn transport_kind(err: &(dyn std::error::Error + 'static)) -> AwsErrorKind {
     }
 }
 
-/// The error and its sources, joined ("dispatch failure: io error: connection refused").
-fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+/// The error and its sources, joined ("dispatch failure: io error: connection refused"): their
+/// `Display` texts only, never the SDK's `Debug` dump of the error (what the SDK's
+/// `DisplayErrorContext` appends), which no user can act on.
+pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
     let mut out = err.to_string();
     let mut source = next_source(err);
     while let Some(s) = source {

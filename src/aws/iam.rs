@@ -11,7 +11,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use aws_sdk_iam::Client;
-use aws_sdk_iam::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_iam::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_iam::types::Tag;
 use serde_json::Value as Json;
 use thiserror::Error;
@@ -43,7 +43,7 @@ impl IamError {
     {
         if err.as_service_error().is_none() {
             // Transport failures: say what is wrong with the provider's AWS setup.
-            let chain = DisplayErrorContext(&err).to_string();
+            let chain = super::error::error_chain(&err);
             let message = match super::error::transport_kind(&err) {
                 AwsErrorKind::Credentials => {
                     format!("no AWS credentials found (sources tried: {CREDENTIAL_SOURCES}): {chain}")
@@ -77,7 +77,7 @@ impl IamError {
             .as_service_error()
             .and_then(|e| e.message())
             .map(str::to_string)
-            .unwrap_or_else(|| DisplayErrorContext(&err).to_string());
+            .unwrap_or_else(|| super::error::error_chain(&err));
         Self {
             operation,
             code,

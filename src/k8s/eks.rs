@@ -280,7 +280,7 @@ pub async fn describe_cluster(
         .name(cluster)
         .send()
         .await
-        .map_err(|e| err(aws_sdk_eks::error::DisplayErrorContext(&e).to_string()))?;
+        .map_err(|e| err(crate::aws::error::error_chain(&e)))?;
     let c = out
         .cluster
         .ok_or_else(|| err("the answer holds no cluster".into()))?;

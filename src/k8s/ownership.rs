@@ -58,6 +58,23 @@ fn collect(v: &Json, path: FieldPath, out: &mut Vec<FieldPath>) {
     }
 }
 
+/// The field managers of an object's own fields (entries of subresources such as `status`,
+/// where Karpenter writes, left out), each once, in the order `managedFields` lists them.
+pub fn managers(obj: &kube::api::DynamicObject) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for entry in obj.metadata.managed_fields.iter().flatten() {
+        if entry.subresource.as_deref().is_some_and(|s| !s.is_empty()) {
+            continue;
+        }
+        if let Some(m) = entry.manager.as_ref()
+            && !out.contains(m)
+        {
+            out.push(m.clone());
+        }
+    }
+    out
+}
+
 /// What a takeover changes: the new `managedFields` and who lost which fields.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Takeover {

@@ -59,6 +59,21 @@ impl KarpenterContext {
         }
     }
 
+    /// At plan, for a resource that has no `region` of its own but calls AWS: an error when the
+    /// provider has no region at all (the SDK would fail every call at apply, unsigned). Said on
+    /// the resource, since the fix is in the provider block.
+    pub fn require_region(&self, what: &str, diags: &mut Diagnostics) {
+        if self.default_region() == ProviderDefault::Unset {
+            diags.error(
+                "No AWS region",
+                format!(
+                    "{what} is made through AWS, but the provider has no region: set region = \"...\" in the provider's \
+                     aws {{}} block (or AWS_REGION in its environment, or region in the shared-config profile it uses)."
+                ),
+            );
+        }
+    }
+
     /// The provider's default tags (`aws { default_tags { tags } }` over the
     /// `TF_AWS_DEFAULT_TAGS_<key>` environment variables); `None` while they are unknown (they
     /// depend on something not created yet).
@@ -276,7 +291,13 @@ impl Provider for KarpenterProvider {
     }
 
     async fn configure(&self, config: &Value) -> Result<KarpenterContext, Diagnostics> {
-        let settings = config::parse(config, &config::ProcessEnv);
+        let mut settings = config::parse(config, &config::ProcessEnv);
+        let region_path = crate::tfvalue::AttributePath::root().attr("aws").attr("region");
+        if settings.aws.region.is_none() && !settings.unknown.contains(&region_path) {
+            // The shared-config profile's region, resolved once here (local files only), so
+            // that plans see the region the AWS calls will use.
+            settings.aws.region = crate::aws::config::profile_region(&settings.aws).await;
+        }
         let problems = config::check_aws(&settings.aws);
         if problems.has_errors() {
             return Err(problems);

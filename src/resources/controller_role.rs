@@ -180,9 +180,11 @@ static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
          `karpenter_controller_policy` data source). Drift in the trust policy, the permissions, the attached \
          policies, inline policies added outside Terraform and the tags is detected and repaired. \
          Create never takes over an existing role of the configured name, nor a managed policy \
-         named after it (it fails on `name`; import to manage it); the parts the resource creates carry \
-         the tag `terraform-provider-karpenter/resource-type`. Import by role name (the next apply \
-         may add that tag).",
+         named after it, whoever made it — another Terraform state, a module, or an apply of this \
+         configuration interrupted before Terraform recorded the role: it fails on `name`, changes \
+         nothing, and gives the `import {}` block that takes the role over on purpose. The parts the \
+         resource creates carry the tag `terraform-provider-karpenter/resource-type`; the error says \
+         when an existing part has it. Import by role name (the next apply may add that tag).",
         attributes,
     )
 });
@@ -453,8 +455,8 @@ async fn read_role(iam: &Iam, name: &str) -> Result<Option<Actual>, Diagnostics>
 
 impl ControllerRole {
     /// Ownership and `additional_policy_arns`, checked before anything is created or changed:
-    /// a role not in state (`prior` null) is ours only with our tag, and so are the managed
-    /// policies named after it when the state does not record them yet.
+    /// a create (`prior` null) refuses an existing role and existing managed policies named
+    /// after it; an update that switches to managed policies refuses those without our tag.
     async fn preflight(
         &self,
         iam: &Iam,
@@ -464,8 +466,9 @@ impl ControllerRole {
         have: Option<&Actual>,
     ) -> Diagnostics {
         let mut diags = Diagnostics::new();
-        if prior.is_null() {
-            iam_role::refuse_foreign_role(TYPE_NAME, have, &mut diags);
+        let creating = prior.is_null();
+        if creating {
+            iam_role::refuse_existing_role(TYPE_NAME, have, &mut diags);
         }
         let node_role = get_str(planned, "node_role_arn").and_then(|a| Arn::parse_role(a).ok());
         let (partition, account) = match have {
@@ -479,7 +482,9 @@ impl ControllerRole {
                 .iter()
                 .map(|g| group_arn(&partition, &account, path, name, g))
                 .collect();
-            if let Err(e) = iam_role::refuse_foreign_policies(iam, TYPE_NAME, &arns, &mut diags).await {
+            if let Err(e) =
+                iam_role::refuse_existing_policies(iam, TYPE_NAME, &arns, creating, &mut diags).await
+            {
                 diags.extend(fail(e));
             }
         }

@@ -17,6 +17,7 @@ use crate::framework::validate::{self as v, Validator};
 use crate::framework::values::get_str;
 use crate::framework::{ApplyOutcome, Attribute, Diagnostics};
 use crate::policy::arn::{self, Arn};
+use crate::resources::taken_name::{Marks, Taken};
 use crate::tfvalue::{AttributePath, Type, Value};
 
 /// Longest `name_prefix`: a generated suffix takes 26 of a role name's 64 characters.
@@ -276,12 +277,15 @@ pub async fn converge(iam: &Iam, want: &Desired, have: Option<&Actual>) -> Resul
             let tags = ownership::with_owner_tag(&want.tags, want.resource_type);
             match iam.create_instance_profile(profile, &want.path, &tags).await {
                 Ok(_) => {}
-                // Created a moment ago by a run that did not get to record it (or by a
-                // concurrent one): ours only when it carries our ownership tag.
-                Err(e) if e.is_already_exists() => match iam.get_instance_profile(profile).await? {
-                    Some(p) if ownership::is_owned_by(&p.tags, want.resource_type) => existing = Some(p),
-                    _ => return Err(e),
-                },
+                // Created a moment ago by an update of this role that did not get to record
+                // it: ours only when it carries our ownership tag, and never on a create
+                // (the role was just created, so the profile is someone else's).
+                Err(e) if e.is_already_exists() && have.is_some() => {
+                    match iam.get_instance_profile(profile).await? {
+                        Some(p) if ownership::is_owned_by(&p.tags, want.resource_type) => existing = Some(p),
+                        _ => return Err(e),
+                    }
+                }
                 Err(e) => return Err(e),
             }
         }
@@ -335,46 +339,57 @@ pub fn explain_partial_create(resource_type: &str, mut out: ApplyOutcome) -> App
     out
 }
 
-/// The advice that ends every "already exists" refusal.
-fn take_over_advice(resource_type: &str, what: &str, id: &str) -> String {
-    format!(
-        "The provider never takes over an existing {what} when it creates one. To manage it with \
-         Terraform on purpose, import it (`terraform import {resource_type}.<name> {id}`, or an \
-         `import {{}}` block with id = \"{id}\"); otherwise choose another name."
-    )
+/// How the ownership tag of `resource_type` is spelled in refusals.
+fn our_tag(resource_type: &str) -> String {
+    format!("the tag `{OWNER_TAG_KEY}` = `{resource_type}`")
 }
 
-/// Refuses a role that exists but is not in this resource's state, unless it carries our
-/// ownership tag (then an earlier run created it and did not get to record it).
-pub fn refuse_foreign_role(resource_type: &str, have: Option<&Actual>, diags: &mut Diagnostics) {
-    let Some(a) = have else { return };
-    if a.owner.as_deref() == Some(resource_type) {
-        tracing::info!(role = %a.role.name, "role created by an earlier, interrupted apply; converging onto it");
-        return;
+/// Whose marks a part with these tags carries.
+fn marks(tags: &BTreeMap<String, String>, resource_type: &str) -> Marks {
+    if ownership::is_owned_by(tags, resource_type) {
+        Marks::Ours
+    } else {
+        Marks::Others(String::new())
     }
-    diags.error_at(
-        &AttributePath::root().attr("name"),
-        "IAM role already exists",
-        format!(
-            "An IAM role named {:?} ({}) already exists and was not created by {resource_type} \
-             (it has no {OWNER_TAG_KEY} = {resource_type} tag); it was left untouched. {}",
-            a.role.name,
-            a.role.arn,
-            take_over_advice(resource_type, "role", &a.role.name)
-        ),
-    );
 }
 
-/// Refuses an instance profile that exists but is not in this resource's state, unless it
-/// carries our ownership tag.
-pub fn refuse_foreign_profile(
+/// Refuses a role that exists but is not in this resource's state: create never adopts, even
+/// a role with our ownership tag (another state's, or an interrupted apply's; import takes
+/// either over on purpose).
+pub fn refuse_existing_role(resource_type: &str, have: Option<&Actual>, diags: &mut Diagnostics) {
+    let Some(a) = have else { return };
+    let marks = match a.owner.as_deref() {
+        Some(owner) if owner == resource_type => Marks::Ours,
+        _ => Marks::Others(String::new()),
+    };
+    Taken {
+        resource_type,
+        what: "IAM role",
+        name: &a.role.name,
+        id_detail: Some(&a.role.arn),
+        place: "in this account",
+        our_mark: our_tag(resource_type),
+        marks,
+        import_id: Some(&a.role.name),
+        otherwise: "choose another name",
+    }
+    .refuse(&AttributePath::root().attr("name"), diags);
+}
+
+/// Refuses an instance profile of the role's name that this resource has not recorded. On a
+/// create every one is refused; on an update that turns `create_instance_profile` on, one with
+/// our ownership tag is the remnant of an interrupted update of this very role (the profile is
+/// named after a role this state owns) and is converged onto.
+pub fn refuse_existing_profile(
     resource_type: &str,
     role: &str,
     profile: Option<&ProfileInfo>,
+    creating: bool,
     diags: &mut Diagnostics,
 ) {
     let Some(p) = profile else { return };
-    if ownership::is_owned_by(&p.tags, resource_type) {
+    let marks = marks(&p.tags, resource_type);
+    if !creating && marks == Marks::Ours {
         return;
     }
     let holds = if p.roles.is_empty() {
@@ -382,42 +397,57 @@ pub fn refuse_foreign_profile(
     } else {
         format!("holding {}", p.roles.join(", "))
     };
-    diags.error_at(
-        &AttributePath::root().attr("name"),
-        "Instance profile already exists",
-        format!(
-            "An instance profile named {:?} ({}, {holds}) already exists and was not created by \
-             {resource_type} (it has no {OWNER_TAG_KEY} = {resource_type} tag); it was left \
-             untouched. Set create_instance_profile = false, or choose another role name. To \
-             manage that profile together with role {role:?}, delete it or import the role after \
-             putting the tag on the profile yourself.",
-            p.name, p.arn
-        ),
+    let id = format!("{}, {holds}", p.arn);
+    let otherwise = format!(
+        "set create_instance_profile = false, or choose another role name (the profile is named after the role); \
+         to manage that profile together with role {role:?}, delete it, or put the tag on it and import the role"
     );
+    Taken {
+        resource_type,
+        what: "instance profile",
+        name: &p.name,
+        id_detail: Some(&id),
+        place: "in this account",
+        our_mark: our_tag(resource_type),
+        marks,
+        import_id: None,
+        otherwise: &otherwise,
+    }
+    .refuse(&AttributePath::root().attr("name"), diags);
 }
 
-/// Refuses customer managed policies (the ones the resource would create) that exist but are
-/// not ours by tag.
-pub async fn refuse_foreign_policies(
+/// Refuses customer managed policies (the ones the resource would create, named after the
+/// role) that exist. On a create every one is refused; on an update (switching to managed
+/// policies) one with our ownership tag is the remnant of an interrupted update of this role.
+pub async fn refuse_existing_policies(
     iam: &Iam,
     resource_type: &str,
     arns: &[String],
+    creating: bool,
     diags: &mut Diagnostics,
 ) -> Result<(), IamError> {
     for arn in arns {
-        match iam.policy_tags(arn).await? {
-            Some(tags) if !ownership::is_owned_by(&tags, resource_type) => diags.error_at(
-                &AttributePath::root().attr("name"),
-                "Managed policy already exists",
-                format!(
-                    "The managed policy {arn} already exists and was not created by \
-                     {resource_type} (it has no {OWNER_TAG_KEY} = {resource_type} tag); it was \
-                     left untouched, and no role was created. Choose another role name (the \
-                     policies are named after it), or delete that policy if it is a leftover."
-                ),
-            ),
-            _ => {}
+        let Some(tags) = iam.policy_tags(arn).await? else {
+            continue;
+        };
+        let marks = marks(&tags, resource_type);
+        if !creating && marks == Marks::Ours {
+            continue;
         }
+        let name = arn.rsplit('/').next().unwrap_or(arn);
+        Taken {
+            resource_type,
+            what: "managed policy",
+            name,
+            id_detail: Some(arn),
+            place: "in this account",
+            our_mark: our_tag(resource_type),
+            marks,
+            import_id: None,
+            otherwise: "choose another role name (the policies are named after it), or delete that policy if it \
+                        is a leftover; no role was created",
+        }
+        .refuse(&AttributePath::root().attr("name"), diags);
     }
     Ok(())
 }
@@ -797,21 +827,45 @@ mod tests {
     }
 
     #[test]
-    fn only_a_role_with_our_tag_is_taken_over_on_create() {
-        let refused = |a: Option<&Actual>| {
+    fn a_create_never_takes_over_a_role_even_one_with_our_tag() {
+        let refusal = |a: Option<&Actual>| {
             let mut d = Diagnostics::new();
-            refuse_foreign_role("karpenter_node_role", a, &mut d);
+            refuse_existing_role("karpenter_node_role", a, &mut d);
             d.iter()
                 .filter(|x| x.path.as_ref().is_some_and(|p| p.to_string() == "name"))
-                .count()
+                .map(|x| x.detail.clone())
+                .collect::<Vec<_>>()
         };
-        assert_eq!(refused(None), 0);
-        assert_eq!(refused(Some(&actual_with(Some("karpenter_node_role"), &[]))), 0);
-        assert_eq!(refused(Some(&actual_with(None, &[]))), 1);
-        assert_eq!(
-            refused(Some(&actual_with(Some("karpenter_controller_role"), &[]))),
-            1
-        );
+        assert!(refusal(None).is_empty());
+        let ours = refusal(Some(&actual_with(Some("karpenter_node_role"), &[])));
+        assert_eq!(ours.len(), 1);
+        assert!(ours[0].contains("another Terraform state"), "{}", ours[0]);
+        for other in [None, Some("karpenter_controller_role")] {
+            let refused = refusal(Some(&actual_with(other, &[])));
+            assert_eq!(refused.len(), 1);
+            assert!(refused[0].contains("not made by this provider"), "{}", refused[0]);
+        }
+    }
+
+    #[test]
+    fn a_profile_with_our_tag_is_ours_only_on_an_update_of_its_role() {
+        let profile = |tags: &[(&str, &str)]| ProfileInfo {
+            name: "KarpenterNodeRole-demo".into(),
+            arn: "arn:aws:iam::123456789012:instance-profile/KarpenterNodeRole-demo".into(),
+            roles: Vec::new(),
+            tags: tags.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        };
+        let refused = |p: &ProfileInfo, creating: bool| {
+            let mut d = Diagnostics::new();
+            refuse_existing_profile("karpenter_node_role", "r", Some(p), creating, &mut d);
+            d.has_errors()
+        };
+        let ours = profile(&[(OWNER_TAG_KEY, "karpenter_node_role")]);
+        let foreign = profile(&[("team", "a")]);
+        assert!(refused(&ours, true));
+        assert!(!refused(&ours, false));
+        assert!(refused(&foreign, true));
+        assert!(refused(&foreign, false));
     }
 
     #[test]

@@ -28,6 +28,7 @@ use crate::framework::{
 use crate::provider::KarpenterContext;
 use crate::resources::aws_list;
 use crate::resources::tags_all;
+use crate::resources::taken_name::{Marks, Taken};
 use crate::tfvalue::{AttributePath, Number, Type, Value};
 
 /// The resource type.
@@ -306,8 +307,10 @@ static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
          Feed `queue_name` to the Helm value `settings.interruptionQueue` and `queue_arn` to the \
          `karpenter_controller_policy` data source.\n\n\
          **Ownership.** Create never takes over what already exists: a queue or rule of the same name \
-         that this resource did not create fails the apply (on `name`/`cluster_name` or \
-         `rule_name_prefix`) and is left untouched; adopt an existing queue on purpose with \
+         fails the apply (on `name`/`cluster_name` or `rule_name_prefix`) and is left untouched, \
+         whoever made it — another Terraform state, the CloudFormation template, or an apply of this \
+         configuration interrupted before Terraform recorded the queue (the error says when it \
+         carries this provider's ownership tag, and gives the `import {}` block); adopt an existing queue on purpose with \
          `terraform import` or an `import {}` block (the rules that target it come with it; the next \
          apply adds the ownership tag). Parts recorded in state are this resource's, tagged or not \
          (states of earlier versions keep working). Destroy removes only this resource's target from \
@@ -785,11 +788,10 @@ fn fail(e: AwsError, path: Option<AttributePath>) -> Diagnostics {
     }
 }
 
-/// The parts found in AWS under our names but not recorded in state, that carry our ownership
-/// tag (created by this resource type, then lost to a crash before Terraform recorded them).
+/// The rules found in AWS under our names but not recorded in state that an interrupted update
+/// of this resource left ([`is_remnant_of_ours`]); a create adopts nothing.
 #[derive(Debug, Default)]
 struct Adopted {
-    queue_url: Option<String>,
     rules: Vec<String>,
 }
 
@@ -799,11 +801,39 @@ fn retired_key(name: &str) -> String {
     format!("retired:{name}")
 }
 
+/// How the ownership tag is spelled in refusals.
+fn our_tag() -> String {
+    format!("the tag `{}` = `{TYPE_NAME}`", ownership::OWNER_TAG_KEY)
+}
+
+/// Whether an unrecorded rule under one of our names is what an interrupted update of this very
+/// resource left: it carries our ownership tag and points at nothing but the queue this state
+/// records (or at nothing yet, when the interruption came between PutRule and PutTargets). A
+/// rule of another state carries the same tag but targets that state's queue, so it never
+/// qualifies; without a recorded queue nothing does.
+async fn is_remnant_of_ours(
+    c: &Clients,
+    name: &str,
+    tags: &BTreeMap<String, String>,
+    recorded_queue_arn: Option<&str>,
+) -> Result<bool, AwsError> {
+    let Some(queue_arn) = recorded_queue_arn else {
+        return Ok(false);
+    };
+    if !ownership::is_owned_by(tags, TYPE_NAME) {
+        return Ok(false);
+    }
+    let targets = c.events.list_targets(name).await?.unwrap_or_default();
+    Ok(targets.iter().all(|t| t.id == TARGET_ID && t.arn == queue_arn))
+}
+
 /// Before anything is created: looks up the queue and each wanted rule this resource has not
-/// recorded. A part with our ownership tag is ours and is converged onto; any other part with
-/// one of our names refuses the apply (on the attribute the name comes from) before anything is
-/// created or changed. Costs GetQueueUrl when the queue is not recorded and one ListRules when
-/// some wanted rule is not; a tag listing only for each part that exists.
+/// recorded. Create never adopts: a queue that is not recorded and exists refuses the apply,
+/// whoever made it (another state carries our ownership tag as well), and so does a rule,
+/// except on an update where it is the remnant of an interrupted update of this resource
+/// ([`is_remnant_of_ours`]). Refusals name the attribute the name comes from and come before
+/// anything is created or changed. Costs GetQueueUrl when the queue is not recorded and one
+/// ListRules when some wanted rule is not; tags (and targets) only for each part that exists.
 async fn check_ownership(c: &Clients, d: &Desired, cur: &Current) -> Result<Adopted, Diagnostics> {
     let root = AttributePath::root();
     let mut adopted = Adopted::default();
@@ -817,24 +847,23 @@ async fn check_ownership(c: &Clients, d: &Desired, cur: &Current) -> Result<Adop
                     .list_tags(&url)
                     .await
                     .map_err(|e| fail(e, Some(name_path.clone())))?;
-                if ownership::is_owned_by(&tags, TYPE_NAME) {
-                    tracing::info!(queue = %d.queue_name, "found our own queue not yet in state; converging onto it");
-                    adopted.queue_url = Some(url);
+                let marks = if ownership::is_owned_by(&tags, TYPE_NAME) {
+                    Marks::Ours
                 } else {
-                    refusals.error_at(
-                        &name_path,
-                        "SQS queue already exists",
-                        format!(
-                            "An SQS queue named {name:?} already exists in this account and region, and this resource did \
-                             not create it (it lacks the tag `{key}` = `{TYPE_NAME}`). The provider does not take over \
-                             existing queues: the queue, its messages and its tags are left as they are. To manage it with \
-                             Terraform on purpose, import it (`terraform import <address> {name}`, or an `import {{}}` block \
-                             with `id = \"{name}\"`); otherwise choose another `name`.",
-                            name = d.queue_name,
-                            key = ownership::OWNER_TAG_KEY,
-                        ),
-                    );
+                    Marks::Others(String::new())
+                };
+                Taken {
+                    resource_type: TYPE_NAME,
+                    what: "SQS queue",
+                    name: &d.queue_name,
+                    id_detail: Some(&url),
+                    place: "in this account and region",
+                    our_mark: our_tag(),
+                    marks,
+                    import_id: Some(&d.queue_name),
+                    otherwise: "choose another queue name; its messages, policy and tags were left as they are",
                 }
+                .refuse(&name_path, &mut refusals);
             }
             Err(e) if e.is_not_found() => {}
             Err(e) => return Err(fail(e, Some(name_path))),
@@ -859,24 +888,35 @@ async fn check_ownership(c: &Clients, d: &Desired, cur: &Current) -> Result<Adop
                 .list_tags(&arn)
                 .await
                 .map_err(|e| fail(e, Some(prefix_path.clone())))?;
-            if ownership::is_owned_by(&tags, TYPE_NAME) {
-                tracing::info!(rule = %name, "found our own rule not yet in state; converging onto it");
+            let recorded_queue = cur.queue_url.as_ref().and(cur.queue_arn.as_deref());
+            let remnant = is_remnant_of_ours(c, &name, &tags, recorded_queue)
+                .await
+                .map_err(|e| fail(e, Some(prefix_path.clone())))?;
+            if remnant {
+                tracing::info!(rule = %name, "rule left by an interrupted update of this queue; converging onto it");
                 adopted.rules.push(name);
-            } else {
-                refusals.error_at(
-                    &prefix_path,
-                    "EventBridge rule already exists",
-                    format!(
-                        "An EventBridge rule named {name:?} already exists on the default event bus, and this resource \
-                         did not create it (it lacks the tag `{key}` = `{TYPE_NAME}`). The provider does not take over \
-                         existing rules: its event pattern and targets are left as they are. Set another \
-                         `rule_name_prefix`; or, if the rule is a leftover that targets the queue you mean to manage, \
-                         import that queue (`terraform import <address> <queue name>` adopts the rules that target it); \
-                         or remove the leftover rule.",
-                        key = ownership::OWNER_TAG_KEY,
-                    ),
-                );
+                continue;
             }
+            let marks = if ownership::is_owned_by(&tags, TYPE_NAME) {
+                Marks::Ours
+            } else {
+                Marks::Others(String::new())
+            };
+            Taken {
+                resource_type: TYPE_NAME,
+                what: "EventBridge rule",
+                name: &name,
+                id_detail: Some(&arn),
+                place: "on the default event bus",
+                our_mark: our_tag(),
+                marks,
+                // Importing the queue the rule targets adopts the rule with it.
+                import_id: None,
+                otherwise: "set another `rule_name_prefix`; or, if the rule is a leftover that targets the queue \
+                            you mean to manage, import that queue (its import adopts the rules that target it), or \
+                            delete the rule",
+            }
+            .refuse(&prefix_path, &mut refusals);
         }
     }
     if refusals.has_errors() {
@@ -910,12 +950,8 @@ async fn converge(
 ) -> Result<(), Diagnostics> {
     let root = AttributePath::root();
     let adopted = check_ownership(c, d, cur).await?;
-    if let Some(url) = adopted.queue_url {
-        cur.queue_url = Some(url);
-        cur.queue_arn = None;
-    }
-    // 1. the queue: an existing one (recorded, or ours found by its tag) is made exact; a
-    // missing one (first create, or deleted out of band) is created with its tags.
+    // 1. the queue: the recorded one is made exact; a missing one (first create, or deleted
+    // out of band) is created with its tags.
     let url = match &cur.queue_url {
         Some(url) => {
             let mut attributes = d.queue_attributes();
@@ -1003,7 +1039,7 @@ async fn converge(
             .map_err(|e| fail(e, Some(root.attr("rule_name_prefix"))))?;
         let prior = cur.rules.get(k.key).filter(|r| r.name == name);
         // PutRule applies tags only when it creates the rule. A rule checked absent a moment
-        // ago is new, so its tags are exact; a rule that existed (recorded, or ours found by
+        // ago is new, so its tags are exact; a rule that existed (recorded, or a remnant found by
         // its tag) gets its tags made exact.
         let existed = prior.is_some() || adopted.rules.contains(&name);
         let target_arn = prior.and_then(|r| r.target_arn.clone());
@@ -1122,24 +1158,16 @@ async fn refresh(
         .or_else(|| get_str(state, "cluster_name"))
         .unwrap_or_default()
         .to_string();
-    // A queue not recorded (a create that failed before it) is looked up by name, and counts
-    // only if it is ours.
-    let (url, found_by_name) = match get_str(state, "queue_url") {
-        Some(u) => (Some(u.to_string()), false),
-        None => match c.sqs.get_queue_url(&queue_name).await {
-            Ok(u) => (Some(u), true),
-            Err(e) if e.is_not_found() => (None, false),
-            Err(e) => return Err(e),
-        },
-    };
+    // Only the recorded queue is read: a queue not recorded (gone out of band) is not looked
+    // up by name, since whatever holds that name now may be another state's (the ownership tag
+    // does not tell); the plan creates the queue again, and that create refuses a taken name.
+    let url = get_str(state, "queue_url").map(str::to_string);
     let mut queue = None;
     if let Some(url) = url {
         match c.sqs.get_attributes(&url).await {
             Ok(attrs) => {
                 let tags = c.sqs.list_tags(&url).await?;
-                if !found_by_name || ownership::is_owned_by(&tags, TYPE_NAME) {
-                    queue = Some((url, attrs, tags));
-                }
+                queue = Some((url, attrs, tags));
             }
             Err(e) if e.is_not_found() => {}
             Err(e) => return Err(e),
@@ -1197,8 +1225,10 @@ async fn refresh(
 
 /// Deletes every part of ours that still exists, each on its own (a part already gone does
 /// not stop the others): recorded rules lose our target and are deleted unless others' targets
-/// remain; rules under our names that are not recorded are deleted only when they carry our
-/// ownership tag; the recorded queue is deleted, an unrecorded one only when it is ours.
+/// remain; rules under our names that are not recorded are deleted only when an interrupted
+/// update of this resource left them ([`is_remnant_of_ours`]); the recorded queue is deleted.
+/// A queue that is not recorded (deleted out of band, perhaps made again by someone else) is
+/// never deleted: the ownership tag alone does not say it is this state's.
 async fn delete_parts(c: &Clients, prior: &Value, notes: &mut Diagnostics) -> Result<(), AwsError> {
     let cur = Current::from_state(prior);
     let recorded: Vec<String> = cur.rules.values().map(|r| r.name.clone()).collect();
@@ -1213,7 +1243,10 @@ async fn delete_parts(c: &Clients, prior: &Value, notes: &mut Diagnostics) -> Re
     }
     // Names this resource could have made without recording them (a crash after PutRule):
     // one DescribeRule each, which finds most of them absent.
-    if let Some(prefix) = get_str(prior, "rule_name_prefix") {
+    let recorded_queue = cur.queue_url.as_ref().and(cur.queue_arn.as_deref());
+    if let Some(prefix) = get_str(prior, "rule_name_prefix")
+        && recorded_queue.is_some()
+    {
         for k in RULE_KINDS {
             let name = k.rule_name(prefix);
             if recorded.contains(&name) {
@@ -1222,8 +1255,9 @@ async fn delete_parts(c: &Clients, prior: &Value, notes: &mut Diagnostics) -> Re
             let Some(info) = c.events.describe_rule(&name).await? else {
                 continue;
             };
-            if !ownership::is_owned_by(&c.events.list_tags(&info.arn).await?, TYPE_NAME) {
-                tracing::info!(rule = %name, "rule under our name is not ours; left alone");
+            let tags = c.events.list_tags(&info.arn).await?;
+            if !is_remnant_of_ours(c, &name, &tags, recorded_queue).await? {
+                tracing::info!(rule = %name, "rule under our name is not this resource's; left alone");
                 continue;
             }
             if let RuleRemoval::Kept { other_targets } = c
@@ -1235,25 +1269,13 @@ async fn delete_parts(c: &Clients, prior: &Value, notes: &mut Diagnostics) -> Re
             }
         }
     }
-    let url = match cur.queue_url {
-        Some(u) => u,
+    match cur.queue_url {
+        Some(url) => c.sqs.delete_queue(&url).await,
         None => {
-            let name = get_str(prior, "queue_name")
-                .or_else(|| get_str(prior, "cluster_name"))
-                .unwrap_or_default();
-            let url = match c.sqs.get_queue_url(name).await {
-                Ok(u) => u,
-                Err(e) if e.is_not_found() => return Ok(()),
-                Err(e) => return Err(e),
-            };
-            if !ownership::is_owned_by(&c.sqs.list_tags(&url).await?, TYPE_NAME) {
-                tracing::info!(queue = %name, "queue under our name is not ours; left alone");
-                return Ok(());
-            }
-            url
+            tracing::info!("no queue recorded; nothing under its name is deleted");
+            Ok(())
         }
-    };
-    c.sqs.delete_queue(&url).await
+    }
 }
 
 /// The queue name an import id names: a queue name, or a queue URL (its last path segment).
@@ -1390,6 +1412,9 @@ impl Resource<KarpenterContext> for InterruptionQueue {
     ) {
         if planned.is_null() {
             return;
+        }
+        if let Some(ctx) = ctx {
+            ctx.require_region("The interruption queue", diags);
         }
         tags_all::plan_into(ctx, planned);
         if let Some(n) = planned

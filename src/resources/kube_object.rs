@@ -47,6 +47,7 @@ use crate::framework::{
 };
 use crate::k8s::{self, Kind, KubeError};
 use crate::provider::KarpenterContext;
+use crate::resources::taken_name::{Marks, Taken};
 use crate::tfvalue::{AttributePath, PathStep, Value};
 
 const DEFAULT_CREATE: Duration = Duration::from_secs(10 * 60);
@@ -273,6 +274,11 @@ impl KubeObjectType {
             },
             None => manifest,
         };
+        if prior.is_none()
+            && let Err(d) = self.refuse_existing(client, namespace, &name, deadline).await
+        {
+            return ApplyOutcome::failed(None, d);
+        }
         let prior_manifest = prior.and_then(|p| self.manifest(p).ok());
         let mut fields = k8s::ownership::stated_fields(&manifest);
         fields.extend(prior_manifest.iter().flat_map(k8s::ownership::stated_fields));
@@ -332,6 +338,55 @@ impl KubeObjectType {
                 ApplyOutcome::failed(Some(unknowns_to_null(planned)), diags)
             }
         }
+    }
+
+    /// Create never adopts: an object of this kind and name that exists (and is not being
+    /// deleted) refuses the create before anything is written, whoever made it — kubectl, Helm,
+    /// another Terraform state or an apply of this configuration killed before Terraform
+    /// recorded it ([`crate::resources::taken_name`]). One that is being deleted is left to the
+    /// write that follows, which waits until it is gone and creates the object anew.
+    async fn refuse_existing(
+        &self,
+        client: &kube::Client,
+        namespace: Option<&str>,
+        name: &str,
+        deadline: Instant,
+    ) -> Result<(), Diagnostics> {
+        let existing = k8s::apply::get(client, &self.kind, namespace, name, deadline)
+            .await
+            .map_err(|e| self.diagnose(&e, "looking for an existing"))?;
+        let Some(obj) = existing.filter(|o| o.metadata.deletion_timestamp.is_none()) else {
+            return Ok(());
+        };
+        let managers = k8s::ownership::managers(&obj);
+        let marks = if managers.iter().any(|m| m == k8s::FIELD_MANAGER) {
+            Marks::Ours
+        } else if managers.is_empty() {
+            Marks::Others(String::new())
+        } else {
+            Marks::Others(format!("its fields are managed by {}", managers.join(", ")))
+        };
+        let label = k8s::apply::object_label(namespace, name);
+        let place = match namespace {
+            Some(ns) => format!("in the namespace {ns:?} of the cluster"),
+            None => "in the cluster".to_string(),
+        };
+        let our_mark = format!("the field manager `{}`", k8s::FIELD_MANAGER);
+        let uid = obj.metadata.uid.as_deref().map(|u| format!("uid {u}"));
+        let mut d = Diagnostics::new();
+        Taken {
+            resource_type: self.type_name,
+            what: self.kind.kind,
+            name,
+            id_detail: uid.as_deref(),
+            place: &place,
+            our_mark,
+            marks,
+            import_id: Some(&label),
+            otherwise: "choose another name",
+        }
+        .refuse(&AttributePath::root().attr("name"), &mut d);
+        Err(d)
     }
 
     /// Waits until the object that `stored` shows being deleted is gone (bounded by

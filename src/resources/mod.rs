@@ -15,6 +15,7 @@ pub mod moves;
 pub mod node_role;
 pub mod queue_policy;
 pub mod tags_all;
+pub mod taken_name;
 pub mod teardown;
 pub mod v1;
 pub mod v1alpha1;

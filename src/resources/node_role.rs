@@ -71,9 +71,12 @@ static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
          reference attached, optionally with an instance profile. Drift in the trust policy, the \
          attached policies, inline policies added outside Terraform, the tags and the instance \
          profile is detected and repaired. Create never takes over an existing role or instance \
-         profile of the same name (it fails on `name`; import it to manage it); the parts the \
-         resource creates carry the tag `terraform-provider-karpenter/resource-type`. Import by \
-         role name (the next apply may add that tag).",
+         profile of the same name, whoever made it — another Terraform state, a module, or an apply \
+         of this configuration interrupted before Terraform recorded the role: it fails on `name`, \
+         changes nothing, and gives the `import {}` block that takes the role over on purpose. The \
+         parts the resource creates carry the tag `terraform-provider-karpenter/resource-type`; the \
+         error says when an existing role has it. Import by role name (the next apply may add that \
+         tag).",
         attributes,
     )
 });
@@ -250,10 +253,11 @@ impl NodeRole {
             Ok(a) => a,
             Err(d) => return ApplyOutcome::failed(None, d),
         };
-        // Ownership: what the state records is ours; anything else found under our names is
-        // ours only with our ownership tag. Checked before anything is created or changed.
-        if prior.is_null() {
-            iam_role::refuse_foreign_role(TYPE_NAME, have.as_ref(), &mut diags);
+        // Ownership: what the state records is ours; a create never adopts anything found
+        // under our names. Checked before anything is created or changed.
+        let creating = prior.is_null();
+        if creating {
+            iam_role::refuse_existing_role(TYPE_NAME, have.as_ref(), &mut diags);
         }
         if bool_of(planned, "create_instance_profile") && !bool_of(prior, "create_instance_profile") {
             // Read with the role; looked up alone when there is no role yet.
@@ -262,7 +266,7 @@ impl NodeRole {
                 None => iam.get_instance_profile(name).await,
             };
             match profile {
-                Ok(p) => iam_role::refuse_foreign_profile(TYPE_NAME, name, p.as_ref(), &mut diags),
+                Ok(p) => iam_role::refuse_existing_profile(TYPE_NAME, name, p.as_ref(), creating, &mut diags),
                 Err(e) => diags.extend(iam_role::diagnostics("read the instance profile", &e)),
             }
         }
@@ -344,6 +348,11 @@ impl Resource<KarpenterContext> for NodeRole {
         planned: &mut Value,
         diags: &mut Diagnostics,
     ) {
+        if !planned.is_null()
+            && let Some(ctx) = ctx
+        {
+            ctx.require_region("The node role", diags);
+        }
         tags_all::plan_into(ctx, planned);
         self.modify_plan(config, prior, planned, diags);
     }
