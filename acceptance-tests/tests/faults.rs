@@ -13,7 +13,10 @@
 //!    (never a crashed or hung plugin);
 //! 4. clears the faults, applies again (must succeed), plans (must be empty), and compares what
 //!    the server / moto holds with the state: every object in state exists once, nothing else
-//!    exists (no duplicate, no orphan).
+//!    exists (no duplicate, no orphan). Create never adopts (#26): when the fault let a part be
+//!    created that Terraform never recorded (a late answer), the apply after it refuses that part
+//!    with this provider's mark and an `import {}` block; the case then writes exactly those
+//!    import blocks, and the apply with them must succeed.
 //!
 //! CI runs a fixed subset (each fault kind once per family, at steps spread evenly over the
 //! recorded ones); set `FAULTS_FULL=1` for the whole matrix, and `FAULTS_ONLY=<text>` to run
@@ -113,6 +116,9 @@ struct Tally {
     cases: usize,
     succeeded: usize,
     failed_clearly: usize,
+    /// Cases whose first apply after the fault refused a part the fault left unrecorded, and
+    /// that converged through the import blocks the refusals gave.
+    imported: usize,
     converged: usize,
     problems: Vec<String>,
 }
@@ -203,6 +209,48 @@ fn clear_error(run: &Run) -> Result<(), String> {
     Ok(())
 }
 
+/// The `import {}` blocks an apply's refusals ask for, addressed to the resources refused: every
+/// error must be such a refusal of a part that carries this provider's mark (a part the fault
+/// left unrecorded), and every refused resource must get an import id from one of them (a queue's
+/// rules and a role's policies come with the queue's or role's import).
+fn imports_from_refusals(run: &Run) -> Result<String, String> {
+    let mut ids: Vec<(String, Option<String>)> = Vec::new();
+    for error in run.stderr.split("Error: ").skip(1) {
+        let text = error.split_whitespace().collect::<Vec<_>>().join(" ");
+        if !text.contains("already exists") || !text.contains("It carries this provider's mark") {
+            return Err(format!("an error that is not a refusal of our own part: {text}"));
+        }
+        let address = text
+            .split("with ")
+            .nth(1)
+            .and_then(|rest| rest.split(',').next())
+            .ok_or_else(|| format!("a refusal without a resource address: {text}"))?
+            .to_string();
+        let id = text
+            .split(".<name> id = \"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .map(str::to_string);
+        match ids.iter_mut().find(|(a, _)| *a == address) {
+            Some((_, known)) => {
+                if known.is_none() {
+                    *known = id;
+                }
+            }
+            None => ids.push((address, id)),
+        }
+    }
+    if ids.is_empty() {
+        return Err("no refusal".into());
+    }
+    ids.into_iter()
+        .map(|(address, id)| match id {
+            Some(id) => Ok(format!("import {{\n  to = {address}\n  id = \"{id}\"\n}}\n")),
+            None => Err(format!("{address} was refused without an import id")),
+        })
+        .collect()
+}
+
 fn run_family(family: &dyn Family, work: &Workdir) -> Tally {
     let configs = family.configs();
     // Record a clean run of each operation.
@@ -274,10 +322,27 @@ fn run_family(family: &dyn Family, work: &Workdir) -> Tally {
                     }
                 }
             };
-            let again = work.apply();
+            let mut again = work.apply();
+            if !again.success {
+                match imports_from_refusals(&again) {
+                    Ok(imports) => {
+                        work.write("imports.tf", &imports);
+                        again = work.apply();
+                        let _ = std::fs::remove_file(work.path().join("imports.tf"));
+                        tally.imported += 1;
+                    }
+                    Err(why) => {
+                        tally.problem(format!(
+                            "{case}: the apply after the fault failed ({why}):\n{}",
+                            again.output()
+                        ));
+                        continue;
+                    }
+                }
+            }
             if !again.success {
                 tally.problem(format!(
-                    "{case}: the apply after the fault failed:\n{}",
+                    "{case}: the apply with the import blocks of the refusals failed:\n{}",
                     again.output()
                 ));
                 continue;
@@ -299,13 +364,15 @@ fn run_family(family: &dyn Family, work: &Workdir) -> Tally {
         }
     }
     println!(
-        "faults[{}]: {} steps, {} cases ({}), {} succeeded under the fault, {} failed with an error diagnostic, {} converged",
+        "faults[{}]: {} steps, {} cases ({}), {} succeeded under the fault, {} failed with an error diagnostic, \
+         {} refused an unrecorded part and converged after importing it, {} converged",
         family.name(),
         steps.len(),
         tally.cases,
         if full { "full matrix" } else { "CI subset" },
         tally.succeeded,
         tally.failed_clearly,
+        tally.imported,
         tally.converged
     );
     tally

@@ -1,16 +1,15 @@
-//! Killed mid-apply (issue #10, item 5): 20 node pools on the Kubernetes API test server and an
-//! interruption queue in moto are applied with latency on both (every NodePool write and every
-//! PutTargets answered late, so there is a middle), and once
-//! the 8th NodePool write shows in the server's request log and the queue's second PutTargets
-//! has reached moto, SIGKILL hits either the provider
-//! plugin (a child of terraform) or terraform itself. Then, with the latency gone, a plain
-//! `terraform apply` must converge, the plan after it must be empty, and the server and moto
-//! must hold exactly what the state lists: 20 pools, one queue, five rules — nothing twice,
-//! nothing left over. Right after the kill, pools and the queue must exist that the state does
-//! not list (in flight), so the next apply has to adopt them: node pools by server-side apply,
-//! the queue because CreateQueue with the same name and attributes returns the existing queue
-//! (the policy is set afterwards, so it is not among the attributes compared), the rules and
-//! targets because PutRule/PutTargets are upserts. When terraform itself is killed, its
+//! Killed mid-apply (issue #10, item 5; since #26 with create never adopting): 20 node pools on
+//! the Kubernetes API test server and an interruption queue in moto are applied with latency on
+//! both (every NodePool write and every PutTargets answered late, so there is a middle), and
+//! once the 8th NodePool write shows in the server's request log and the queue's second
+//! PutTargets has reached moto, SIGKILL hits either the provider plugin (a child of terraform)
+//! or terraform itself. Right after the kill, pools and the queue must exist that the state
+//! does not list (in flight). With the latency gone, the next `terraform apply` refuses exactly
+//! those — each on its name, saying it carries this provider's mark and giving the `import {}`
+//! block — and creates the rest. After the import blocks it names, one apply converges: the
+//! plan after it is empty, and the server and moto hold exactly what the state lists: 20 pools,
+//! one queue, five rules — nothing twice, nothing left over, the in-flight pools and queue the
+//! same objects (uid, queue URL) they were at the kill. When terraform itself is killed, its
 //! orphaned provider must exit too.
 
 use std::path::Path;
@@ -137,7 +136,7 @@ resource "karpenter_interruption_queue" "q" {{
     /// Right after the kill: what the state file records against what exists. The kill must
     /// have left work in flight — pools and the queue that exist but are not in state — or the
     /// case would not test adoption at all.
-    fn assert_left_in_flight(&self) {
+    fn assert_left_in_flight(&self) -> InFlight {
         let state: Json = serde_json::from_str(
             &std::fs::read_to_string(self.work.path().join("terraform.tfstate")).unwrap_or_default(),
         )
@@ -175,6 +174,30 @@ resource "karpenter_interruption_queue" "q" {{
             queues.len(),
             rules.len()
         );
+        let recorded: Vec<String> = state["resources"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|r| r["type"] == "karpenter_node_pool")
+            .flat_map(|r| r["instances"].as_array().cloned().unwrap_or_default())
+            .filter_map(|i| i["attributes"]["name"].as_str().map(str::to_string))
+            .collect();
+        let pools: Vec<(String, Json)> = list_pools(&self.cluster)
+            .into_iter()
+            .filter(|name| !recorded.contains(name))
+            .map(|name| {
+                let uid = self
+                    .cluster
+                    .node_pool(&name)
+                    .map(|p| p["metadata"]["uid"].clone())
+                    .unwrap_or(Json::Null);
+                (name, uid)
+            })
+            .collect();
+        InFlight {
+            pools,
+            queue: queues[0].clone(),
+        }
     }
 
     fn clear_slowness(&self) {
@@ -183,10 +206,69 @@ resource "karpenter_interruption_queue" "q" {{
         self.proxy.disarm();
     }
 
-    /// After the kill: a plain apply converges, the plan is empty, nothing is missing or extra.
-    fn converges(&self) {
+    /// After the kill: a plain apply refuses exactly what was in flight (and creates the rest);
+    /// with the import blocks the refusals give, the next apply converges, the plan is empty,
+    /// and nothing is missing, extra or recreated.
+    fn converges(&self, in_flight: &InFlight) {
         let run = self.work.apply();
-        assert!(run.success, "the apply after the kill failed:\n{}", run.output());
+        assert!(
+            !run.success,
+            "the apply after the kill adopted what was in flight:\n{}",
+            run.output()
+        );
+        let out = run.output().split_whitespace().collect::<Vec<_>>().join(" ");
+        assert_eq!(
+            out.matches("Error: NodePool already exists").count(),
+            in_flight.pools.len(),
+            "refusals vs pools in flight {:?}: {out}",
+            in_flight.pools
+        );
+        assert_eq!(out.matches("Error: SQS queue already exists").count(), 1, "{out}");
+        assert_eq!(
+            out.matches("It carries this provider's mark").count(),
+            out.matches("already exists with").count(),
+            "{out}"
+        );
+        let mut imports = String::new();
+        for (name, _) in &in_flight.pools {
+            let block = format!("import {{ to = karpenter_node_pool.<name> id = \"{name}\" }}");
+            assert!(out.contains(&block), "no import block for {name}: {out}");
+            let index = name.trim_start_matches("pool-");
+            imports.push_str(&format!(
+                "import {{\n  to = karpenter_node_pool.many[{index}]\n  id = \"{name}\"\n}}\n"
+            ));
+        }
+        let queue = &in_flight.queue;
+        assert!(
+            out.contains(&format!(
+                "import {{ to = karpenter_interruption_queue.<name> id = \"{queue}\" }}"
+            )),
+            "{out}"
+        );
+        imports.push_str(&format!(
+            "import {{\n  to = karpenter_interruption_queue.q\n  id = \"{queue}\"\n}}\n"
+        ));
+        let queue_url = aws_queue_url(&self.moto, queue);
+        self.work.write("imports.tf", &imports);
+        let run = self.work.apply();
+        assert!(
+            run.success,
+            "the apply after the imports failed:\n{}",
+            run.output()
+        );
+        for (name, uid) in &in_flight.pools {
+            let now = self.cluster.node_pool(name).map(|p| p["metadata"]["uid"].clone());
+            assert_eq!(
+                now.as_ref(),
+                Some(uid),
+                "{name} was recreated instead of imported"
+            );
+        }
+        assert_eq!(
+            aws_queue_url(&self.moto, queue),
+            queue_url,
+            "the queue was recreated"
+        );
         assert!(
             self.work.plan_is_empty(),
             "plan after converging:\n{}",
@@ -232,6 +314,31 @@ resource "karpenter_interruption_queue" "q" {{
         assert_eq!(state_rules.len(), 5);
         assert_eq!(rules, state_rules, "EventBridge rules in moto vs in state");
     }
+}
+
+/// What the kill left in flight: pools on the server that the state does not list (with their
+/// uids), and the queue's name.
+struct InFlight {
+    pools: Vec<(String, Json)>,
+    queue: String,
+}
+
+/// The queue's URL in moto.
+fn aws_queue_url(moto: &Moto, name: &str) -> String {
+    let sqs = aws_sdk_sqs::Client::new(&moto.sdk_config());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        let out = sqs
+            .get_queue_url()
+            .queue_name(name)
+            .send()
+            .await
+            .expect("GetQueueUrl");
+        out.queue_url().unwrap_or_default().to_string()
+    })
 }
 
 fn list_pools(cluster: &Cluster) -> Vec<String> {
@@ -332,9 +439,9 @@ fn provider_killed_mid_apply_then_apply_converges_without_leaks() {
         output.contains("Error"),
         "terraform did not report the dead plugin:\n{output}"
     );
-    stack.assert_left_in_flight();
+    let in_flight = stack.assert_left_in_flight();
     stack.clear_slowness();
-    stack.converges();
+    stack.converges(&in_flight);
 }
 
 #[test]
@@ -365,7 +472,7 @@ fn terraform_killed_mid_apply_then_apply_converges_and_the_plugin_exits() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    stack.assert_left_in_flight();
+    let in_flight = stack.assert_left_in_flight();
     stack.clear_slowness();
-    stack.converges();
+    stack.converges(&in_flight);
 }

@@ -50,7 +50,12 @@ pub struct Taken<'a> {
 impl Taken<'_> {
     /// The refusal as an error on `path` (the attribute the name comes from).
     pub fn refuse(&self, path: &AttributePath, diags: &mut Diagnostics) {
-        diags.error_at(path, format!("{} already exists", self.what), self.detail());
+        let mut what = self.what.chars();
+        let summary = match what.next() {
+            Some(first) => format!("{}{} already exists", first.to_uppercase(), what.as_str()),
+            None => "Already exists".to_string(),
+        };
+        diags.error_at(path, summary, self.detail());
     }
 
     /// The text of the refusal.
@@ -86,8 +91,16 @@ impl Taken<'_> {
             ),
             None => String::new(),
         };
+        // "an SQS queue": the acronym is read letter by letter.
+        let article = if what.starts_with(['A', 'E', 'I', 'O', 'U', 'a', 'e', 'i', 'o', 'u'])
+            || what.starts_with("SQS")
+        {
+            "An"
+        } else {
+            "A"
+        };
         format!(
-            "A {what} named {name:?}{id} already exists {place}. {whose} A create never takes over an existing \
+            "{article} {what} named {name:?}{id} already exists {place}. {whose} A create never takes over an existing \
              {what}: nothing of it was changed, and nothing was recorded, so destroying this configuration will not \
              delete it.{take_over} Otherwise {}.",
             self.otherwise
