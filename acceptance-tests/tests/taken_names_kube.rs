@@ -355,15 +355,31 @@ fn objects_made_by_kubectl_or_helm_are_refused_untouched_and_survive_destroy() {
         }
     };
     check_untouched("after the refused apply");
-    assert!(
-        cluster.requests(Some("PATCH"), "/taken").is_empty(),
-        "the provider wrote to a taken object: {:?}",
-        cluster.requests(Some("PATCH"), "/taken")
+    // The provider's requests (by their User-Agent) to the taken objects: reads only.
+    let providers_requests = |method: &str| -> Vec<String> {
+        cluster
+            .requests(Some(method), "/taken")
+            .into_iter()
+            .filter(|r| r.user_agent.starts_with("terraform-provider-karpenter"))
+            .map(|r| r.path)
+            .collect()
+    };
+    assert_eq!(
+        providers_requests("GET").len(),
+        cases.len(),
+        "one look-up per create"
     );
+    for method in ["PATCH", "PUT", "POST", "DELETE"] {
+        assert!(
+            providers_requests(method).is_empty(),
+            "the provider sent {method} to a taken object: {:?}",
+            providers_requests(method)
+        );
+    }
     work.destroy().ok();
     check_untouched("after destroy of the refusing configuration");
     assert!(
-        cluster.requests(Some("DELETE"), "/taken").is_empty(),
+        providers_requests("DELETE").is_empty(),
         "destroy deleted a taken object"
     );
 }

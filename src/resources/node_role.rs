@@ -149,7 +149,10 @@ fn desired(
         stale_owned: Vec::new(),
         stale_inline: Vec::new(),
         instance_profile: profile.then(|| name.to_string()),
-        stale_profile: (!profile && bool_of(prior, "create_instance_profile")).then(|| name.to_string()),
+        stale_profile: (!profile
+            && (bool_of(prior, "create_instance_profile")
+                || get_str(prior, "instance_profile_name").is_some()))
+        .then(|| name.to_string()),
     }
 }
 
@@ -165,10 +168,18 @@ fn state(base: &Value, actual: &Actual, default_tags: &std::collections::BTreeMa
         .filter(|a| !defaults.contains(a))
         .cloned()
         .collect();
-    let profile = actual
+    // The profile counts as created when it holds the role. One that this resource made but
+    // that does not hold the role yet (a create that failed between CreateInstanceProfile and
+    // AddRoleToInstanceProfile) is still recorded by name, so destroy deletes it and no later
+    // create meets it as a taken name; `create_instance_profile` stays false until it holds
+    // the role, so the plan finishes the job.
+    let holding = actual
         .profile
         .as_ref()
         .filter(|p| p.roles.contains(&actual.role.name));
+    let profile = actual.profile.as_ref().filter(|p| {
+        p.roles.contains(&actual.role.name) || crate::aws::ownership::is_owned_by(&p.tags, TYPE_NAME)
+    });
     let mut fields = match base {
         Value::Object(f) => f.clone(),
         _ => Default::default(),
@@ -201,7 +212,7 @@ fn state(base: &Value, actual: &Actual, default_tags: &std::collections::BTreeMa
         iam_role::UNMANAGED_INLINE,
         iam_role::unmanaged_inline(actual, None),
     );
-    set("create_instance_profile", Value::Bool(profile.is_some()));
+    set("create_instance_profile", Value::Bool(holding.is_some()));
     set(
         "instance_profile_name",
         opt_string(profile.map(|p| p.name.clone())),
