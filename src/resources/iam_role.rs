@@ -17,7 +17,7 @@ use crate::framework::validate::{self as v, Validator};
 use crate::framework::values::get_str;
 use crate::framework::{ApplyOutcome, Attribute, Diagnostics};
 use crate::policy::arn::{self, Arn};
-use crate::resources::taken_name::{Marks, Taken};
+use crate::resources::taken_name::{Marks, Taken, owner_tag_mark};
 use crate::tfvalue::{AttributePath, Type, Value};
 
 /// Longest `name_prefix`: a generated suffix takes 26 of a role name's 64 characters.
@@ -339,20 +339,6 @@ pub fn explain_partial_create(resource_type: &str, mut out: ApplyOutcome) -> App
     out
 }
 
-/// How the ownership tag of `resource_type` is spelled in refusals.
-fn our_tag(resource_type: &str) -> String {
-    format!("the tag `{OWNER_TAG_KEY}` = `{resource_type}`")
-}
-
-/// Whose marks a part with these tags carries.
-fn marks(tags: &BTreeMap<String, String>, resource_type: &str) -> Marks {
-    if ownership::is_owned_by(tags, resource_type) {
-        Marks::Ours
-    } else {
-        Marks::Others(String::new())
-    }
-}
-
 /// Refuses a role that exists but is not in this resource's state: create never adopts, even
 /// a role with our ownership tag (another state's, or an interrupted apply's; import takes
 /// either over on purpose).
@@ -368,7 +354,7 @@ pub fn refuse_existing_role(resource_type: &str, have: Option<&Actual>, diags: &
         name: &a.role.name,
         id_detail: Some(&a.role.arn),
         place: "in this account",
-        our_mark: our_tag(resource_type),
+        our_mark: owner_tag_mark(resource_type),
         marks,
         import_id: Some(&a.role.name),
         otherwise: "choose another name",
@@ -388,7 +374,7 @@ pub fn refuse_existing_profile(
     diags: &mut Diagnostics,
 ) {
     let Some(p) = profile else { return };
-    let marks = marks(&p.tags, resource_type);
+    let marks = Marks::of_tags(&p.tags, resource_type);
     if !creating && marks == Marks::Ours {
         return;
     }
@@ -408,7 +394,7 @@ pub fn refuse_existing_profile(
         name: &p.name,
         id_detail: Some(&id),
         place: "in this account",
-        our_mark: our_tag(resource_type),
+        our_mark: owner_tag_mark(resource_type),
         marks,
         import_id: None,
         otherwise: &otherwise,
@@ -430,7 +416,7 @@ pub async fn refuse_existing_policies(
         let Some(tags) = iam.policy_tags(arn).await? else {
             continue;
         };
-        let marks = marks(&tags, resource_type);
+        let marks = Marks::of_tags(&tags, resource_type);
         if !creating && marks == Marks::Ours {
             continue;
         }
@@ -441,7 +427,7 @@ pub async fn refuse_existing_policies(
             name,
             id_detail: Some(arn),
             place: "in this account",
-            our_mark: our_tag(resource_type),
+            our_mark: owner_tag_mark(resource_type),
             marks,
             import_id: None,
             otherwise: "choose another role name (the policies are named after it), or delete that policy if it \

@@ -28,7 +28,7 @@ use crate::framework::{
 use crate::provider::KarpenterContext;
 use crate::resources::aws_list;
 use crate::resources::tags_all;
-use crate::resources::taken_name::{Marks, Taken};
+use crate::resources::taken_name::{Marks, Taken, owner_tag_mark};
 use crate::tfvalue::{AttributePath, Number, Type, Value};
 
 /// The resource type.
@@ -801,11 +801,6 @@ fn retired_key(name: &str) -> String {
     format!("retired:{name}")
 }
 
-/// How the ownership tag is spelled in refusals.
-fn our_tag() -> String {
-    format!("the tag `{}` = `{TYPE_NAME}`", ownership::OWNER_TAG_KEY)
-}
-
 /// Whether an unrecorded rule under one of our names is what an interrupted update of this very
 /// resource left: it carries our ownership tag and points at nothing but the queue this state
 /// records (or at nothing yet, when the interruption came between PutRule and PutTargets). A
@@ -847,18 +842,14 @@ async fn check_ownership(c: &Clients, d: &Desired, cur: &Current) -> Result<Adop
                     .list_tags(&url)
                     .await
                     .map_err(|e| fail(e, Some(name_path.clone())))?;
-                let marks = if ownership::is_owned_by(&tags, TYPE_NAME) {
-                    Marks::Ours
-                } else {
-                    Marks::Others(String::new())
-                };
+                let marks = Marks::of_tags(&tags, TYPE_NAME);
                 Taken {
                     resource_type: TYPE_NAME,
                     what: "SQS queue",
                     name: &d.queue_name,
                     id_detail: Some(&url),
                     place: "in this account and region",
-                    our_mark: our_tag(),
+                    our_mark: owner_tag_mark(TYPE_NAME),
                     marks,
                     import_id: Some(&d.queue_name),
                     otherwise: "choose another queue name; its messages, policy and tags were left as they are",
@@ -897,18 +888,14 @@ async fn check_ownership(c: &Clients, d: &Desired, cur: &Current) -> Result<Adop
                 adopted.rules.push(name);
                 continue;
             }
-            let marks = if ownership::is_owned_by(&tags, TYPE_NAME) {
-                Marks::Ours
-            } else {
-                Marks::Others(String::new())
-            };
+            let marks = Marks::of_tags(&tags, TYPE_NAME);
             Taken {
                 resource_type: TYPE_NAME,
                 what: "EventBridge rule",
                 name: &name,
                 id_detail: Some(&arn),
                 place: "on the default event bus",
-                our_mark: our_tag(),
+                our_mark: owner_tag_mark(TYPE_NAME),
                 marks,
                 // Importing the queue the rule targets adopts the rule with it.
                 import_id: None,

@@ -11,6 +11,9 @@
 //! part over on purpose. Nothing is recorded, so a destroy of the refusing configuration deletes
 //! nothing of it.
 
+use std::collections::BTreeMap;
+
+use crate::aws::ownership;
 use crate::framework::Diagnostics;
 use crate::tfvalue::AttributePath;
 
@@ -22,6 +25,23 @@ pub enum Marks {
     /// Someone else's; the text names them when it can (`kubectl-client-side-apply, helm`) and
     /// is empty when nothing tells.
     Others(String),
+}
+
+impl Marks {
+    /// The marks of an AWS part with these tags: ours when it carries the ownership tag with
+    /// `resource_type`'s value.
+    pub fn of_tags(tags: &BTreeMap<String, String>, resource_type: &str) -> Marks {
+        if ownership::is_owned_by(tags, resource_type) {
+            Marks::Ours
+        } else {
+            Marks::Others(String::new())
+        }
+    }
+}
+
+/// How the ownership tag of `resource_type` is spelled in refusals ([`Taken::our_mark`]).
+pub fn owner_tag_mark(resource_type: &str) -> String {
+    format!("the tag `{}` = `{resource_type}`", ownership::OWNER_TAG_KEY)
 }
 
 /// A part found under a name the resource was about to create.
