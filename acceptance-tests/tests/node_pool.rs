@@ -476,8 +476,11 @@ fn transient_faults_during_apply_converge_and_a_422_fails_fast_with_its_cause() 
     );
 }
 
+/// One CRD wait for all 50, and at most three requests per pool: the look-up that refuses a
+/// taken name (create never adopts, #26), the server-side apply, and the one read of the status
+/// Karpenter wrote.
 #[test]
-fn fifty_pools_make_one_crd_wait_and_at_most_two_requests_each() {
+fn fifty_pools_make_one_crd_wait_and_at_most_three_requests_each() {
     let cluster = Cluster::with_v1_crds();
     let work = Workdir::new(&format!(
         r#"{}
@@ -500,7 +503,7 @@ resource "karpenter_node_pool" "many" {{
     assert_eq!(crd_reads.len(), 1, "{crd_reads:?}");
     let pool_requests = cluster.requests(None, "/apis/karpenter.sh/v1/nodepools");
     assert!(
-        pool_requests.len() <= 100,
+        pool_requests.len() <= 150,
         "{} requests for 50 pools",
         pool_requests.len()
     );

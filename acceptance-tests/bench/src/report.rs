@@ -144,9 +144,11 @@ pub fn rows(r: &Results) -> Vec<Row> {
         shown: q.apply_per_pool.summary(2),
         baseline: None,
         ratio: None,
-        target: "≤ 2".into(),
+        // The look-up before the first write (create never adopts, #26), the apply, and at
+        // most one read of Karpenter's status.
+        target: "≤ 3".into(),
         verdict: if judged {
-            Verdict::of(q.apply_per_pool.max() <= 2.0)
+            Verdict::of(q.apply_per_pool.max() <= 3.0)
         } else {
             Verdict::NotJudged
         },
