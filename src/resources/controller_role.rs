@@ -164,8 +164,8 @@ static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
             .describe("Trust EKS Pod Identity (`pods.eks.amazonaws.com`). Pod Identity does not work on Fargate; use `irsa` there. Both may be set. A bool, since Pod Identity's trust has nothing to configure; the association itself is made with `aws_eks_pod_identity_association`."),
         Attribute::string("policy_attachment")
             .default_value(Value::string("inline"))
-            .describe("How the permissions are attached: `inline` (one inline policy, `KarpenterControllerPolicy`) or `managed` (one customer managed policy per upstream group, named `<role name>-<group>`, each under IAM's 6,144-character limit).")
-            .validate(v::one_of(&["inline", "managed"])),
+            .describe("How the permissions are attached: `inline` (one inline policy, `KarpenterControllerPolicy`), `managed` (one customer managed policy per upstream group, named `<role name>-<group>`, each under IAM's 6,144-character limit), or `none`: the provider writes no permissions, and the role has exactly the policies of `additional_policy_arns` (for a role whose policy is managed elsewhere, e.g. the policy terraform-aws-eks's Karpenter module made; import gives this mode for a role with only such policies attached).")
+            .validate(v::one_of(&["inline", "managed", "none"])),
         Attribute::string("policy")
             .computed()
             .describe("The controller permissions in force, as one canonical JSON document (keys sorted); the statements `karpenter_controller_policy` renders for the same inputs."),
@@ -251,6 +251,13 @@ fn managed(value: &Value) -> bool {
     get_str(value, "policy_attachment") == Some("managed")
 }
 
+/// `policy_attachment = "none"`: the provider writes no permissions; the role has what
+/// `additional_policy_arns` attaches (a role whose policies someone else manages, such as
+/// terraform-aws-eks's Karpenter module's).
+fn unmanaged(value: &Value) -> bool {
+    get_str(value, "policy_attachment") == Some("none")
+}
+
 fn group_arn(partition: &str, account: &str, path: &str, role: &str, group: &str) -> String {
     format!("arn:{partition}:iam::{account}:policy{path}{role}-{group}")
 }
@@ -312,7 +319,9 @@ fn desired(
     let path = get_str(planned, "path").unwrap_or("/").to_string();
     let (p, a) = iam_role::partition_and_account(role_arn).unwrap_or_default();
     let all = all_group_arns(role_arn, &path, name);
-    let (inline, owned, stale_inline) = if managed(planned) {
+    let (inline, owned, stale_inline) = if unmanaged(planned) {
+        (None, Vec::new(), vec![INLINE_POLICY.to_string()])
+    } else if managed(planned) {
         let owned = policy_groups(&i)
             .into_iter()
             .map(|g| OwnedPolicy {
@@ -357,7 +366,9 @@ fn desired(
 
 /// The permissions in force, merged into one canonical document (None when there are none).
 fn policy_in_force(base: &Value, actual: &Actual, all: &[String]) -> Option<String> {
-    if managed(base) {
+    if unmanaged(base) {
+        None
+    } else if managed(base) {
         let statements: Vec<Json> = all
             .iter()
             .filter_map(|arn| actual.owned.get(arn))
@@ -415,7 +426,7 @@ fn state(base: &Value, actual: &Actual, defaults: &BTreeMap<String, String>) -> 
         Value::string(iam_role::canonical(&actual.role.trust_policy)),
     );
     set("policy", policy.map(Value::string).unwrap_or(Value::Null));
-    let own_inline = (!managed(base)).then_some(INLINE_POLICY);
+    let own_inline = (!managed(base) && !unmanaged(base)).then_some(INLINE_POLICY);
     set(
         iam_role::UNMANAGED_INLINE,
         iam_role::unmanaged_inline(actual, own_inline),
@@ -739,6 +750,7 @@ impl Resource<KarpenterContext> for ControllerRole {
         );
         let snapshot = Value::Object(fields.clone());
         let policy = match inputs(&snapshot) {
+            _ if unmanaged(&snapshot) => Value::Null,
             Some(i) => {
                 check_sizes(&i, managed(&snapshot), diags);
                 Value::string(expected_policy(&i))
@@ -770,7 +782,9 @@ impl Resource<KarpenterContext> for ControllerRole {
                     Value::List(Vec::new())
                 }
             }
-            _ if get_str(&snapshot, "policy_attachment") == Some("inline") => Value::List(Vec::new()),
+            _ if matches!(get_str(&snapshot, "policy_attachment"), Some("inline" | "none")) => {
+                Value::List(Vec::new())
+            }
             _ => Value::unknown(),
         };
         fields.insert("managed_policy_arns".into(), arns);
@@ -937,8 +951,16 @@ fn infer(actual: &Actual) -> Result<Value, String> {
             // stay unset, and the apply after the import writes the permissions.
             return Ok(Value::Object(fields));
         }
+        if !actual.attached.is_empty() {
+            // Its permissions are policies someone else manages (terraform-aws-eks's Karpenter
+            // module attaches one of its own): kept as they are, in `additional_policy_arns`.
+            fields.insert("policy_attachment".into(), Value::string("none"));
+            return Ok(Value::Object(fields));
+        }
         return Err(
-            "it has neither the KarpenterControllerPolicy inline policy nor its managed policies".into(),
+            "it has neither the KarpenterControllerPolicy inline policy, nor its managed policies, nor any \
+             attached policy"
+                .into(),
         );
     };
     let by_sid = |sid: &str| {

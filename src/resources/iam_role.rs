@@ -240,6 +240,14 @@ pub async fn converge(iam: &Iam, want: &Desired, have: Option<&Actual>) -> Resul
             iam.attach_policy(&want.name, arn).await?;
         }
     }
+    // The inline policy, before anything is detached: permissions are added before others are
+    // taken away, so a switch of `policy_attachment` (e.g. from a policy someone else manages to
+    // ours) never leaves the role without a permission it had.
+    if let Some((policy, document)) = &want.inline
+        && !same_doc(document, have.and_then(|a| a.inline.get(policy)))
+    {
+        iam.put_inline_policy(&want.name, policy, document).await?;
+    }
     for arn in &attached {
         if !wanted_attached.contains(arn) {
             iam.detach_policy(&want.name, arn).await?;
@@ -250,12 +258,6 @@ pub async fn converge(iam: &Iam, want: &Desired, have: Option<&Actual>) -> Resul
         iam.delete_managed_policy(arn).await?;
     }
 
-    // Inline policy.
-    if let Some((policy, document)) = &want.inline
-        && !same_doc(document, have.and_then(|a| a.inline.get(policy)))
-    {
-        iam.put_inline_policy(&want.name, policy, document).await?;
-    }
     for policy in &want.stale_inline {
         if have.is_some_and(|a| a.inline_names.contains(policy)) {
             iam.delete_inline_policy(&want.name, policy).await?;

@@ -1265,6 +1265,24 @@ async fn delete_parts(c: &Clients, prior: &Value, notes: &mut Diagnostics) -> Re
     }
 }
 
+/// The tag terraform-aws-eks's Karpenter module puts on its rules: the cluster's name.
+const MODULE_CLUSTER_TAG: &str = "ClusterName";
+
+/// The kind of rule an event pattern is: the one whose source and detail type it names (rules
+/// made by others spell the same pattern with other whitespace or key order).
+pub(crate) fn kind_of_pattern(pattern: &str) -> Option<&'static RuleKind> {
+    let p: serde_json::Value = serde_json::from_str(pattern).ok()?;
+    let first = |key: &str| match &p[key] {
+        serde_json::Value::Array(a) if a.len() == 1 => a[0].as_str().map(str::to_string),
+        serde_json::Value::String(s) => Some(s.clone()),
+        _ => None,
+    };
+    let (source, detail_type) = (first("source")?, first("detail-type")?);
+    RULE_KINDS
+        .iter()
+        .find(|k| k.source == source && k.detail_type == detail_type)
+}
+
 /// The queue name an import id names: a queue name, or a queue URL (its last path segment).
 pub fn queue_name_from_import_id(id: &str) -> Option<String> {
     let id = id.trim();
@@ -1642,14 +1660,55 @@ impl Resource<KarpenterContext> for InterruptionQueue {
         let attrs = c.sqs.get_attributes(&url).await.map_err(|e| e.to_diagnostics())?;
         let arn = attrs.get("QueueArn").cloned().unwrap_or_default();
         // The rules are found by their target; their common prefix is the rule_name_prefix.
+        // Rules named otherwise (terraform-aws-eks's Karpenter module, a CloudFormation stack)
+        // that carry one of our event patterns are recorded as retired: the next apply builds
+        // this resource's rules beside them and then deletes them, so events never stop.
         let mut rules = BTreeMap::new();
         let mut prefix = None;
+        let mut retired_kinds = Vec::new();
+        let mut cluster_hint = None;
         for rule in c
             .events
             .rule_names_by_target(&arn)
             .await
             .map_err(|e| e.to_diagnostics())?
         {
+            if split_rule_name(&rule).is_none() {
+                let Some(info) = c
+                    .events
+                    .describe_rule(&rule)
+                    .await
+                    .map_err(|e| e.to_diagnostics())?
+                else {
+                    continue;
+                };
+                let Some(kind) = info.event_pattern.as_deref().and_then(kind_of_pattern) else {
+                    continue;
+                };
+                let tags = c
+                    .events
+                    .list_tags(&info.arn)
+                    .await
+                    .map_err(|e| e.to_diagnostics())?;
+                if cluster_hint.is_none() {
+                    cluster_hint = tags.get(MODULE_CLUSTER_TAG).cloned();
+                }
+                retired_kinds.push(kind.key);
+                rules.insert(
+                    retired_key(&rule),
+                    RuleState {
+                        name: rule.clone(),
+                        arn: Some(info.arn),
+                        event_pattern: info.event_pattern.as_deref().map(canonical_json),
+                        enabled: Some(info.enabled),
+                        target_arn: Some(arn.clone()),
+                        tags: Some(visible_tags(tags)),
+                        other_targets: None,
+                    }
+                    .to_value(),
+                );
+                continue;
+            }
             if let Some((p, k)) = split_rule_name(&rule)
                 && prefix.as_deref().is_none_or(|q| q == p)
             {
@@ -1675,13 +1734,15 @@ impl Resource<KarpenterContext> for InterruptionQueue {
         let tags = c.sqs.list_tags(&url).await.map_err(|e| e.to_diagnostics())?;
         let cluster = cluster_for_import(
             &name,
-            tags.get(CLUSTER_TAG_KEY).map(String::as_str),
+            tags.get(CLUSTER_TAG_KEY)
+                .or(cluster_hint.as_ref())
+                .map(String::as_str),
             prefix.as_deref(),
         );
         let prefix = prefix.unwrap_or_else(|| default_rule_prefix(&cluster));
         let enabled: Vec<Value> = RULE_KINDS
             .iter()
-            .filter(|k| rules.contains_key(k.key))
+            .filter(|k| rules.contains_key(k.key) || retired_kinds.contains(&k.key))
             .map(|k| Value::string(k.key))
             .collect();
         let mut state = crate::framework::schema::null_object(&SCHEMA.value_type());
@@ -1751,6 +1812,21 @@ impl InterruptionQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn patterns_spelled_by_others_are_classified_by_source_and_detail_type() {
+        let module = "{\n  \"source\": [\"aws.ec2\"],\n  \"detail-type\": [\"EC2 Spot Instance Interruption Warning\"]\n}";
+        assert_eq!(kind_of_pattern(module).map(|k| k.key), Some("spot_interruption"));
+        for k in RULE_KINDS {
+            assert_eq!(kind_of_pattern(&k.event_pattern()).map(|x| x.key), Some(k.key));
+        }
+        assert!(kind_of_pattern(r#"{"source":["aws.ec2"],"detail-type":["Something else"]}"#).is_none());
+        assert!(
+            kind_of_pattern(r#"{"source":["aws.ec2","aws.health"],"detail-type":["AWS Health Event"]}"#)
+                .is_none()
+        );
+        assert!(kind_of_pattern("not json").is_none());
+    }
 
     #[test]
     fn event_patterns_match_upstream() {

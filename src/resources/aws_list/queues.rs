@@ -18,10 +18,10 @@ pub(super) fn queue_name_of_url(url: &str) -> &str {
     url.trim_end_matches('/').rsplit('/').next().unwrap_or_default()
 }
 
-/// A warning for the Karpenter rules that target a queue but that its import does not adopt:
-/// the resource names its rules `<rule_name_prefix><Kind>` with one prefix, so rules named
-/// otherwise (CloudFormation names them `<stack>-<LogicalId>-<suffix>`) keep working but stay
-/// outside Terraform.
+/// A warning for the Karpenter rules that target a queue under names the resource does not give
+/// (`<rule_name_prefix><Kind>` with one prefix; CloudFormation names them
+/// `<stack>-<LogicalId>-<suffix>`, terraform-aws-eks's module `Karpenter<Event>-<suffix>`): the
+/// import records them as retired, and the first apply after it replaces them.
 pub(super) fn rules_not_adopted(queue: &str, rule_names: &[String]) -> Diagnostics {
     let prefix = queue::rule_prefix_of(rule_names.iter().map(String::as_str));
     let foreign: Vec<&str> = rule_names
@@ -32,14 +32,13 @@ pub(super) fn rules_not_adopted(queue: &str, rule_names: &[String]) -> Diagnosti
     let mut d = Diagnostics::new();
     if !foreign.is_empty() {
         d.warning(
-            format!("Some EventBridge rules of queue {queue} are not adopted"),
+            format!("Some EventBridge rules of queue {queue} are replaced on the first apply after an import"),
             format!(
                 "The rules {} send Karpenter's interruption events to this queue, but their names do not have the \
-                 form <rule_name_prefix><Kind> that karpenter_interruption_queue manages (CloudFormation names \
-                 rules <stack>-<LogicalId>-<suffix>). Importing the queue leaves them as they are: they keep \
-                 working, outside Terraform, and the generated configuration does not enable those kinds. To \
-                 hand them over, add their kinds to enabled_rules (the provider creates its own rules) and then \
-                 delete these (for a stack, with the stack).",
+                 form <rule_name_prefix><Kind> that karpenter_interruption_queue gives its rules (CloudFormation and \
+                 terraform-aws-eks's Karpenter module name them otherwise). Importing the queue records them under \
+                 rules[\"retired:<name>\"]: the first apply after it creates the resource's own rules for the same \
+                 events and then deletes these, so no event is lost. The plan after the import shows that change.",
                 foreign.join(", ")
             ),
         );
