@@ -2,7 +2,8 @@
 //! what the module's defaults make — v21 (five rules, PullOnly, `DenyHTTP` with `Bool`), v20
 //! (four rules, ReadOnly, `DenyHTTP` with `StringEquals`), a v21 variant with a custom
 //! `queue_name` and `rule_name_prefix`, and a stack shaped like the CloudFormation reference
-//! (rules named by CloudFormation, no cluster tag) — plus a message in the queue and an
+//! (rules named by CloudFormation, no cluster tag, kept under their names with `rule_names`)
+//! — plus a message in the queue and an
 //! instance profile Karpenter's controller made for the node role. Then exactly the
 //! configuration of `docs/guides/migrating-from-terraform-aws-eks.md` is applied, with its
 //! import blocks: nothing is replaced or deleted that nodes or the controller use, the
@@ -35,6 +36,8 @@ struct Seed {
     controller_policy: &'static str,
     node_role: &'static str,
     ecr_policy: &'static str,
+    /// Keep the rules under their own names (`rule_names`), instead of replacing them.
+    keep_names: bool,
 }
 
 const SFX: &str = "20240312093015123400000001";
@@ -69,6 +72,7 @@ fn v21() -> Seed {
         controller_policy: "KarpenterController-20240312093015123400000003",
         node_role: "Karpenter-demo-20240312093015123400000004",
         ecr_policy: "AmazonEC2ContainerRegistryPullOnly",
+        keep_names: false,
     }
 }
 
@@ -105,6 +109,7 @@ fn cloudformation() -> Seed {
         controller_role: "KarpenterControllerRole-demo",
         controller_policy: "KarpenterControllerPolicy-demo",
         node_role: "KarpenterNodeRole-demo",
+        keep_names: true,
         ..v21()
     }
 }
@@ -391,11 +396,21 @@ async fn migrate(seed: Seed) {
 
     let mut work = Workdir::new(&format!("{}\n{}", proxy.provider_block(), guide_config()));
     configure_env(&mut work);
+    let rule_names = if seed.keep_names {
+        let entries: Vec<String> = seed
+            .rules
+            .iter()
+            .map(|(key, name)| format!("  {key} = \"{name}\"\n"))
+            .collect();
+        format!("rule_names = {{\n{}}}\n", entries.concat())
+    } else {
+        String::new()
+    };
     work.write(
         "terraform.tfvars",
         &format!(
             "cluster_name = \"{}\"\ncontroller_role_name = \"{}\"\ncontroller_policy_arn = \"{policy_arn}\"\n\
-             node_role_name = \"{}\"\nqueue_name = \"{}\"\necr_policy = \"{}\"\n",
+             node_role_name = \"{}\"\nqueue_name = \"{}\"\necr_policy = \"{}\"\n{rule_names}",
             seed.cluster, seed.controller_role, seed.node_role, seed.queue, seed.ecr_policy
         ),
     );
@@ -430,33 +445,42 @@ async fn migrate(seed: Seed) {
     let mut expected_node: BTreeSet<String> = node_policies.clone();
     expected_node.insert("arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore".into());
     assert_eq!(attached(&aws.iam, seed.node_role).await, expected_node);
-    // The module's rules are replaced by the resource's own five, all at the queue.
+    // Five rules at the queue: the module's replaced by the resource's own, or (keep_names)
+    // kept under their names with the missing kind created beside them.
     let queue_arn = format!("arn:aws:sqs:{REGION}:{ACCOUNT}:{}", seed.queue);
     let rules = aws.rules().await;
     let names: Vec<&str> = rules.iter().map(|(n, _)| n.as_str()).collect();
     let prefix = format!("Karpenter-{}-", seed.cluster);
     assert_eq!(rules.len(), 5, "{names:?}");
     for (name, targets) in &rules {
+        let kept = seed.keep_names && seed.rules.iter().any(|(_, n)| n == name);
         assert!(
-            name.starts_with(&prefix),
+            kept || name.starts_with(&prefix),
             "{name} is not one of the resource's rules: {names:?}"
         );
         assert_eq!(targets, &vec![queue_arn.clone()], "{name}");
     }
-    // ... created before the module's were deleted.
     let calls: Vec<String> = proxy.calls().into_iter().map(|c| c.operation).collect();
-    let last_put = calls
-        .iter()
-        .rposition(|c| c == "AWSEvents.PutTargets")
-        .expect("PutTargets");
-    let first_delete = calls
-        .iter()
-        .position(|c| c == "AWSEvents.DeleteRule")
-        .expect("DeleteRule");
-    assert!(
-        last_put < first_delete,
-        "a module rule was deleted before the new rules were wired: {calls:?}"
-    );
+    if seed.keep_names {
+        assert!(
+            !calls.iter().any(|c| c == "AWSEvents.DeleteRule"),
+            "a kept rule was deleted: {calls:?}"
+        );
+    } else {
+        // ... created before the module's were deleted.
+        let last_put = calls
+            .iter()
+            .rposition(|c| c == "AWSEvents.PutTargets")
+            .expect("PutTargets");
+        let first_delete = calls
+            .iter()
+            .position(|c| c == "AWSEvents.DeleteRule")
+            .expect("DeleteRule");
+        assert!(
+            last_put < first_delete,
+            "a module rule was deleted before the new rules were wired: {calls:?}"
+        );
+    }
     assert!(
         work.plan_is_empty(),
         "plan after the migration is not empty:\n{}",

@@ -366,26 +366,7 @@ async fn list_and_check(s: &mut Session, type_name: &str, config: Json) -> Vec<L
     let (found, diags) = s.list(type_name, config, true, 100).await;
     assert!(!has_errors(&diags), "{type_name}: {}", text(&diags));
     for listed in &found {
-        // A queue whose rules were named by someone else (a CloudFormation stack) imports them
-        // as retired: the plan after the import replaces them with the resource's own, and
-        // nothing else.
-        let retired = |v: &Value| {
-            v.get("rules")
-                .and_then(Value::as_entries)
-                .is_some_and(|r| r.keys().any(|k| k.starts_with("retired:")))
-        };
-        if listed.state.as_ref().is_some_and(retired) {
-            let (planned, imported) = s
-                .assert_generated_config_plans_only(type_name, listed, &["rules"])
-                .await;
-            assert!(
-                retired(&imported) && !retired(&planned),
-                "{}",
-                listed.display_name
-            );
-        } else {
-            s.assert_generated_config_plans_empty(type_name, listed).await;
-        }
+        s.assert_generated_config_plans_empty(type_name, listed).await;
         let by_identity = s
             .import_by_identity(type_name, &listed.identity)
             .await
@@ -434,17 +415,24 @@ async fn interruption_queues_are_found_by_their_rules_and_tags() {
             json!({"queue_name": "demo", "region": REGION, "account_id": ACCOUNT_ID})
         )
     );
-    // The queue the CloudFormation reference made imports, and its plan replaces only the
-    // CloudFormation-named rules (checked above), which the listing says.
+    // The queue the CloudFormation reference made imports and plans empty (checked above),
+    // its CloudFormation-named rules adopted under their own names.
     let cfn = all
         .iter()
         .find(|l| l.display_name.starts_with("cfn"))
         .expect("cfn");
-    assert!(
-        text(&cfn.diagnostics).contains("Karpenter-cfn-SpotInterruptionRule-1X2Y3Z")
-            && text(&cfn.diagnostics).contains("are replaced"),
-        "{}",
-        text(&cfn.diagnostics)
+    assert!(cfn.diagnostics.is_empty(), "{}", text(&cfn.diagnostics));
+    let cfn_names = cfn
+        .state
+        .as_ref()
+        .and_then(|s| s.get("rule_names"))
+        .and_then(Value::as_entries)
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        cfn_names.get("spot_interruption").and_then(Value::as_str),
+        Some("Karpenter-cfn-SpotInterruptionRule-1X2Y3Z"),
+        "{cfn_names:?}"
     );
     assert!(demo.diagnostics.is_empty(), "{}", text(&demo.diagnostics));
     let state = demo.state.as_ref().expect("state");

@@ -415,6 +415,24 @@ static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
                 ))
                 .validate(v::length(1, max_prefix_len()))
                 .validate(v::matches(r"^[.\-_A-Za-z0-9]+$", "letters, digits, `.`, `-` and `_`")),
+            Attribute::map_of("rule_names", Type::String)
+                .optional()
+                .describe(
+                    "Names of rules that keep a name given elsewhere, by kind (`spot_interruption = \"…\"`): a kind \
+                     named here uses this name instead of `<rule_name_prefix><Kind>`. Import sets it for the rules of a \
+                     CloudFormation stack or of terraform-aws-eks's Karpenter module, which name their rules otherwise; \
+                     keep it to adopt those rules as they are, or leave it out to have the next apply replace them with \
+                     rules of the prefix's names (the new rules are created and wired before the old ones are deleted).",
+                )
+                .validate(v::check(
+                    "Must be an EventBridge rule name: 1–64 letters, digits, `.`, `-` and `_`.",
+                    |value| {
+                        let s = value.as_str()?;
+                        let ok = (1..=RULE_NAME_MAX).contains(&s.len())
+                            && s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'));
+                        (!ok).then(|| format!("{s:?} is not an EventBridge rule name: 1–{RULE_NAME_MAX} letters, digits, `.`, `-` and `_`."))
+                    },
+                )),
             Attribute::map_of_objects("rules", rule_object)
                 .computed()
                 .describe("The rules, by kind (`spot_interruption`, ...): name, ARN, pattern, state and target."),
@@ -449,6 +467,8 @@ struct Desired {
     statements: Vec<ExtraStatement>,
     kinds: Vec<&'static RuleKind>,
     prefix: String,
+    /// `rule_names`: kinds whose rule keeps a name given elsewhere.
+    names: BTreeMap<String, String>,
     tags: BTreeMap<String, String>,
     /// The prior state had a KMS key (so switching away must clear it).
     prior_kms: bool,
@@ -553,6 +573,7 @@ impl Desired {
             prefix: get_str(planned, "rule_name_prefix")
                 .map(str::to_string)
                 .unwrap_or_else(|| default_rule_prefix(cluster)),
+            names: string_map(planned.get("rule_names")),
             tags: string_map(planned.get("tags")),
             prior_kms: false,
             name_attribute: if get_str(planned, "name").is_some() {
@@ -562,6 +583,11 @@ impl Desired {
             },
             cluster: cluster.to_string(),
         })
+    }
+
+    /// The name of the rule of kind `k`: its `rule_names` entry, else `<prefix><Kind>`.
+    fn rule_name(&self, k: &RuleKind) -> String {
+        rule_name_in(&self.names, &self.prefix, k)
     }
 
     /// The queue's tags in AWS: `tags_all` plus the ownership and cluster tags.
@@ -795,6 +821,11 @@ struct Adopted {
     rules: Vec<String>,
 }
 
+/// The name of the rule of kind `k` given `rule_names` and the prefix.
+fn rule_name_in(names: &BTreeMap<String, String>, prefix: &str, k: &RuleKind) -> String {
+    names.get(k.key).cloned().unwrap_or_else(|| k.rule_name(prefix))
+}
+
 /// The key under which a recorded rule that is no longer wanted (renamed prefix, kind switched
 /// off) stays in `rules` until it is deleted, so a failure in between keeps it recorded.
 fn retired_key(name: &str) -> String {
@@ -863,7 +894,7 @@ async fn check_ownership(c: &Clients, d: &Desired, cur: &Current) -> Result<Adop
     let unrecorded: Vec<String> = d
         .kinds
         .iter()
-        .map(|k| k.rule_name(&d.prefix))
+        .map(|k| d.rule_name(k))
         .filter(|n| !cur.rules.values().any(|r| &r.name == n))
         .collect();
     if !unrecorded.is_empty() {
@@ -1007,7 +1038,7 @@ async fn converge(
         .filter(|(key, r)| {
             !d.kinds
                 .iter()
-                .any(|k| k.key == key.as_str() && k.rule_name(&d.prefix) == r.name)
+                .any(|k| k.key == key.as_str() && d.rule_name(k) == r.name)
         })
         .map(|(k, r)| (k.clone(), r.clone()))
         .collect();
@@ -1018,7 +1049,7 @@ async fn converge(
 
     // 4. the wanted rules and their targets
     for k in &d.kinds {
-        let name = k.rule_name(&d.prefix);
+        let name = d.rule_name(k);
         let arn = c
             .events
             .put_rule(&name, &k.event_pattern(), &k.description(), &d.rule_tags())
@@ -1234,8 +1265,9 @@ async fn delete_parts(c: &Clients, prior: &Value, notes: &mut Diagnostics) -> Re
     if let Some(prefix) = get_str(prior, "rule_name_prefix")
         && recorded_queue.is_some()
     {
+        let names = string_map(prior.get("rule_names"));
         for k in RULE_KINDS {
-            let name = k.rule_name(prefix);
+            let name = rule_name_in(&names, prefix, k);
             if recorded.contains(&name) {
                 continue;
             }
@@ -1339,6 +1371,37 @@ impl Resource<KarpenterContext> for InterruptionQueue {
                     cluster.len()
                 ),
             );
+        }
+        // `rule_names` names kinds this resource enables.
+        let enabled = config
+            .get("enabled_rules")
+            .filter(|e| e.is_wholly_known() && !e.is_null());
+        for key in config
+            .get("rule_names")
+            .and_then(Value::as_entries)
+            .into_iter()
+            .flatten()
+            .map(|(k, _)| k)
+        {
+            let path = root.attr("rule_names").key(key.clone());
+            if kind(key).is_none() {
+                diags.error_at(
+                    &path,
+                    "Unknown rule kind",
+                    format!(
+                        "{key:?} is not a rule kind; the kinds are {}.",
+                        KIND_KEYS.join(", ")
+                    ),
+                );
+            } else if let Some(enabled) = enabled
+                && !strings(Some(enabled)).iter().any(|k| k == key)
+            {
+                diags.error_at(
+                    &path,
+                    "Rule kind not enabled",
+                    format!("{key:?} is not in enabled_rules, so there is no such rule to name; add it there or remove this entry."),
+                );
+            }
         }
         for key in config
             .get("tags")
@@ -1537,11 +1600,12 @@ impl Resource<KarpenterContext> for InterruptionQueue {
                 } else {
                     BTreeMap::new()
                 };
+                let names = string_map(planned.get("rule_names"));
                 Value::Map(
                     enabled_kinds(planned)
                         .into_iter()
                         .map(|k| {
-                            let name = k.rule_name(prefix);
+                            let name = rule_name_in(&names, prefix, k);
                             let same = prior_rules.get(k.key).filter(|r| r.name == name);
                             let arn = same
                                 .and_then(|r| r.arn.clone())
@@ -1660,12 +1724,12 @@ impl Resource<KarpenterContext> for InterruptionQueue {
         let attrs = c.sqs.get_attributes(&url).await.map_err(|e| e.to_diagnostics())?;
         let arn = attrs.get("QueueArn").cloned().unwrap_or_default();
         // The rules are found by their target; their common prefix is the rule_name_prefix.
-        // Rules named otherwise (terraform-aws-eks's Karpenter module, a CloudFormation stack)
-        // that carry one of our event patterns are recorded as retired: the next apply builds
-        // this resource's rules beside them and then deletes them, so events never stop.
+        // Rules named otherwise (a CloudFormation stack, terraform-aws-eks's Karpenter module)
+        // that carry one of our event patterns are adopted under their own names, in
+        // `rule_names`; the module's `ClusterName` tag on them names the cluster.
         let mut rules = BTreeMap::new();
         let mut prefix = None;
-        let mut retired_kinds = Vec::new();
+        let mut names = BTreeMap::new();
         let mut cluster_hint = None;
         for rule in c
             .events
@@ -1685,6 +1749,9 @@ impl Resource<KarpenterContext> for InterruptionQueue {
                 let Some(kind) = info.event_pattern.as_deref().and_then(kind_of_pattern) else {
                     continue;
                 };
+                if rules.contains_key(kind.key) {
+                    continue;
+                }
                 let tags = c
                     .events
                     .list_tags(&info.arn)
@@ -1693,16 +1760,16 @@ impl Resource<KarpenterContext> for InterruptionQueue {
                 if cluster_hint.is_none() {
                     cluster_hint = tags.get(MODULE_CLUSTER_TAG).cloned();
                 }
-                retired_kinds.push(kind.key);
+                names.insert(kind.key.to_string(), Value::string(rule.clone()));
                 rules.insert(
-                    retired_key(&rule),
+                    kind.key.to_string(),
                     RuleState {
                         name: rule.clone(),
-                        arn: Some(info.arn),
-                        event_pattern: info.event_pattern.as_deref().map(canonical_json),
-                        enabled: Some(info.enabled),
-                        target_arn: Some(arn.clone()),
-                        tags: Some(visible_tags(tags)),
+                        arn: None,
+                        event_pattern: None,
+                        enabled: None,
+                        target_arn: None,
+                        tags: None,
                         other_targets: None,
                     }
                     .to_value(),
@@ -1713,6 +1780,7 @@ impl Resource<KarpenterContext> for InterruptionQueue {
                 && prefix.as_deref().is_none_or(|q| q == p)
             {
                 prefix = Some(p.to_string());
+                names.remove(k.key);
                 rules.insert(
                     k.key.to_string(),
                     RuleState {
@@ -1742,7 +1810,7 @@ impl Resource<KarpenterContext> for InterruptionQueue {
         let prefix = prefix.unwrap_or_else(|| default_rule_prefix(&cluster));
         let enabled: Vec<Value> = RULE_KINDS
             .iter()
-            .filter(|k| rules.contains_key(k.key) || retired_kinds.contains(&k.key))
+            .filter(|k| rules.contains_key(k.key))
             .map(|k| Value::string(k.key))
             .collect();
         let mut state = crate::framework::schema::null_object(&SCHEMA.value_type());
@@ -1755,6 +1823,9 @@ impl Resource<KarpenterContext> for InterruptionQueue {
         set_attr(&mut state, "queue_arn", Value::string(arn));
         set_attr(&mut state, "rule_name_prefix", Value::string(prefix));
         set_attr(&mut state, "enabled_rules", Value::Set(enabled));
+        if !names.is_empty() {
+            set_attr(&mut state, "rule_names", Value::Map(names));
+        }
         set_attr(&mut state, "rules", Value::Map(rules));
         Ok(state)
     }
@@ -2047,5 +2118,42 @@ mod tests {
             .filter_map(|d| d.path.as_ref().map(ToString::to_string))
             .collect();
         assert_eq!(paths, vec!["cluster_name", "kms_data_key_reuse_period_seconds"]);
+    }
+
+    #[test]
+    fn rule_names_name_enabled_kinds() {
+        let config = object([
+            ("cluster_name", Value::string("demo")),
+            (
+                "enabled_rules",
+                Value::Set(vec![Value::string("spot_interruption")]),
+            ),
+            (
+                "rule_names",
+                crate::framework::values::string_map([
+                    ("spot_interruption", "cfn-SpotInterruptionRule-1"),
+                    ("rebalance", "cfn-RebalanceRule-1"),
+                    ("spot", "x"),
+                ]),
+            ),
+        ]);
+        let mut d = Diagnostics::new();
+        InterruptionQueue.validate(&config, &mut d);
+        let paths: Vec<String> = d
+            .iter()
+            .filter_map(|d| d.path.as_ref().map(ToString::to_string))
+            .collect();
+        assert_eq!(paths, vec![r#"rule_names["rebalance"]"#, r#"rule_names["spot"]"#]);
+        let names = BTreeMap::from([("rebalance".to_string(), "cfn-RebalanceRule-1".to_string())]);
+        let rebalance = kind("rebalance").unwrap();
+        assert_eq!(
+            rule_name_in(&names, "Karpenter-demo-", rebalance),
+            "cfn-RebalanceRule-1"
+        );
+        let spot = kind("spot_interruption").unwrap();
+        assert_eq!(
+            rule_name_in(&names, "Karpenter-demo-", spot),
+            "Karpenter-demo-SpotInterruption"
+        );
     }
 }

@@ -478,20 +478,6 @@ impl Session {
     /// the listed state, and plan that configuration against the imported state. Panics
     /// unless the plan is empty and the identity is kept.
     pub async fn assert_generated_config_plans_empty(&mut self, type_name: &str, listed: &Listed) {
-        self.assert_generated_config_plans_only(type_name, listed, &[])
-            .await;
-    }
-
-    /// [`Session::assert_generated_config_plans_empty`], except that the attributes named in
-    /// `changing` may differ between the plan and the imported state (what the first apply
-    /// after an import is meant to change); returns (planned, imported) for the caller to
-    /// check those.
-    pub async fn assert_generated_config_plans_only(
-        &mut self,
-        type_name: &str,
-        listed: &Listed,
-        changing: &[&str],
-    ) -> (Value, Value) {
         let state = listed
             .state
             .as_ref()
@@ -516,23 +502,11 @@ impl Session {
             planned_identity, identity,
             "{type_name}: plan changed the identity"
         );
-        let without = |v: &Value| match v {
-            Value::Object(fields) => Value::Object(
-                fields
-                    .iter()
-                    .filter(|(k, _)| !changing.contains(&k.as_str()))
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect(),
-            ),
-            other => other.clone(),
-        };
         assert_eq!(
-            without(&planned),
-            without(&imported),
-            "{type_name} {}: the generated configuration does not plan empty (apart from {changing:?}).\nconfig: {config:?}",
+            planned, imported,
+            "{type_name} {}: the generated configuration does not plan empty.\nconfig: {config:?}",
             listed.display_name
         );
-        (planned, imported)
     }
 }
 

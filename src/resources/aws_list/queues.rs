@@ -18,28 +18,27 @@ pub(super) fn queue_name_of_url(url: &str) -> &str {
     url.trim_end_matches('/').rsplit('/').next().unwrap_or_default()
 }
 
-/// A warning for the Karpenter rules that target a queue under names the resource does not give
-/// (`<rule_name_prefix><Kind>` with one prefix; CloudFormation names them
-/// `<stack>-<LogicalId>-<suffix>`, terraform-aws-eks's module `Karpenter<Event>-<suffix>`): the
-/// import records them as retired, and the first apply after it replaces them.
+/// A warning for rules that target a queue under this resource's naming but with a second
+/// prefix (a `rule_name_prefix` change that was interrupted): the import takes one prefix, so
+/// the others are left as they are. Rules named otherwise altogether (a CloudFormation stack's,
+/// terraform-aws-eks's module's) are adopted under their own names (`rule_names`).
 pub(super) fn rules_not_adopted(queue: &str, rule_names: &[String]) -> Diagnostics {
     let prefix = queue::rule_prefix_of(rule_names.iter().map(String::as_str));
     let foreign: Vec<&str> = rule_names
         .iter()
         .map(String::as_str)
-        .filter(|n| queue::split_rule_name(n).map(|(p, _)| p) != prefix || prefix.is_none())
+        .filter(|n| queue::split_rule_name(n).is_some_and(|(p, _)| Some(p) != prefix))
         .collect();
     let mut d = Diagnostics::new();
     if !foreign.is_empty() {
         d.warning(
-            format!("Some EventBridge rules of queue {queue} are replaced on the first apply after an import"),
+            format!("Some EventBridge rules of queue {queue} are not adopted"),
             format!(
-                "The rules {} send Karpenter's interruption events to this queue, but their names do not have the \
-                 form <rule_name_prefix><Kind> that karpenter_interruption_queue gives its rules (CloudFormation and \
-                 terraform-aws-eks's Karpenter module name them otherwise). Importing the queue records them under \
-                 rules[\"retired:<name>\"]: the first apply after it creates the resource's own rules for the same \
-                 events and then deletes these, so no event is lost. The plan after the import shows that change.",
-                foreign.join(", ")
+                "The rules {} send Karpenter's interruption events to this queue under another rule_name_prefix \
+                 than the rest ({}). Importing the queue takes one prefix and leaves these as they are: they keep \
+                 working, outside Terraform. Delete them once the imported queue's rules are in place.",
+                foreign.join(", "),
+                prefix.unwrap_or_default()
             ),
         );
     }
