@@ -190,7 +190,8 @@ fn compare(what: &str, on_server: Vec<String>, in_state: Vec<String>) -> Option<
         .then(|| format!("{what}: server has {server_sorted:?}, state has {state_sorted:?}"))
 }
 
-/// A failed apply must say why in an error diagnostic, and must not be a crashed plugin.
+/// A failed apply must say why in an error diagnostic a user can read (no debug dump of an
+/// error), and must not be a crashed plugin.
 fn clear_error(run: &Run) -> Result<(), String> {
     let text = run.text();
     let crashed = [
@@ -202,6 +203,20 @@ fn clear_error(run: &Run) -> Result<(), String> {
     ];
     if let Some(sign) = crashed.iter().find(|s| text.contains(*s)) {
         return Err(format!("the plugin crashed ({sign})"));
+    }
+    // An error a user reads, never a Rust `Debug` dump of the SDK's or the client's error.
+    let dumps = [
+        "DispatchFailure",
+        "ConnectorError",
+        "ServiceError",
+        "SdkError",
+        "Some(",
+        "None)",
+        "kind: ",
+        "source: ",
+    ];
+    if let Some(dump) = dumps.iter().find(|d| run.stderr.contains(*d)) {
+        return Err(format!("a diagnostic shows a debug dump ({dump})"));
     }
     if !run.stderr.contains("Error: ") {
         return Err("failed without an error diagnostic".into());
