@@ -640,6 +640,19 @@ struct RuleState {
 }
 
 impl RuleState {
+    /// A rule known only by its name (import: the refresh that follows reads the rest).
+    fn named(name: String) -> Self {
+        RuleState {
+            name,
+            arn: None,
+            event_pattern: None,
+            enabled: None,
+            target_arn: None,
+            tags: None,
+            other_targets: None,
+        }
+    }
+
     fn to_value(&self) -> Value {
         object([
             ("name", Value::string(self.name.clone())),
@@ -686,6 +699,11 @@ struct Current {
 }
 
 impl Current {
+    /// The ARN of the queue this state records (None while none is recorded).
+    fn recorded_queue_arn(&self) -> Option<&str> {
+        self.queue_url.as_ref().and(self.queue_arn.as_deref())
+    }
+
     fn from_state(state: &Value) -> Self {
         Current {
             queue_url: get_str(state, "queue_url").map(str::to_string),
@@ -910,8 +928,7 @@ async fn check_ownership(c: &Clients, d: &Desired, cur: &Current) -> Result<Adop
                 .list_tags(&arn)
                 .await
                 .map_err(|e| fail(e, Some(prefix_path.clone())))?;
-            let recorded_queue = cur.queue_url.as_ref().and(cur.queue_arn.as_deref());
-            let remnant = is_remnant_of_ours(c, &name, &tags, recorded_queue)
+            let remnant = is_remnant_of_ours(c, &name, &tags, cur.recorded_queue_arn())
                 .await
                 .map_err(|e| fail(e, Some(prefix_path.clone())))?;
             if remnant {
@@ -1261,7 +1278,7 @@ async fn delete_parts(c: &Clients, prior: &Value, notes: &mut Diagnostics) -> Re
     }
     // Names this resource could have made without recording them (a crash after PutRule):
     // one DescribeRule each, which finds most of them absent.
-    let recorded_queue = cur.queue_url.as_ref().and(cur.queue_arn.as_deref());
+    let recorded_queue = cur.recorded_queue_arn();
     if let Some(prefix) = get_str(prior, "rule_name_prefix")
         && recorded_queue.is_some()
     {
@@ -1737,63 +1754,39 @@ impl Resource<KarpenterContext> for InterruptionQueue {
             .await
             .map_err(|e| e.to_diagnostics())?
         {
-            if split_rule_name(&rule).is_none() {
-                let Some(info) = c
-                    .events
-                    .describe_rule(&rule)
-                    .await
-                    .map_err(|e| e.to_diagnostics())?
-                else {
-                    continue;
-                };
-                let Some(kind) = info.event_pattern.as_deref().and_then(kind_of_pattern) else {
-                    continue;
-                };
-                if rules.contains_key(kind.key) {
-                    continue;
-                }
-                let tags = c
-                    .events
-                    .list_tags(&info.arn)
-                    .await
-                    .map_err(|e| e.to_diagnostics())?;
-                if cluster_hint.is_none() {
-                    cluster_hint = tags.get(MODULE_CLUSTER_TAG).cloned();
-                }
-                names.insert(kind.key.to_string(), Value::string(rule.clone()));
-                rules.insert(
-                    kind.key.to_string(),
-                    RuleState {
-                        name: rule.clone(),
-                        arn: None,
-                        event_pattern: None,
-                        enabled: None,
-                        target_arn: None,
-                        tags: None,
-                        other_targets: None,
+            match split_rule_name(&rule) {
+                None => {
+                    let Some(info) = c
+                        .events
+                        .describe_rule(&rule)
+                        .await
+                        .map_err(|e| e.to_diagnostics())?
+                    else {
+                        continue;
+                    };
+                    let Some(kind) = info.event_pattern.as_deref().and_then(kind_of_pattern) else {
+                        continue;
+                    };
+                    if rules.contains_key(kind.key) {
+                        continue;
                     }
-                    .to_value(),
-                );
-                continue;
-            }
-            if let Some((p, k)) = split_rule_name(&rule)
-                && prefix.as_deref().is_none_or(|q| q == p)
-            {
-                prefix = Some(p.to_string());
-                names.remove(k.key);
-                rules.insert(
-                    k.key.to_string(),
-                    RuleState {
-                        name: rule.clone(),
-                        arn: None,
-                        event_pattern: None,
-                        enabled: None,
-                        target_arn: None,
-                        tags: None,
-                        other_targets: None,
+                    let tags = c
+                        .events
+                        .list_tags(&info.arn)
+                        .await
+                        .map_err(|e| e.to_diagnostics())?;
+                    if cluster_hint.is_none() {
+                        cluster_hint = tags.get(MODULE_CLUSTER_TAG).cloned();
                     }
-                    .to_value(),
-                );
+                    names.insert(kind.key.to_string(), Value::string(rule.clone()));
+                    rules.insert(kind.key.to_string(), RuleState::named(rule).to_value());
+                }
+                Some((p, k)) if prefix.as_deref().is_none_or(|q| q == p) => {
+                    prefix = Some(p.to_string());
+                    names.remove(k.key);
+                    rules.insert(k.key.to_string(), RuleState::named(rule.clone()).to_value());
+                }
+                Some(_) => {}
             }
         }
         // The cluster name: the queue's cluster tag (queues this provider created), else read
