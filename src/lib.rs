@@ -1,15 +1,15 @@
 //! terraform-provider-karpenter: a Terraform provider (tfplugin6) for Karpenter on EKS.
 
 pub mod aws;
+pub mod context;
 pub mod framework;
 pub mod k8s;
 pub mod plugin;
 pub mod policy;
 pub mod provider;
 pub mod resources;
+pub mod settings;
 pub mod tfvalue;
-
-pub use plugin::run;
 
 /// The provider's source address: the key in `TF_REATTACH_PROVIDERS` and in `dev_overrides`.
 pub const PROVIDER_ADDRESS: &str = "registry.terraform.io/karpenter/karpenter";
@@ -20,4 +20,16 @@ pub const LOG_MODULE: &str = "karpenter";
 /// The provider this binary serves. The one place to swap in the real provider.
 pub fn provider() -> impl plugin::proto::tfplugin6::provider_server::Provider {
     plugin::server::ProviderServer::new(provider::KarpenterProvider::new())
+}
+
+/// Runs this crate's provider as a Terraform plugin (the binary's `main`).
+pub fn run() -> std::process::ExitCode {
+    plugin::run_with(
+        plugin::PluginInfo {
+            address: PROVIDER_ADDRESS,
+            log_module: LOG_MODULE,
+            program: "terraform-provider-karpenter",
+        },
+        provider,
+    )
 }

@@ -6,8 +6,8 @@
 //! credential chain reads them).
 
 use acceptance_tests::moto::Moto;
-use terraform_provider_karpenter::provider::KarpenterContext;
-use terraform_provider_karpenter::provider::config::{AssumeRoleSettings, ProviderSettings};
+use terraform_provider_karpenter::context::KarpenterContext;
+use terraform_provider_karpenter::settings::{AssumeRoleSettings, ProviderSettings};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn endpoints_and_assume_role_reach_moto() {

@@ -25,7 +25,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use acceptance_tests::Workdir;
 use serde_json::{Map, Value as Json, json};
-use terraform_provider_karpenter::framework::validate::validate_attributes;
+use terraform_provider_karpenter::framework::schema::validate_attributes;
 use terraform_provider_karpenter::framework::{
     Attribute, Block, Diagnostics, Nesting, Provider, Schema, Severity,
 };

@@ -20,7 +20,7 @@ use hcl::{Body, Expression, ObjectKey};
 use terraform_provider_karpenter::framework::Provider;
 use terraform_provider_karpenter::framework::diagnostics::Diagnostics;
 use terraform_provider_karpenter::framework::schema::{AttrType, Attribute, Block, Mode, Nesting, Schema};
-use terraform_provider_karpenter::framework::validate::validate_attributes;
+use terraform_provider_karpenter::framework::schema::validate_attributes;
 use terraform_provider_karpenter::provider::KarpenterProvider;
 use terraform_provider_karpenter::provider::docs::{IMPORT_BY_IDENTITY_EXAMPLE, LIST_RESOURCE_EXAMPLE};
 use terraform_provider_karpenter::tfvalue::{AttributePath, Number, Type, Value};

@@ -29,7 +29,7 @@ use kube_testserver::{Config, TestServer, cel};
 use serde_json::{Map, Value as Json, json};
 use terraform_provider_karpenter::framework::convert::to_wire;
 use terraform_provider_karpenter::framework::plan::plan;
-use terraform_provider_karpenter::framework::validate::validate_attributes;
+use terraform_provider_karpenter::framework::schema::validate_attributes;
 use terraform_provider_karpenter::framework::{Attribute, Diagnostics, Mode, Nesting, Schema, Severity};
 use terraform_provider_karpenter::resources::v1::{
     EC2_NODE_CLASS, NODE_POOL, validate_ec2_node_class, validate_node_pool,

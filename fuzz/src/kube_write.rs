@@ -6,7 +6,7 @@
 use super::{KINDS, split};
 use terraform_provider_karpenter::framework::convert::{from_wire, to_wire};
 use terraform_provider_karpenter::framework::schema::Attribute;
-use terraform_provider_karpenter::framework::{Diagnostics, plan, validate};
+use terraform_provider_karpenter::framework::{Diagnostics, plan, schema};
 use terraform_provider_karpenter::tfvalue::{AttributePath, Value, msgpack};
 
 /// Runs one input; panics on a broken property (the fuzzer reports it as a crash).
@@ -19,7 +19,7 @@ pub fn kube_write(data: &[u8]) {
         return;
     };
     let mut diags = Diagnostics::new();
-    validate::validate_attributes(
+    schema::validate_attributes(
         &schema.attributes,
         &schema.blocks,
         &config,

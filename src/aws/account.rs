@@ -1,7 +1,7 @@
 //! The account guards of the `aws {}` block, as hashicorp/aws has them: `allowed_account_ids`
 //! and `forbidden_account_ids`. Before the provider's first AWS call that changes anything, the
 //! credentials' account is asked of STS (`GetCallerIdentity`, once per provider process; see
-//! [`crate::provider::KarpenterContext::aws_to_change`]) and judged here. Nothing is asked when
+//! [`crate::context::KarpenterContext::aws_to_change`]) and judged here. Nothing is asked when
 //! neither guard is set.
 
 use super::AwsClients;

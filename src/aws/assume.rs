@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime};
 use aws_credential_types::Credentials;
 use aws_credential_types::provider::{self, ProvideCredentials, error::CredentialsError, future};
 
-use crate::provider::config::{AssumeRoleSettings, Redacted, WebIdentitySettings};
+use crate::settings::{AssumeRoleSettings, Redacted, WebIdentitySettings};
 
 /// The session name used when none is configured.
 pub const DEFAULT_SESSION_NAME: &str = "terraform-provider-karpenter";
@@ -67,7 +67,7 @@ impl RoleCredentials {
     pub fn web_identity(sts: aws_sdk_sts::Client, settings: &WebIdentitySettings) -> Option<Self> {
         let token = match (&settings.web_identity_token, &settings.web_identity_token_file) {
             (Some(t), _) => Token::Inline(t.clone()),
-            (None, Some(f)) => Token::File(crate::provider::config::expand_home(f)),
+            (None, Some(f)) => Token::File(crate::settings::expand_home(f)),
             (None, None) => return None,
         };
         Some(Self {

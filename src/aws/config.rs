@@ -15,7 +15,7 @@ use aws_runtime::env_config::file::{EnvConfigFileKind as ProfileFileKind, EnvCon
 use aws_sdk_sts::config::SharedCredentialsProvider;
 
 use crate::aws::assume::RoleCredentials;
-use crate::provider::config::{AwsSettings, expand_home};
+use crate::settings::{AwsSettings, expand_home};
 
 pub use crate::aws::assume::DEFAULT_SESSION_NAME;
 

@@ -4,7 +4,7 @@
 //! the account guards ([`account`]),
 //! and thin wrappers over the SQS, EventBridge and EC2 (teardown) calls the resources make.
 //!
-//! Nothing here runs during plan: [`crate::provider::KarpenterContext::aws`] builds the
+//! Nothing here runs during plan: [`crate::context::KarpenterContext::aws`] builds the
 //! clients on first use.
 
 pub mod account;

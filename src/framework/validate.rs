@@ -10,7 +10,6 @@ use std::sync::Arc;
 use regex::Regex;
 
 use super::diagnostics::Diagnostics;
-use super::schema::{Attribute, Block, Nesting};
 use crate::tfvalue::{AttributePath, Value};
 
 /// A check on one attribute's value.
@@ -19,72 +18,6 @@ pub trait Validator: Send + Sync {
     fn description(&self) -> String;
     /// Adds a diagnostic at `path` (or below it) when `value` breaks the rule.
     fn validate(&self, value: &Value, path: &AttributePath, diags: &mut Diagnostics);
-}
-
-/// Runs every attribute's validators over `config`, recursing into nested attributes and blocks.
-pub fn validate_attributes(
-    attributes: &[Attribute],
-    blocks: &[Block],
-    config: &Value,
-    path: &AttributePath,
-    diags: &mut Diagnostics,
-) {
-    for attribute in attributes {
-        let Some(value) = config.get(attribute.name) else {
-            continue;
-        };
-        validate_attribute(attribute, value, &path.attr(attribute.name), diags);
-    }
-    for block in blocks {
-        let Some(value) = config.get(block.name) else {
-            continue;
-        };
-        let block_path = path.attr(block.name);
-        match block.nesting {
-            Nesting::Single => {
-                validate_attributes(&block.attributes, &block.blocks, value, &block_path, diags)
-            }
-            _ => {
-                for (i, element) in value.as_elements().unwrap_or_default().iter().enumerate() {
-                    validate_attributes(
-                        &block.attributes,
-                        &block.blocks,
-                        element,
-                        &block_path.index(i),
-                        diags,
-                    );
-                }
-            }
-        }
-    }
-}
-
-fn validate_attribute(attribute: &Attribute, value: &Value, path: &AttributePath, diags: &mut Diagnostics) {
-    if value.is_null() || value.is_unknown() {
-        return;
-    }
-    for validator in &attribute.validators {
-        validator.validate(value, path, diags);
-    }
-    if let Some((nesting, nested)) = attribute.nested() {
-        match nesting {
-            Nesting::Single => validate_attributes(nested, &[], value, path, diags),
-            Nesting::List | Nesting::Set => {
-                for (i, element) in value.as_elements().unwrap_or_default().iter().enumerate() {
-                    if !element.is_null() && !element.is_unknown() {
-                        validate_attributes(nested, &[], element, &path.index(i), diags);
-                    }
-                }
-            }
-            Nesting::Map => {
-                for (key, element) in value.as_entries().into_iter().flatten() {
-                    if !element.is_null() && !element.is_unknown() {
-                        validate_attributes(nested, &[], element, &path.key(key.clone()), diags);
-                    }
-                }
-            }
-        }
-    }
 }
 
 fn invalid(diags: &mut Diagnostics, path: &AttributePath, detail: String) {

@@ -8,7 +8,7 @@ use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 
 use super::error::KubeError;
-use crate::provider::config::KubernetesSettings;
+use crate::settings::{KubernetesSettings, expand_home};
 
 /// The `kube::Config` the settings describe: an explicit `host`, else the kubeconfig file(s);
 /// then `tls_server_name` and `proxy_url`, which apply to either.
@@ -144,13 +144,6 @@ fn explicit_config(host: &str, s: &KubernetesSettings) -> Result<kube::Config, K
         ..Default::default()
     };
     Ok(config)
-}
-
-fn expand_home(path: &str) -> std::path::PathBuf {
-    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
-        (Some(rest), Some(home)) => std::path::Path::new(&home).join(rest),
-        _ => std::path::PathBuf::from(path),
-    }
 }
 
 /// A client for the settings.

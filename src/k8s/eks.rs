@@ -23,7 +23,7 @@ use thiserror::Error;
 
 use super::error::KubeError;
 use crate::aws::AwsClients;
-use crate::provider::config::{EksSettings, KubernetesSettings};
+use crate::settings::{EksSettings, KubernetesSettings};
 
 /// What every EKS token starts with.
 pub const TOKEN_PREFIX: &str = "k8s-aws-v1.";

@@ -134,18 +134,6 @@ where
     }
 }
 
-/// Runs this crate's provider ([`crate::provider`]) as a Terraform plugin.
-pub fn run() -> ExitCode {
-    run_with(
-        PluginInfo {
-            address: crate::PROVIDER_ADDRESS,
-            log_module: crate::LOG_MODULE,
-            program: "terraform-provider-karpenter",
-        },
-        crate::provider,
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,7 +17,7 @@ use crate::framework::identity::check_unchanged;
 use crate::framework::plan::{plan, plan_recreate};
 use crate::framework::private;
 use crate::framework::schema::null_object;
-use crate::framework::validate::validate_attributes;
+use crate::framework::schema::validate_attributes;
 use crate::framework::{
     Attribute, DataReadOutcome, Diagnostics, ListEvent, ListRequest, ListSink, MoveSource, Provider,
     ReadOutcome, Resource, Schema,

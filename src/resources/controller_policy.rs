@@ -12,7 +12,7 @@ use crate::framework::{Attribute, DataSource, Diagnostics, Schema};
 use crate::policy::arn::{self, Arn, PARTITIONS};
 use crate::policy::controller::{ControllerPolicyInputs, policy_document, policy_groups};
 use crate::policy::{PolicyDocument, Statement};
-use crate::provider::{KarpenterContext, ProviderDefault};
+use crate::context::{KarpenterContext, ProviderDefault};
 use crate::tfvalue::{AttributePath, Type, Value};
 
 pub struct ControllerPolicy;
@@ -305,7 +305,7 @@ impl DataSource<KarpenterContext> for ControllerPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::framework::validate::validate_attributes;
+    use crate::framework::schema::validate_attributes;
 
     fn config(pairs: &[(&str, &str)]) -> Value {
         let mut fields: Vec<(&str, Value)> =
@@ -408,7 +408,7 @@ mod tests {
     }
 
     fn context(region: Option<&str>) -> KarpenterContext {
-        let mut settings = crate::provider::ProviderSettings::default();
+        let mut settings = crate::settings::ProviderSettings::default();
         settings.aws.region = region.map(str::to_string);
         KarpenterContext::new(settings)
     }

@@ -24,7 +24,7 @@ use crate::framework::{
 use crate::policy::PolicyDocument;
 use crate::policy::arn::{self, Arn};
 use crate::policy::controller::{ControllerPolicyInputs, policy_document, policy_groups};
-use crate::provider::{KarpenterContext, ProviderDefault};
+use crate::context::{KarpenterContext, ProviderDefault};
 use crate::tfvalue::{AttributePath, Type, Value};
 
 pub struct ControllerRole;
@@ -997,7 +997,7 @@ mod tests {
     use super::*;
     use crate::aws::iam::RoleInfo;
     use crate::framework::plan::plan;
-    use crate::framework::validate::validate_attributes;
+    use crate::framework::schema::validate_attributes;
 
     const OIDC: &str = "arn:aws:iam::123456789012:oidc-provider/oidc.eks.us-east-1.amazonaws.com/id/ABC";
     const NODE: &str = "arn:aws:iam::123456789012:role/KarpenterNodeRole-demo";

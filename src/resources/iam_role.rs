@@ -530,7 +530,7 @@ pub async fn delete(
 /// True when part of the provider's `aws {}` block was unknown at configure time. A refresh
 /// then keeps the prior state (the plan may create what the configuration depends on)
 /// instead of failing the whole plan.
-pub fn aws_config_unknown(ctx: &crate::provider::KarpenterContext) -> bool {
+pub fn aws_config_unknown(ctx: &crate::context::KarpenterContext) -> bool {
     ctx.settings
         .unknown
         .iter()

@@ -25,7 +25,7 @@ use crate::framework::{
     ApplyOutcome, Attribute, Diagnostics, IdentitySchema, ListRequest, ListSink, ReadOutcome, Resource,
     Schema, timeouts,
 };
-use crate::provider::KarpenterContext;
+use crate::context::KarpenterContext;
 use crate::resources::aws_list;
 use crate::resources::tags_all;
 use crate::resources::taken_name::{Marks, Taken, owner_tag_mark};

@@ -21,7 +21,7 @@ use crate::framework::schema::{Attribute, Schema};
 use crate::framework::validate as v;
 use crate::framework::{Diagnostics, IdentityAttribute, IdentitySchema, ListRequest, ListSink};
 use crate::k8s;
-use crate::provider::KarpenterContext;
+use crate::context::KarpenterContext;
 use crate::tfvalue::Value;
 
 /// How long one listing may take (its pages and their retries).

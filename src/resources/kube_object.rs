@@ -46,7 +46,7 @@ use crate::framework::{
     timeouts,
 };
 use crate::k8s::{self, Kind, KubeError};
-use crate::provider::KarpenterContext;
+use crate::context::KarpenterContext;
 use crate::resources::taken_name::{Marks, Taken};
 use crate::tfvalue::{AttributePath, PathStep, Value};
 

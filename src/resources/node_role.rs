@@ -21,7 +21,7 @@ use crate::framework::{
     Schema,
 };
 use crate::policy::arn::{self, PARTITIONS};
-use crate::provider::KarpenterContext;
+use crate::context::KarpenterContext;
 use crate::tfvalue::{AttributePath, Type, Value};
 
 pub struct NodeRole;
@@ -551,7 +551,7 @@ mod tests {
     use super::*;
     use crate::aws::iam::{ProfileInfo, RoleInfo};
     use crate::framework::plan::plan;
-    use crate::framework::validate::validate_attributes;
+    use crate::framework::schema::validate_attributes;
     use std::collections::BTreeMap;
 
     fn config(pairs: Vec<(&str, Value)>) -> Value {
@@ -606,7 +606,7 @@ mod tests {
 
     #[tokio::test]
     async fn refresh_with_unknown_aws_config_keeps_the_prior_state() {
-        let mut settings = crate::provider::ProviderSettings::default();
+        let mut settings = crate::settings::ProviderSettings::default();
         settings
             .unknown
             .push(AttributePath::root().attr("aws").attr("region"));

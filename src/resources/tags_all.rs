@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use crate::aws::tags;
 use crate::framework::Attribute;
 use crate::framework::values::string_map;
-use crate::provider::KarpenterContext;
+use crate::context::KarpenterContext;
 use crate::tfvalue::{Type, Value};
 
 /// The attribute's name, after hashicorp/aws.
@@ -92,7 +92,7 @@ pub fn read(
 mod tests {
     use super::*;
     use crate::framework::values::object;
-    use crate::provider::ProviderSettings;
+    use crate::settings::ProviderSettings;
     use crate::tfvalue::AttributePath;
 
     fn ctx(defaults: &[(&str, &str)], unknown: bool) -> KarpenterContext {

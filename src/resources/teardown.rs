@@ -28,7 +28,7 @@ use crate::aws::AwsError;
 use crate::aws::ec2::{Ec2, tag_filter};
 use crate::aws::iam::{Iam, IamError};
 use crate::k8s::{self, Kind, KubeError, kinds};
-use crate::provider::KarpenterContext;
+use crate::context::KarpenterContext;
 
 /// Tag keys Karpenter writes (facts from Karpenter's source, v1 minors and v1alpha5).
 pub const NODEPOOL_TAG: &str = "karpenter.sh/nodepool";

@@ -48,7 +48,7 @@ use crate::framework::values::get_str;
 use crate::framework::{
     Diagnostics, IdentityAttribute, IdentitySchema, ListRequest, ListSink, ReadOutcome, Resource,
 };
-use crate::provider::KarpenterContext;
+use crate::context::KarpenterContext;
 use crate::tfvalue::{AttributePath, Value};
 
 /// Upstream's node role name: `KarpenterNodeRole-<cluster>`.

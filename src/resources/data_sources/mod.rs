@@ -19,7 +19,7 @@ use std::time::Duration;
 use crate::framework::schema::AttrType;
 use crate::framework::{Attribute, DataReadOutcome, Diagnostics, Mode};
 use crate::k8s::KubeError;
-use crate::provider::KarpenterContext;
+use crate::context::KarpenterContext;
 
 /// How long one data source read may take (retries of transient errors included).
 pub const READ_TIMEOUT: Duration = Duration::from_secs(2 * 60);

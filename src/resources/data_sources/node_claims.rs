@@ -16,7 +16,7 @@ use crate::framework::values::{get_str, object, opt_string};
 use crate::framework::{Attribute, DataReadOutcome, DataSource, Diagnostics, Schema};
 use crate::k8s::retry::{Also, retry};
 use crate::k8s::{KubeError, kinds};
-use crate::provider::KarpenterContext;
+use crate::context::KarpenterContext;
 use crate::resources::v1::{conditions_attribute, rules};
 use crate::tfvalue::{AttributePath, Value};
 

@@ -17,7 +17,7 @@ use crate::framework::convert::from_wire;
 use crate::framework::values::get_str;
 use crate::framework::{Attribute, DataReadOutcome, DataSource, Diagnostics, Schema};
 use crate::k8s::{self, Kind, kinds};
-use crate::provider::KarpenterContext;
+use crate::context::KarpenterContext;
 use crate::resources::v1;
 use crate::tfvalue::{AttributePath, Type, Value};
 

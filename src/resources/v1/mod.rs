@@ -130,7 +130,7 @@ pub(crate) mod testing {
 
     use crate::framework::plan::plan;
     use crate::framework::schema::{AttrType, Nesting};
-    use crate::framework::validate::validate_attributes;
+    use crate::framework::schema::validate_attributes;
     use crate::framework::{Attribute, Diagnostics, Schema};
     use crate::tfvalue::{AttributePath, Number, Type, Value};
 
