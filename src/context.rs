@@ -4,10 +4,10 @@
 //! its clients); the provider module only creates it in `configure`.
 
 use crate::aws::AwsClients;
-use crate::framework::Diagnostics;
 use crate::k8s::{self, KubeError, gate::CrdGate};
 use crate::settings::ProviderSettings;
-use crate::tfvalue::PathStep;
+use crate::terraform::framework::Diagnostics;
+use crate::terraform::tfvalue::PathStep;
 
 /// A default a resource takes from the provider configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,7 +45,9 @@ impl KarpenterContext {
     /// The provider's AWS region (`aws { region }`, else `AWS_REGION`/`AWS_DEFAULT_REGION`),
     /// the default of the resources' own `region`.
     pub fn default_region(&self) -> ProviderDefault {
-        let path = crate::tfvalue::AttributePath::root().attr("aws").attr("region");
+        let path = crate::terraform::tfvalue::AttributePath::root()
+            .attr("aws")
+            .attr("region");
         if self.settings.unknown.contains(&path) {
             return ProviderDefault::Unknown;
         }
@@ -74,7 +76,7 @@ impl KarpenterContext {
     /// `TF_AWS_DEFAULT_TAGS_<key>` environment variables); `None` while they are unknown (they
     /// depend on something not created yet).
     pub fn default_tags(&self) -> Option<&std::collections::BTreeMap<String, String>> {
-        let block = crate::tfvalue::AttributePath::root()
+        let block = crate::terraform::tfvalue::AttributePath::root()
             .attr("aws")
             .attr("default_tags");
         let unknown = self
@@ -192,7 +194,7 @@ impl KarpenterContext {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tfvalue::AttributePath;
+    use crate::terraform::tfvalue::AttributePath;
 
     #[tokio::test]
     async fn unknown_aws_settings_name_the_attribute() {

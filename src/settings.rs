@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::tfvalue::AttributePath;
+use crate::terraform::tfvalue::AttributePath;
 
 /// The kubernetes block, resolved with environment fallbacks.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -136,4 +136,3 @@ pub fn expand_home(path: &str) -> std::path::PathBuf {
         _ => std::path::PathBuf::from(path),
     }
 }
-

@@ -18,8 +18,8 @@ use std::path::Path;
 use kube::api::DynamicObject;
 use serde_json::{Value as Json, json};
 use shared::{KINDS, TARGETS, TYPES};
-use terraform_provider_karpenter::framework::{MoveSource, Resource};
-use terraform_provider_karpenter::tfvalue::{Type, Value, json as tfjson, msgpack};
+use terraform_provider_karpenter::terraform::framework::{MoveSource, Resource};
+use terraform_provider_karpenter::terraform::tfvalue::{Type, Value, json as tfjson, msgpack};
 
 /// One object per kind (in the order of [`KINDS`]), with status and foreign metadata as a
 /// live cluster has them.

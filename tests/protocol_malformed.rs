@@ -18,10 +18,10 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::{provider_client, start_and_connect};
-use terraform_provider_karpenter::framework::Provider;
-use terraform_provider_karpenter::plugin::proto::tfplugin6 as pb;
 use terraform_provider_karpenter::provider::KarpenterProvider;
-use terraform_provider_karpenter::tfvalue::{Type, Value, json as tfjson, msgpack};
+use terraform_provider_karpenter::terraform::framework::Provider;
+use terraform_provider_karpenter::terraform::plugin::proto::tfplugin6 as pb;
+use terraform_provider_karpenter::terraform::tfvalue::{Type, Value, json as tfjson, msgpack};
 use tonic::transport::Channel;
 
 type Client = pb::provider_client::ProviderClient<Channel>;
@@ -975,7 +975,7 @@ async fn every_malformed_value_in_every_rpc_is_a_diagnostic_and_the_plugin_keeps
             .resource_schemas
             .contains_key("karpenter_node_pool")
     );
-    let ok_pool = terraform_provider_karpenter::tfvalue::json::decode_lenient(
+    let ok_pool = terraform_provider_karpenter::terraform::tfvalue::json::decode_lenient(
         br#"{"name": "ok", "template": {"spec": {"node_class_ref": {"name": "default"},
             "requirements": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]}}}"#,
         np_ty,

@@ -9,10 +9,10 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::{provider_client, start_and_connect};
-use terraform_provider_karpenter::plugin::proto::tfplugin6 as pb;
 use terraform_provider_karpenter::provider::config::SCHEMA as PROVIDER_SCHEMA;
-use terraform_provider_karpenter::resources::v1::NODE_POOL;
-use terraform_provider_karpenter::tfvalue::{Type, Value, msgpack};
+use terraform_provider_karpenter::resources::kube::v1::NODE_POOL;
+use terraform_provider_karpenter::terraform::plugin::proto::tfplugin6 as pb;
+use terraform_provider_karpenter::terraform::tfvalue::{Type, Value, msgpack};
 
 fn nulls(ty: &Type) -> BTreeMap<String, Value> {
     match ty {
@@ -260,7 +260,7 @@ async fn upgrade_resource_state_answers_msgpack_with_missing_attributes_null() {
 /// when the client allows it (computed attributes unknown), and otherwise fails saying why.
 #[tokio::test(flavor = "multi_thread")]
 async fn data_sources_defer_or_say_why_when_the_configuration_is_unknown() {
-    use terraform_provider_karpenter::resources::data_sources::object::NODE_POOL as NODE_POOL_DATA;
+    use terraform_provider_karpenter::resources::kube::data_sources::object::NODE_POOL as NODE_POOL_DATA;
 
     let (_plugin, _hs, channel, _id) = start_and_connect().await;
     let mut client = provider_client(channel);

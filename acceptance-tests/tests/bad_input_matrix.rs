@@ -25,12 +25,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use acceptance_tests::Workdir;
 use serde_json::{Map, Value as Json, json};
-use terraform_provider_karpenter::framework::schema::validate_attributes;
-use terraform_provider_karpenter::framework::{
+use terraform_provider_karpenter::provider::KarpenterProvider;
+use terraform_provider_karpenter::terraform::framework::schema::validate_attributes;
+use terraform_provider_karpenter::terraform::framework::{
     Attribute, Block, Diagnostics, Nesting, Provider, Schema, Severity,
 };
-use terraform_provider_karpenter::provider::KarpenterProvider;
-use terraform_provider_karpenter::tfvalue::{AttributePath, Type, Value, json as tfjson};
+use terraform_provider_karpenter::terraform::tfvalue::{AttributePath, Type, Value, json as tfjson};
 
 /// What kind of bad input a case is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -607,7 +607,7 @@ fn candidates(attribute: &Attribute, current: Option<&Json>) -> Vec<(Category, J
         (_, Some((nesting, nested))) => {
             let any_required = nested
                 .iter()
-                .any(|a| a.mode == terraform_provider_karpenter::framework::Mode::Required);
+                .any(|a| a.mode == terraform_provider_karpenter::terraform::framework::Mode::Required);
             match nesting {
                 Nesting::Single => {
                     if !any_required {

@@ -17,13 +17,15 @@ use std::process::Command;
 
 use acceptance_tests::{terraform_binary, workspace_root};
 use hcl::{Body, Expression, ObjectKey};
-use terraform_provider_karpenter::framework::Provider;
-use terraform_provider_karpenter::framework::diagnostics::Diagnostics;
-use terraform_provider_karpenter::framework::schema::{AttrType, Attribute, Block, Mode, Nesting, Schema};
-use terraform_provider_karpenter::framework::schema::validate_attributes;
 use terraform_provider_karpenter::provider::KarpenterProvider;
 use terraform_provider_karpenter::provider::docs::{IMPORT_BY_IDENTITY_EXAMPLE, LIST_RESOURCE_EXAMPLE};
-use terraform_provider_karpenter::tfvalue::{AttributePath, Number, Type, Value};
+use terraform_provider_karpenter::terraform::framework::Provider;
+use terraform_provider_karpenter::terraform::framework::diagnostics::Diagnostics;
+use terraform_provider_karpenter::terraform::framework::schema::validate_attributes;
+use terraform_provider_karpenter::terraform::framework::schema::{
+    AttrType, Attribute, Block, Mode, Nesting, Schema,
+};
+use terraform_provider_karpenter::terraform::tfvalue::{AttributePath, Number, Type, Value};
 
 /// Meta-arguments Terraform handles itself, in any resource or data block.
 const META_ARGUMENTS: &[&str] = &["count", "for_each", "depends_on", "provider"];

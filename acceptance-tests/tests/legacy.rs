@@ -144,7 +144,7 @@ fn kubectl_manifest_provisioners_move_without_recreation() {
         .enable_all()
         .build()
         .expect("runtime");
-    let manifest: serde_json::Value = terraform_provider_karpenter::resources::moves::source_manifest(
+    let manifest: serde_json::Value = terraform_provider_karpenter::resources::kube::moves::source_manifest(
         "registry.terraform.io/gavinbunney/kubectl",
         "kubectl_manifest",
         json!({"yaml_body": yaml}).to_string().as_bytes(),

@@ -245,7 +245,7 @@ fn create_manifests(cluster: &Cluster, manifests: Vec<Json>) {
 
 /// A YAML fixture as JSON, read the way the provider reads a kubectl_manifest's yaml_body.
 fn yaml_fixture(yaml: &str) -> Json {
-    terraform_provider_karpenter::resources::moves::source_manifest(
+    terraform_provider_karpenter::resources::kube::moves::source_manifest(
         "registry.terraform.io/gavinbunney/kubectl",
         "kubectl_manifest",
         json!({"yaml_body": yaml}).to_string().as_bytes(),

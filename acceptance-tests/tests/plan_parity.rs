@@ -27,14 +27,16 @@ use kube::api::{Api, DynamicObject, PostParams};
 use kube::discovery::ApiResource;
 use kube_testserver::{Config, TestServer, cel};
 use serde_json::{Map, Value as Json, json};
-use terraform_provider_karpenter::framework::convert::to_wire;
-use terraform_provider_karpenter::framework::plan::plan;
-use terraform_provider_karpenter::framework::schema::validate_attributes;
-use terraform_provider_karpenter::framework::{Attribute, Diagnostics, Mode, Nesting, Schema, Severity};
-use terraform_provider_karpenter::resources::v1::{
+use terraform_provider_karpenter::resources::kube::v1::{
     EC2_NODE_CLASS, NODE_POOL, validate_ec2_node_class, validate_node_pool,
 };
-use terraform_provider_karpenter::tfvalue::{AttributePath, Number, Type, Value};
+use terraform_provider_karpenter::terraform::framework::convert::to_wire;
+use terraform_provider_karpenter::terraform::framework::plan::plan;
+use terraform_provider_karpenter::terraform::framework::schema::validate_attributes;
+use terraform_provider_karpenter::terraform::framework::{
+    Attribute, Diagnostics, Mode, Nesting, Schema, Severity,
+};
+use terraform_provider_karpenter::terraform::tfvalue::{AttributePath, Number, Type, Value};
 
 /// The words every deliberate stricter-than-CRD diagnostic carries.
 const DELIBERATE: &str = "on purpose";

@@ -20,10 +20,10 @@ use aws_sdk_iam::types::Tag as IamTag;
 use aws_sdk_sqs::types::QueueAttributeName;
 use protocol::{Listed, Session, attribute_names, has_errors, text, value};
 use serde_json::{Value as Json, json};
-use terraform_provider_karpenter::plugin::proto::tfplugin6 as pb;
 use terraform_provider_karpenter::policy::controller::{ControllerPolicyInputs, policy_document};
-use terraform_provider_karpenter::resources::interruption_queue::{self as iq, RULE_KINDS, TARGET_ID};
-use terraform_provider_karpenter::tfvalue::Value;
+use terraform_provider_karpenter::resources::aws::interruption_queue::{self as iq, RULE_KINDS, TARGET_ID};
+use terraform_provider_karpenter::terraform::plugin::proto::tfplugin6 as pb;
+use terraform_provider_karpenter::terraform::tfvalue::Value;
 
 const QUEUE: &str = "karpenter_interruption_queue";
 const NODE_ROLE: &str = "karpenter_node_role";

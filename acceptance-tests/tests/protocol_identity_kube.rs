@@ -15,8 +15,8 @@ use acceptance_tests::kube::{Cluster, Config, ControllerConfig, TestServer};
 use protocol::{Session, attribute_names, has_errors, text, value};
 use serde_json::{Value as Json, json};
 use terraform_provider_karpenter::k8s::{Kind, kinds};
-use terraform_provider_karpenter::plugin::proto::tfplugin6 as pb;
-use terraform_provider_karpenter::tfvalue::Value;
+use terraform_provider_karpenter::terraform::plugin::proto::tfplugin6 as pb;
+use terraform_provider_karpenter::terraform::tfvalue::Value;
 
 fn provider_config(cluster: &Cluster) -> Json {
     json!({"kubernetes": {
@@ -310,9 +310,11 @@ async fn identity_requests_that_cannot_be_served_are_diagnostics() {
         .target_identity
         .and_then(|i| i.identity_data)
         .expect("target identity");
-    let moved_identity =
-        terraform_provider_karpenter::tfvalue::msgpack::decode(&data.msgpack, &s.identity_type(np))
-            .expect("decode");
+    let moved_identity = terraform_provider_karpenter::terraform::tfvalue::msgpack::decode(
+        &data.msgpack,
+        &s.identity_type(np),
+    )
+    .expect("decode");
     assert_eq!(moved_identity, identity(&s, np, json!({"name": "moved"})));
 
     // Stored identities are upgraded as they are; a newer version is refused.
@@ -345,8 +347,8 @@ async fn identity_requests_that_cannot_be_served_are_diagnostics() {
                 .and_then(|i| i.identity_data)
                 .expect("identity");
             let ty = s.identity_type(np);
-            let v =
-                terraform_provider_karpenter::tfvalue::msgpack::decode(&data.msgpack, &ty).expect("decode");
+            let v = terraform_provider_karpenter::terraform::tfvalue::msgpack::decode(&data.msgpack, &ty)
+                .expect("decode");
             assert_eq!(v, identity(&s, np, json!({"name": "default"})));
         }
     }

@@ -5,8 +5,8 @@
 
 use super::{KINDS, split};
 use kube::api::DynamicObject;
-use terraform_provider_karpenter::framework::values::object;
-use terraform_provider_karpenter::tfvalue::{Value, msgpack};
+use terraform_provider_karpenter::terraform::framework::values::object;
+use terraform_provider_karpenter::terraform::tfvalue::{Value, msgpack};
 
 /// Runs one input; panics on a broken property (the fuzzer reports it as a crash).
 pub fn kube_read(data: &[u8]) {

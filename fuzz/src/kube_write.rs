@@ -4,10 +4,10 @@
 //! it back with `from_wire` must give a value that conforms to the resource's type.
 
 use super::{KINDS, split};
-use terraform_provider_karpenter::framework::convert::{from_wire, to_wire};
-use terraform_provider_karpenter::framework::schema::Attribute;
-use terraform_provider_karpenter::framework::{Diagnostics, plan, schema};
-use terraform_provider_karpenter::tfvalue::{AttributePath, Value, msgpack};
+use terraform_provider_karpenter::terraform::framework::convert::{from_wire, to_wire};
+use terraform_provider_karpenter::terraform::framework::schema::Attribute;
+use terraform_provider_karpenter::terraform::framework::{Diagnostics, plan, schema};
+use terraform_provider_karpenter::terraform::tfvalue::{AttributePath, Value, msgpack};
 
 /// Runs one input; panics on a broken property (the fuzzer reports it as a crash).
 pub fn kube_write(data: &[u8]) {

@@ -13,11 +13,11 @@ pub mod tfvalue_msgpack;
 
 use std::sync::LazyLock;
 
-use terraform_provider_karpenter::framework::Provider;
-use terraform_provider_karpenter::framework::schema::Schema;
 use terraform_provider_karpenter::provider::KarpenterProvider;
-use terraform_provider_karpenter::resources::{self, kube_object::KubeObjectType};
-use terraform_provider_karpenter::tfvalue::Type;
+use terraform_provider_karpenter::resources::{self, kube::object::KubeObjectType};
+use terraform_provider_karpenter::terraform::framework::Provider;
+use terraform_provider_karpenter::terraform::framework::schema::Schema;
+use terraform_provider_karpenter::terraform::tfvalue::Type;
 
 /// The provider, built once per process.
 pub static PROVIDER: LazyLock<KarpenterProvider> = LazyLock::new(KarpenterProvider::new);
@@ -25,10 +25,10 @@ pub static PROVIDER: LazyLock<KarpenterProvider> = LazyLock::new(KarpenterProvid
 /// The four Karpenter kinds, in a fixed order (selector byte modulo 4).
 pub static KINDS: LazyLock<[KubeObjectType; 4]> = LazyLock::new(|| {
     [
-        resources::node_pool(),
-        resources::ec2_node_class(),
-        resources::provisioner(),
-        resources::node_template(),
+        resources::kube::node_pool(),
+        resources::kube::ec2_node_class(),
+        resources::kube::provisioner(),
+        resources::kube::node_template(),
     ]
 });
 

@@ -3,8 +3,8 @@
 //! is adopted must conform to the resource's type and encode as msgpack.
 
 use super::{KINDS, split};
-use terraform_provider_karpenter::framework::{MoveSource, Resource};
-use terraform_provider_karpenter::tfvalue::msgpack;
+use terraform_provider_karpenter::terraform::framework::{MoveSource, Resource};
+use terraform_provider_karpenter::terraform::tfvalue::msgpack;
 
 const SOURCES: &[(&str, &str)] = &[
     ("registry.terraform.io/gavinbunney/kubectl", "kubectl_manifest"),

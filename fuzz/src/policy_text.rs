@@ -3,8 +3,8 @@
 //! returns them (percent-encoded JSON), and Go durations in `timeouts {}`.
 
 use terraform_provider_karpenter::aws::iam::decode_document;
-use terraform_provider_karpenter::framework::validate::parse_go_duration;
 use terraform_provider_karpenter::policy::arn::Arn;
+use terraform_provider_karpenter::terraform::framework::validate::parse_go_duration;
 
 /// Runs one input; panics on a broken property (the fuzzer reports it as a crash).
 pub fn policy_text(data: &[u8]) {

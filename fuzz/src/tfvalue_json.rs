@@ -4,7 +4,7 @@
 //! strictly to the same value, and survive msgpack as the upgraded state does.
 
 use super::{TYPES, split};
-use terraform_provider_karpenter::tfvalue::{json, msgpack};
+use terraform_provider_karpenter::terraform::tfvalue::{json, msgpack};
 
 /// Runs one input; panics on a broken property (the fuzzer reports it as a crash).
 pub fn tfvalue_json(data: &[u8]) {

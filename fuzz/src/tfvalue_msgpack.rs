@@ -3,7 +3,7 @@
 //! and decode again to the same value.
 
 use super::{TYPES, split};
-use terraform_provider_karpenter::tfvalue::msgpack;
+use terraform_provider_karpenter::terraform::tfvalue::msgpack;
 
 /// Runs one input; panics on a broken property (the fuzzer reports it as a crash).
 pub fn tfvalue_msgpack(data: &[u8]) {

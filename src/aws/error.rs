@@ -12,8 +12,8 @@ use std::fmt;
 use aws_sdk_sqs::config::http::HttpResponse;
 use aws_sdk_sqs::error::{ProvideErrorMetadata, SdkError};
 
-use crate::framework::{Diagnostic, Diagnostics, Severity};
-use crate::tfvalue::AttributePath;
+use crate::terraform::framework::{Diagnostic, Diagnostics, Severity};
+use crate::terraform::tfvalue::AttributePath;
 
 /// What kind of failure an AWS call had.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,10 +9,10 @@
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
-use crate::framework::validate as v;
-use crate::framework::{Attribute, Block, Schema};
 use crate::settings::*;
-use crate::tfvalue::{AttributePath, Type, Value};
+use crate::terraform::framework::validate as v;
+use crate::terraform::framework::{Attribute, Block, Schema};
+use crate::terraform::tfvalue::{AttributePath, Type, Value};
 
 static KUBERNETES: LazyLock<Block> = LazyLock::new(kubernetes_block);
 static AWS: LazyLock<Block> = LazyLock::new(aws_block);
@@ -497,7 +497,7 @@ fn present<'a>(parent: &'a Value, name: &str) -> Option<&'a Value> {
 /// still unknown are not judged): static key parts go together, and a web identity comes from
 /// one place.
 /// The top-level `cluster_name` and `kubernetes { eks { cluster_name } }` name one cluster.
-pub fn validate_cluster_name(config: &Value, diags: &mut crate::framework::Diagnostics) {
+pub fn validate_cluster_name(config: &Value, diags: &mut crate::terraform::framework::Diagnostics) {
     let top = config.get("cluster_name").and_then(Value::as_str);
     let eks = config
         .get("kubernetes")
@@ -518,7 +518,7 @@ pub fn validate_cluster_name(config: &Value, diags: &mut crate::framework::Diagn
     }
 }
 
-pub fn validate_aws(config: &Value, diags: &mut crate::framework::Diagnostics) {
+pub fn validate_aws(config: &Value, diags: &mut crate::terraform::framework::Diagnostics) {
     let Some(a) = present(config, "aws") else {
         return;
     };
@@ -573,8 +573,8 @@ pub fn validate_aws(config: &Value, diags: &mut crate::framework::Diagnostics) {
 /// Checks what the `aws {}` settings name outside the configuration, at configure time: the
 /// files must be readable (and the CA bundle hold certificates), and a web identity must have
 /// a role and a token from the block or the environment. Diagnostics carry the attribute path.
-pub fn check_aws(aws: &AwsSettings) -> crate::framework::Diagnostics {
-    let mut diags = crate::framework::Diagnostics::new();
+pub fn check_aws(aws: &AwsSettings) -> crate::terraform::framework::Diagnostics {
+    let mut diags = crate::terraform::framework::Diagnostics::new();
     let ap = AttributePath::root().attr("aws");
     for (name, files) in [
         ("shared_config_files", &aws.shared_config_files),
@@ -787,7 +787,7 @@ pub fn parse(config: &Value, env: &dyn Env) -> ProviderSettings {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::framework::values::object;
+    use crate::terraform::framework::values::object;
     use std::collections::HashMap;
 
     struct FakeEnv(HashMap<&'static str, &'static str>);
@@ -972,7 +972,7 @@ mod tests {
         object([("kubernetes", Value::Null), ("aws", aws)])
     }
 
-    fn error_paths(diags: &crate::framework::Diagnostics) -> Vec<String> {
+    fn error_paths(diags: &crate::terraform::framework::Diagnostics) -> Vec<String> {
         diags
             .iter()
             .filter_map(|d| d.path.as_ref())
@@ -1103,7 +1103,7 @@ mod tests {
                 Value::Set(vec![Value::string("210987654321")]),
             ),
         ]));
-        let mut diags = crate::framework::Diagnostics::new();
+        let mut diags = crate::terraform::framework::Diagnostics::new();
         validate_aws(&both, &mut diags);
         assert_eq!(error_paths(&diags), ["aws.forbidden_account_ids"]);
     }
@@ -1136,8 +1136,8 @@ mod tests {
                 "aws.default_tags.tags",
             ),
         ] {
-            let mut diags = crate::framework::Diagnostics::new();
-            crate::framework::schema::validate_attributes(
+            let mut diags = crate::terraform::framework::Diagnostics::new();
+            crate::terraform::framework::schema::validate_attributes(
                 &schema.attributes,
                 &schema.blocks,
                 &config,
@@ -1162,7 +1162,7 @@ mod tests {
             (vec!["access_key", "secret_key", "token"], vec![]),
         ] {
             let config = aws_config(object(set.iter().map(|n| (*n, Value::string("x")))));
-            let mut diags = crate::framework::Diagnostics::new();
+            let mut diags = crate::terraform::framework::Diagnostics::new();
             validate_aws(&config, &mut diags);
             assert_eq!(error_paths(&diags), expected, "{set:?}: {diags}");
         }
@@ -1173,7 +1173,7 @@ mod tests {
                 ("web_identity_token_file", Value::string("/f")),
             ]),
         )]));
-        let mut diags = crate::framework::Diagnostics::new();
+        let mut diags = crate::terraform::framework::Diagnostics::new();
         validate_aws(&both, &mut diags);
         assert_eq!(
             error_paths(&diags),
@@ -1199,8 +1199,8 @@ mod tests {
                     ("duration", Value::string(duration)),
                 ]),
             )]));
-            let mut diags = crate::framework::Diagnostics::new();
-            crate::framework::schema::validate_attributes(
+            let mut diags = crate::terraform::framework::Diagnostics::new();
+            crate::terraform::framework::schema::validate_attributes(
                 &schema.attributes,
                 &schema.blocks,
                 &config,

@@ -17,9 +17,9 @@ use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::framework::Provider;
-use crate::framework::markdown::{self, GENERATED_MARKER, Page, PageKind, ProviderPage};
 use crate::provider::KarpenterProvider;
+use crate::terraform::framework::Provider;
+use crate::terraform::framework::markdown::{self, GENERATED_MARKER, Page, PageKind, ProviderPage};
 
 /// The `## Authentication` section of the index page.
 const AUTHENTICATION: &str = include_str!("../../templates/authentication.md");

@@ -7,9 +7,9 @@ pub mod docs;
 use async_trait::async_trait;
 
 use crate::context::KarpenterContext;
-use crate::framework::{DataSource, Diagnostics, Provider, Resource, Schema};
 use crate::resources;
-use crate::tfvalue::Value;
+use crate::terraform::framework::{DataSource, Diagnostics, Provider, Resource, Schema};
+use crate::terraform::tfvalue::Value;
 
 /// The provider, with its registry.
 pub struct KarpenterProvider {
@@ -21,21 +21,21 @@ impl KarpenterProvider {
     pub fn new() -> Self {
         Self {
             resources: vec![
-                Box::new(resources::node_pool()),
-                Box::new(resources::ec2_node_class()),
-                Box::new(resources::provisioner()),
-                Box::new(resources::node_template()),
-                Box::new(resources::node_overlay()),
-                Box::new(resources::capacity_buffer()),
-                Box::new(resources::interruption_queue::InterruptionQueue),
-                Box::new(resources::node_role::NodeRole),
-                Box::new(resources::controller_role::ControllerRole),
+                Box::new(resources::kube::node_pool()),
+                Box::new(resources::kube::ec2_node_class()),
+                Box::new(resources::kube::provisioner()),
+                Box::new(resources::kube::node_template()),
+                Box::new(resources::kube::node_overlay()),
+                Box::new(resources::kube::capacity_buffer()),
+                Box::new(resources::aws::interruption_queue::InterruptionQueue),
+                Box::new(resources::aws::node_role::NodeRole),
+                Box::new(resources::aws::controller_role::ControllerRole),
             ],
             data_sources: vec![
-                Box::new(resources::controller_policy::ControllerPolicy),
-                Box::new(resources::data_sources::object::ec2_node_class()),
-                Box::new(resources::data_sources::object::node_pool()),
-                Box::new(resources::data_sources::node_claims::NodeClaims),
+                Box::new(resources::aws::controller_policy::ControllerPolicy),
+                Box::new(resources::kube::data_sources::object::ec2_node_class()),
+                Box::new(resources::kube::data_sources::object::node_pool()),
+                Box::new(resources::kube::data_sources::node_claims::NodeClaims),
             ],
         }
     }
@@ -75,7 +75,7 @@ impl Provider for KarpenterProvider {
         let set = |name: &str| kubernetes.get(name).is_some_and(|v| !v.is_null());
         if set("config_path") && set("config_paths") {
             diags.error_at(
-                &crate::tfvalue::AttributePath::root()
+                &crate::terraform::tfvalue::AttributePath::root()
                     .attr("kubernetes")
                     .attr("config_paths"),
                 "Conflicting kubeconfig settings",
@@ -95,7 +95,7 @@ impl Provider for KarpenterProvider {
         ] {
             if kubernetes.get(other).is_some_and(|v| !v.is_null()) {
                 diags.error_at(
-                    &crate::tfvalue::AttributePath::root()
+                    &crate::terraform::tfvalue::AttributePath::root()
                         .attr("kubernetes")
                         .attr(other),
                     "Conflicting Kubernetes credentials",
@@ -110,7 +110,9 @@ impl Provider for KarpenterProvider {
 
     async fn configure(&self, config: &Value) -> Result<KarpenterContext, Diagnostics> {
         let mut settings = config::parse(config, &config::ProcessEnv);
-        let region_path = crate::tfvalue::AttributePath::root().attr("aws").attr("region");
+        let region_path = crate::terraform::tfvalue::AttributePath::root()
+            .attr("aws")
+            .attr("region");
         if settings.aws.region.is_none() && !settings.unknown.contains(&region_path) {
             // The shared-config profile's region, resolved once here (local files only), so
             // that plans see the region the AWS calls will use.
@@ -134,7 +136,7 @@ mod sensitive_tests;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::framework::values::object;
+    use crate::terraform::framework::values::object;
 
     #[test]
     fn eks_beside_a_token_is_a_diagnostic_on_the_token() {

@@ -4,9 +4,9 @@
 
 use std::collections::BTreeSet;
 
-use crate::framework::schema::{AttrType, Attribute, Block};
-use crate::framework::{Provider, Schema};
 use crate::provider::KarpenterProvider;
+use crate::terraform::framework::schema::{AttrType, Attribute, Block};
+use crate::terraform::framework::{Provider, Schema};
 
 /// Every attribute that must be marked sensitive, by dotted path.
 const SENSITIVE: &[&str] = &[

@@ -14,8 +14,8 @@
 use std::collections::BTreeMap;
 
 use crate::aws::ownership;
-use crate::framework::Diagnostics;
-use crate::tfvalue::AttributePath;
+use crate::terraform::framework::Diagnostics;
+use crate::terraform::tfvalue::AttributePath;
 
 /// Whose marks an existing part carries.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -20,8 +20,8 @@ use rustls::{DigitallySignedStruct, SignatureScheme};
 use tokio::net::UnixStream;
 use tonic::transport::{Channel, Endpoint, Uri};
 
-pub use terraform_provider_karpenter::plugin::proto::go_plugin;
-pub use terraform_provider_karpenter::plugin::proto::tfplugin6;
+pub use terraform_provider_karpenter::terraform::plugin::proto::go_plugin;
+pub use terraform_provider_karpenter::terraform::plugin::proto::tfplugin6;
 
 /// The binary under test set by a test crate that is not the provider's own (the
 /// acceptance tests, which build it with [`use_binary`]'s caller's harness).

@@ -11,13 +11,13 @@ use std::process::ExitCode;
 use std::sync::LazyLock;
 
 use async_trait::async_trait;
-use terraform_provider_karpenter::framework::schema::{AttrType, Attribute, Block, Schema};
-use terraform_provider_karpenter::framework::{
+use terraform_provider_karpenter::terraform::framework::schema::{AttrType, Attribute, Block, Schema};
+use terraform_provider_karpenter::terraform::framework::{
     ApplyOutcome, DataSource, Diagnostics, Provider, ReadOutcome, Resource,
 };
-use terraform_provider_karpenter::plugin::server::ProviderServer;
-use terraform_provider_karpenter::plugin::{PluginInfo, run_with};
-use terraform_provider_karpenter::tfvalue::{Type, Value};
+use terraform_provider_karpenter::terraform::plugin::server::ProviderServer;
+use terraform_provider_karpenter::terraform::plugin::{PluginInfo, run_with};
+use terraform_provider_karpenter::terraform::tfvalue::{Type, Value};
 
 static EMPTY: LazyLock<Schema> =
     LazyLock::new(|| Schema::new("Stand-in provider for moved {} tests.", vec![]));

@@ -19,8 +19,8 @@
 use std::collections::BTreeMap;
 
 use acceptance_tests::provider_dir;
-use terraform_provider_karpenter::plugin::proto::tfplugin6 as pb;
-use terraform_provider_karpenter::tfvalue::{Type, Value, json, msgpack};
+use terraform_provider_karpenter::terraform::plugin::proto::tfplugin6 as pb;
+use terraform_provider_karpenter::terraform::tfvalue::{Type, Value, json, msgpack};
 use tonic::transport::Channel;
 
 #[path = "../../../tests/common/mod.rs"]

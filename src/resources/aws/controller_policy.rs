@@ -1,0 +1,462 @@
+//! Data source `karpenter_controller_policy`: the Karpenter controller's IAM policy for one
+//! cluster, rendered offline (no AWS call) from the cluster name, region, account, partition,
+//! node role and interruption queue.
+
+use std::sync::LazyLock;
+
+use async_trait::async_trait;
+
+use crate::context::{KarpenterContext, ProviderDefault};
+use crate::policy::arn::{self, Arn, PARTITIONS};
+use crate::policy::controller::{ControllerPolicyInputs, policy_document, policy_groups};
+use crate::policy::{PolicyDocument, Statement};
+use crate::terraform::framework::validate::{self as v, Validator};
+use crate::terraform::framework::values::{get_str, object, opt_string, string_list};
+use crate::terraform::framework::{Attribute, DataSource, Diagnostics, Schema};
+use crate::terraform::tfvalue::{AttributePath, Type, Value};
+
+pub struct ControllerPolicy;
+
+static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
+    Schema::new(
+        "Renders the IAM policy the Karpenter v1 controller needs, scoped to one cluster, as JSON. \
+         The statements are those of Karpenter's getting-started reference (v1.14): EC2 writes only on \
+         resources tagged for this cluster and a node pool, instance-profile writes only on profiles \
+         tagged for this cluster, region and a node class, `iam:PassRole` only for the node role, SQS \
+         only on the interruption queue. Nothing is sent to AWS: use `json` with `aws_iam_role_policy`, \
+         or each entry of `documents` as its own managed policy (each fits IAM's 6,144-character limit).",
+        vec![
+            Attribute::string("cluster_name")
+                .required()
+                .describe("Name of the EKS cluster the controller manages.")
+                .validate(v::length(1, 100))
+                .validate(v::matches(
+                    r"^[0-9A-Za-z][A-Za-z0-9_-]*$",
+                    "an EKS cluster name: letters, digits, hyphens and underscores, starting with a letter or digit",
+                )),
+            Attribute::string("region")
+                .optional_computed()
+                .describe("AWS region of the cluster, e.g. `us-east-1`. Defaults to the provider's `aws { region }` (which falls back to `AWS_REGION`, then `AWS_DEFAULT_REGION`), as hashicorp/aws data sources do.")
+                .validate(v::check("Must be an AWS region name such as `us-east-1`.", |v| {
+                    let s = v.as_str()?;
+                    (!arn::is_region(s)).then(|| format!("{s:?} is not an AWS region name such as \"us-east-1\"."))
+                })),
+            Attribute::string("account_id")
+                .optional_computed()
+                .describe("AWS account ID (12 digits) of the cluster. Defaults to the account of `node_role_arn` (the controller may only pass a role of its own account).")
+                .validate(v::matches(r"^[0-9]{12}$", "a 12-digit AWS account ID")),
+            Attribute::string("partition")
+                .optional_computed()
+                .describe("AWS partition. Derived from `region` when unset (`cn-*` → `aws-cn`, `us-gov-*` → `aws-us-gov`, else `aws`).")
+                .validate(v::one_of(PARTITIONS)),
+            Attribute::string("node_role_arn")
+                .required()
+                .describe("ARN of the IAM role Karpenter's nodes use; the controller may pass only this role to EC2.")
+                .validate(arn_validator("an IAM role ARN", Arn::parse_role)),
+            Attribute::string("interruption_queue_arn")
+                .optional()
+                .describe("ARN of the SQS interruption queue. When unset, the interruption statement is left out.")
+                .validate(arn_validator("an SQS queue ARN", Arn::parse_queue)),
+            Attribute::string("json").computed().describe("The whole policy document, as compact JSON."),
+            Attribute::map_of("documents", Type::String).computed().describe(
+                "The same statements split into the upstream reference's groups (`NodeLifecycle`, `IAMIntegration`, \
+                 `EKSIntegration`, `Interruption`, `ZonalShift`, `ResourceDiscovery`), one policy document each.",
+            ),
+            Attribute::list_of_objects(
+                "statements",
+                vec![
+                    Attribute::string("sid").computed().describe("Statement ID."),
+                    Attribute::string("effect").computed().describe("`Allow` or `Deny`."),
+                    Attribute::list_of("actions", Type::String).computed().describe("IAM actions."),
+                    Attribute::list_of("resources", Type::String).computed().describe("Resource ARNs or `*`."),
+                    Attribute::list_of_objects(
+                        "conditions",
+                        vec![
+                            Attribute::string("test").computed().describe("Condition operator, e.g. `StringEquals`."),
+                            Attribute::string("variable").computed().describe("Condition key."),
+                            Attribute::list_of("values", Type::String).computed().describe("Values matched."),
+                        ],
+                    )
+                    .computed()
+                    .describe("Conditions, one per operator and key."),
+                ],
+            )
+            .computed()
+            .describe("The statements as structured data."),
+        ],
+    )
+});
+
+fn arn_validator(what: &'static str, parse: fn(&str) -> Result<Arn, arn::ArnError>) -> impl Validator {
+    v::check(format!("Must be {what}."), move |value| {
+        let s = value.as_str()?;
+        parse(s).err().map(|e| e.to_string())
+    })
+}
+
+/// The partition the configuration asks for: explicit, or derived from the region.
+fn partition(config: &Value) -> Option<String> {
+    get_str(config, "partition")
+        .map(str::to_string)
+        .or_else(|| get_str(config, "region").map(|r| arn::partition_of_region(r).to_string()))
+}
+
+fn statement_value(s: &Statement) -> Value {
+    object([
+        ("sid", Value::string(s.sid)),
+        ("effect", Value::string(s.effect)),
+        ("actions", string_list(&s.actions)),
+        ("resources", string_list(&s.resources)),
+        (
+            "conditions",
+            Value::List(
+                s.conditions
+                    .iter()
+                    .map(|c| {
+                        object([
+                            ("test", Value::string(c.test)),
+                            ("variable", Value::string(c.variable.clone())),
+                            ("values", string_list(&c.values)),
+                        ])
+                    })
+                    .collect(),
+            ),
+        ),
+    ])
+}
+
+/// `config` with `region` and `account_id` filled in from their defaults: the provider's
+/// region and the node role's account.
+fn with_defaults(ctx: &KarpenterContext, config: &Value) -> Result<Value, Diagnostics> {
+    let mut effective = config.clone();
+    let Value::Object(fields) = &mut effective else {
+        return Ok(effective);
+    };
+    let path = AttributePath::root().attr("region");
+    if get_str(config, "region").is_none() {
+        match ctx.default_region() {
+            ProviderDefault::Known(r) => {
+                fields.insert("region".into(), Value::string(r));
+            }
+            ProviderDefault::Unknown => {
+                let mut d = Diagnostics::new();
+                d.error_at(
+                    &path,
+                    "Region not known yet",
+                    "region is not set and the provider's aws { region } is not known until apply, so the policy \
+                     cannot be rendered now. Set region here from a value known at plan time.",
+                );
+                return Err(d);
+            }
+            ProviderDefault::Unset => {
+                let mut d = Diagnostics::new();
+                d.error_at(
+                    &path,
+                    "No region",
+                    "region is not set and the provider has no region either. Set region = \"...\" here, or region \
+                     in the provider's aws {} block (or AWS_REGION in its environment).",
+                );
+                return Err(d);
+            }
+        }
+    }
+    if get_str(config, "account_id").is_none()
+        && let Some(Ok(role)) = get_str(config, "node_role_arn").map(Arn::parse_role)
+    {
+        fields.insert("account_id".into(), Value::string(role.account));
+    }
+    Ok(effective)
+}
+
+#[async_trait]
+impl DataSource<KarpenterContext> for ControllerPolicy {
+    fn type_name(&self) -> &'static str {
+        "karpenter_controller_policy"
+    }
+
+    fn schema(&self) -> &Schema {
+        &SCHEMA
+    }
+
+    /// The ARNs must agree with the partition, account and region the policy is for.
+    fn validate(&self, config: &Value, diags: &mut Diagnostics) {
+        let root = AttributePath::root();
+        let partition = partition(config);
+        let account = get_str(config, "account_id");
+        let region = get_str(config, "region");
+        if let Some(Ok(role)) = get_str(config, "node_role_arn").map(Arn::parse_role) {
+            let path = root.attr("node_role_arn");
+            if let Some(p) = &partition
+                && role.partition != *p
+            {
+                diags.error_at(&path, "Node role in another partition", format!("The role is in partition {:?} but the policy is for {p:?}; a role ARN of partition {p:?} is expected.", role.partition));
+            }
+            if let Some(a) = account
+                && role.account != a
+            {
+                diags.error_at(&path, "Node role in another account", format!("The role is in account {} but account_id is {a}; EC2 can only be passed a role of the cluster's own account.", role.account));
+            }
+        }
+        if let Some(Ok(queue)) = get_str(config, "interruption_queue_arn").map(Arn::parse_queue) {
+            let path = root.attr("interruption_queue_arn");
+            if let Some(p) = &partition
+                && queue.partition != *p
+            {
+                diags.error_at(
+                    &path,
+                    "Queue in another partition",
+                    format!(
+                        "The queue is in partition {:?} but the policy is for {p:?}.",
+                        queue.partition
+                    ),
+                );
+            }
+            if let Some(r) = region
+                && queue.region != r
+            {
+                diags.error_at(&path, "Queue in another region", format!("The queue is in {} but the cluster is in {r}; Karpenter reads its interruption queue in its own region.", queue.region));
+            }
+            if let Some(a) = account
+                && queue.account != a
+            {
+                diags.error_at(
+                    &path,
+                    "Queue in another account",
+                    format!("The queue is in account {} but account_id is {a}.", queue.account),
+                );
+            }
+        }
+        if let (Some(p), Some(r)) = (get_str(config, "partition"), region)
+            && arn::partition_of_region(r) != p
+        {
+            diags.error_at(
+                &root.attr("partition"),
+                "Partition does not match the region",
+                format!(
+                    "Region {r} is in partition {:?}, not {p:?}. Leave partition unset to derive it.",
+                    arn::partition_of_region(r)
+                ),
+            );
+        }
+    }
+
+    async fn read(&self, ctx: &KarpenterContext, config: &Value) -> Result<Value, Diagnostics> {
+        let config = &with_defaults(ctx, config)?;
+        // the defaults are checked like configured values (e.g. the queue's region)
+        let mut d = Diagnostics::new();
+        DataSource::<KarpenterContext>::validate(self, config, &mut d);
+        if d.has_errors() {
+            return Err(d);
+        }
+        let required = |name: &str| {
+            get_str(config, name).map(str::to_string).ok_or_else(|| {
+                let mut d = Diagnostics::new();
+                d.error_at(
+                    &AttributePath::root().attr(name),
+                    "Missing value",
+                    format!("{name} must be known to render the policy."),
+                );
+                d
+            })
+        };
+        let inputs = ControllerPolicyInputs {
+            cluster_name: required("cluster_name")?,
+            region: required("region")?,
+            account_id: required("account_id")?,
+            partition: partition(config).unwrap_or_else(|| "aws".to_string()),
+            node_role_arn: required("node_role_arn")?,
+            interruption_queue_arn: get_str(config, "interruption_queue_arn").map(str::to_string),
+        };
+        let document = policy_document(&inputs);
+        let documents = policy_groups(&inputs)
+            .into_iter()
+            .map(|g| {
+                (
+                    g.name.to_string(),
+                    Value::string(
+                        PolicyDocument {
+                            statements: g.statements,
+                        }
+                        .to_json(),
+                    ),
+                )
+            })
+            .collect();
+        Ok(object([
+            ("cluster_name", Value::string(inputs.cluster_name.clone())),
+            ("region", Value::string(inputs.region.clone())),
+            ("account_id", Value::string(inputs.account_id.clone())),
+            ("partition", Value::string(inputs.partition.clone())),
+            ("node_role_arn", Value::string(inputs.node_role_arn.clone())),
+            (
+                "interruption_queue_arn",
+                opt_string(inputs.interruption_queue_arn.clone()),
+            ),
+            ("json", Value::string(document.to_json())),
+            ("documents", Value::Map(documents)),
+            (
+                "statements",
+                Value::List(document.statements.iter().map(statement_value).collect()),
+            ),
+        ]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::terraform::framework::schema::validate_attributes;
+
+    fn config(pairs: &[(&str, &str)]) -> Value {
+        let mut fields: Vec<(&str, Value)> =
+            SCHEMA.attributes.iter().map(|a| (a.name, Value::Null)).collect();
+        for (k, val) in pairs {
+            if let Some(slot) = fields.iter_mut().find(|(n, _)| n == k) {
+                slot.1 = Value::string(*val);
+            }
+        }
+        object(fields)
+    }
+
+    fn good() -> Vec<(&'static str, &'static str)> {
+        vec![
+            ("cluster_name", "demo"),
+            ("region", "us-east-1"),
+            ("account_id", "123456789012"),
+            (
+                "node_role_arn",
+                "arn:aws:iam::123456789012:role/KarpenterNodeRole-demo",
+            ),
+            (
+                "interruption_queue_arn",
+                "arn:aws:sqs:us-east-1:123456789012:demo",
+            ),
+        ]
+    }
+
+    fn diagnose(pairs: &[(&str, &str)]) -> Diagnostics {
+        let c = config(pairs);
+        let mut d = Diagnostics::new();
+        validate_attributes(
+            &SCHEMA.attributes,
+            &SCHEMA.blocks,
+            &c,
+            &AttributePath::root(),
+            &mut d,
+        );
+        DataSource::<KarpenterContext>::validate(&ControllerPolicy, &c, &mut d);
+        d
+    }
+
+    #[test]
+    fn valid_inputs_pass_and_render() {
+        assert!(diagnose(&good()).is_empty());
+        let state = read(&context(None), &good()).expect("read");
+        assert_eq!(get_str(&state, "partition"), Some("aws"));
+        let json: serde_json::Value =
+            serde_json::from_str(get_str(&state, "json").expect("json")).expect("parse");
+        assert_eq!(json["Version"], "2012-10-17");
+        assert_eq!(
+            state
+                .get("documents")
+                .and_then(Value::as_entries)
+                .map(|m| m.len()),
+            Some(6)
+        );
+    }
+
+    #[test]
+    fn bad_inputs_point_at_their_attribute() {
+        let cases: &[(&str, &str, &str)] = &[
+            ("cluster_name", "", "cluster_name"),
+            ("cluster_name", "-bad", "cluster_name"),
+            ("region", "moon-1", "region"),
+            ("account_id", "1234", "account_id"),
+            (
+                "node_role_arn",
+                "arn:aws:iam::123456789012:user/bob",
+                "node_role_arn",
+            ),
+            ("node_role_arn", "not an arn", "node_role_arn"),
+            (
+                "node_role_arn",
+                "arn:aws:iam::999999999999:role/x",
+                "node_role_arn",
+            ),
+            (
+                "interruption_queue_arn",
+                "arn:aws:sqs:eu-west-1:123456789012:demo",
+                "interruption_queue_arn",
+            ),
+            ("partition", "aws-cn", "partition"),
+        ];
+        for (attr, value, expected_path) in cases {
+            let mut pairs = good();
+            pairs.retain(|(k, _)| k != attr);
+            pairs.push((attr, value));
+            let d = diagnose(&pairs);
+            assert!(d.has_errors(), "{attr}={value:?} passed");
+            let paths: Vec<String> = d
+                .iter()
+                .filter_map(|x| x.path.as_ref().map(|p| p.to_string()))
+                .collect();
+            assert!(
+                paths.iter().any(|p| p == expected_path),
+                "{attr}={value:?}: {paths:?}"
+            );
+        }
+    }
+
+    fn context(region: Option<&str>) -> KarpenterContext {
+        let mut settings = crate::settings::ProviderSettings::default();
+        settings.aws.region = region.map(str::to_string);
+        KarpenterContext::new(settings)
+    }
+
+    fn read(ctx: &KarpenterContext, pairs: &[(&str, &str)]) -> Result<Value, Diagnostics> {
+        tokio_test_block(DataSource::<KarpenterContext>::read(
+            &ControllerPolicy,
+            ctx,
+            &config(pairs),
+        ))
+    }
+
+    #[test]
+    fn region_defaults_to_the_providers_and_account_to_the_node_roles() {
+        let mut pairs = good();
+        pairs.retain(|(k, _)| *k != "region" && *k != "account_id");
+        let state = read(&context(Some("us-east-1")), &pairs).expect("read");
+        assert_eq!(get_str(&state, "region"), Some("us-east-1"));
+        assert_eq!(get_str(&state, "account_id"), Some("123456789012"));
+        // the configured region wins over the provider's
+        let state = read(&context(Some("eu-west-1")), &good()).expect("read");
+        assert_eq!(get_str(&state, "region"), Some("us-east-1"));
+        // a defaulted region is checked like a configured one: the queue is in us-east-1
+        let d = read(&context(Some("eu-west-1")), &pairs).expect_err("queue in another region");
+        assert!(
+            d.iter().any(
+                |x| x.path.as_ref().map(ToString::to_string).as_deref() == Some("interruption_queue_arn")
+            )
+        );
+        // no region anywhere: an error on region that says where to set it
+        let d = read(&context(None), &pairs).expect_err("no region");
+        let first = d.iter().next().expect("a diagnostic");
+        assert_eq!(
+            first.path.as_ref().map(ToString::to_string).as_deref(),
+            Some("region")
+        );
+        assert!(first.detail.contains("aws {} block"), "{}", first.detail);
+    }
+
+    fn tokio_test_block<F: std::future::Future>(f: F) -> F::Output {
+        // The read is synchronous in substance; a minimal executor keeps tests runtime-free.
+        let waker = std::task::Waker::noop();
+        let mut cx = std::task::Context::from_waker(waker);
+        let mut f = std::pin::pin!(f);
+        loop {
+            if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+                return v;
+            }
+        }
+    }
+}

@@ -1,0 +1,908 @@
+//! What `karpenter_node_role` and `karpenter_controller_role` share: the desired shape of a
+//! role and its parts, reading what exists, converging one onto the other step by step (so a
+//! failure midway leaves a state that records what exists), the delete order, and the
+//! schema pieces and validators both use.
+//!
+//! Documents are compared as parsed JSON and written to state in one canonical form (keys
+//! sorted, compact), so formatting differences never show as drift.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use serde_json::Value as Json;
+
+use crate::aws::iam::{Iam, IamError, NewRole, ProfileInfo, RoleInfo};
+use crate::aws::ownership::{self, OWNER_TAG_KEY};
+use crate::policy::arn::{self, Arn};
+use crate::resources::taken_name::{Marks, Taken, owner_tag_mark};
+use crate::terraform::framework::validate::{self as v, Validator};
+use crate::terraform::framework::values::get_str;
+use crate::terraform::framework::{ApplyOutcome, Attribute, Diagnostics};
+use crate::terraform::tfvalue::{AttributePath, Type, Value};
+
+/// Longest `name_prefix`: a generated suffix takes 26 of a role name's 64 characters.
+pub const MAX_PREFIX: usize = 38;
+
+/// The canonical text of a document: sorted keys, no whitespace.
+pub fn canonical(doc: &Json) -> String {
+    // serde_json's map is ordered by key (no `preserve_order`), so this is canonical.
+    doc.to_string()
+}
+
+/// Parses a document and returns its canonical text (None when it is not JSON).
+pub fn canonical_text(text: &str) -> Option<String> {
+    serde_json::from_str::<Json>(text).ok().map(|d| canonical(&d))
+}
+
+/// The DNS suffix of a partition, used in service principals (`ec2.amazonaws.com.cn`).
+pub fn dns_suffix(partition: &str) -> &'static str {
+    if partition == "aws-cn" {
+        "amazonaws.com.cn"
+    } else {
+        "amazonaws.com"
+    }
+}
+
+/// A role name made from a prefix: the prefix and 26 digits (time and a process counter).
+pub fn unique_name(prefix: &str) -> String {
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed) % 100_000_000;
+    format!("{prefix}{:018}{n:08}", nanos % 1_000_000_000_000_000_000)
+}
+
+/// A customer managed policy the resource owns (controller role, managed attachment).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OwnedPolicy {
+    pub arn: String,
+    pub name: String,
+    pub document: String,
+}
+
+/// Everything the role should be.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Desired {
+    /// The Terraform resource type, written as the ownership tag on every part created.
+    pub resource_type: &'static str,
+    pub name: String,
+    pub path: String,
+    pub description: Option<String>,
+    pub trust: Json,
+    pub permissions_boundary: Option<String>,
+    pub tags: BTreeMap<String, String>,
+    /// Policies attached but not owned (AWS managed ones, `additional_policy_arns`).
+    pub attached: BTreeSet<String>,
+    /// Name and document of the inline policy, if any.
+    pub inline: Option<(String, String)>,
+    /// Owned managed policies: created, kept up to date, attached.
+    pub owned: Vec<OwnedPolicy>,
+    /// Owned managed policies that may exist from an earlier configuration and must go.
+    pub stale_owned: Vec<String>,
+    /// Inline policy names the resource owns but no longer wants.
+    pub stale_inline: Vec<String>,
+    /// An instance profile of this name, holding the role.
+    pub instance_profile: Option<String>,
+    /// A profile the resource created earlier that is no longer wanted.
+    pub stale_profile: Option<String>,
+}
+
+/// What exists.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Actual {
+    pub role: RoleInfo,
+    /// The user's tags (the ownership tag left out).
+    pub tags: BTreeMap<String, String>,
+    /// The ownership tag's value, when the role has it.
+    pub owner: Option<String>,
+    pub attached: BTreeSet<String>,
+    pub inline_names: Vec<String>,
+    /// Documents of the inline policies asked for, by name.
+    pub inline: BTreeMap<String, Json>,
+    /// Documents of the owned managed policies asked for, by ARN (absent: does not exist).
+    pub owned: BTreeMap<String, Json>,
+    /// Tags of those policies (the ownership tag included), by ARN.
+    pub owned_tags: BTreeMap<String, BTreeMap<String, String>>,
+    /// The instance profile asked for, when it exists.
+    pub profile: Option<ProfileInfo>,
+}
+
+/// What to read besides the role itself.
+#[derive(Debug, Clone, Default)]
+pub struct ReadScope<'a> {
+    pub inline: &'a [String],
+    pub owned_arns: &'a [String],
+    pub profile: Option<&'a str>,
+}
+
+pub async fn read(iam: &Iam, name: &str, scope: &ReadScope<'_>) -> Result<Option<Actual>, IamError> {
+    let Some(role) = iam.get_role(name).await? else {
+        return Ok(None);
+    };
+    let all_tags = iam.role_tags(name).await?;
+    let owner = all_tags.get(OWNER_TAG_KEY).cloned();
+    let tags = ownership::user_tags(&all_tags);
+    let attached = iam.attached_policies(name).await?;
+    let inline_names = iam.inline_policy_names(name).await?;
+    let mut inline = BTreeMap::new();
+    for policy in scope.inline {
+        if inline_names.contains(policy)
+            && let Some(doc) = iam.get_inline_policy(name, policy).await?
+        {
+            inline.insert(policy.clone(), doc);
+        }
+    }
+    let mut owned = BTreeMap::new();
+    let mut owned_tags = BTreeMap::new();
+    for arn in scope.owned_arns {
+        if let Some((doc, tags)) = iam.managed_policy(arn).await? {
+            owned.insert(arn.clone(), doc);
+            owned_tags.insert(arn.clone(), tags);
+        }
+    }
+    let profile = match scope.profile {
+        Some(p) => iam.get_instance_profile(p).await?,
+        None => None,
+    };
+    Ok(Some(Actual {
+        role,
+        tags,
+        owner,
+        attached,
+        inline_names,
+        inline,
+        owned,
+        owned_tags,
+        profile,
+    }))
+}
+
+fn same_doc(text: &str, actual: Option<&Json>) -> bool {
+    match (serde_json::from_str::<Json>(text), actual) {
+        (Ok(want), Some(have)) => want == *have,
+        _ => false,
+    }
+}
+
+/// Makes the role what `want` says, one part at a time, given what exists (`None`: nothing).
+pub async fn converge(iam: &Iam, want: &Desired, have: Option<&Actual>) -> Result<(), IamError> {
+    let empty_tags = BTreeMap::new();
+    let created;
+    let (role, tags) = match have {
+        Some(a) => (&a.role, &a.tags),
+        None => {
+            created = iam
+                .create_role(&NewRole {
+                    name: &want.name,
+                    path: &want.path,
+                    trust_policy: &want.trust,
+                    permissions_boundary: want.permissions_boundary.as_deref(),
+                    description: want.description.as_deref(),
+                    tags: &ownership::with_owner_tag(&want.tags, want.resource_type),
+                })
+                .await?;
+            (&created, &want.tags)
+        }
+    };
+    let tags = if have.is_some() { tags } else { &empty_tags };
+    if have.is_some() {
+        if role.trust_policy != want.trust {
+            iam.update_trust_policy(&want.name, &want.trust).await?;
+        }
+        if role.permissions_boundary != want.permissions_boundary {
+            iam.set_permissions_boundary(&want.name, want.permissions_boundary.as_deref())
+                .await?;
+        }
+        iam.sync_role_tags(&want.name, tags, &want.tags).await?;
+        if have.is_some_and(|a| a.owner.is_none()) {
+            // A role recorded by an earlier version of the provider, before the ownership
+            // tag: it is ours (it is in state), so it gets the tag now.
+            let (k, v) = ownership::owner_tag(want.resource_type);
+            iam.sync_role_tags(&want.name, &BTreeMap::new(), &BTreeMap::from([(k, v)]))
+                .await?;
+        }
+    }
+    let attached = have.map(|a| a.attached.clone()).unwrap_or_default();
+
+    // Owned managed policies: create or update, then attach. They carry the role's tags (and
+    // the ownership tag, added to a policy recorded before it existed).
+    let policy_tags = ownership::with_owner_tag(&want.tags, want.resource_type);
+    for policy in &want.owned {
+        match have.and_then(|a| a.owned.get(&policy.arn)) {
+            None => {
+                // Not readable: create it (an existing one of that name means another owner).
+                iam.create_policy(&policy.name, &want.path, &policy.document, &policy_tags)
+                    .await?;
+            }
+            Some(doc) => {
+                if !same_doc(&policy.document, Some(doc)) {
+                    iam.update_managed_policy(&policy.arn, &policy.document).await?;
+                }
+                let current = have
+                    .and_then(|a| a.owned_tags.get(&policy.arn))
+                    .cloned()
+                    .unwrap_or_default();
+                if current != policy_tags {
+                    iam.sync_policy_tags(&policy.arn, &current, &policy_tags).await?;
+                }
+            }
+        }
+    }
+    let wanted_attached: BTreeSet<&String> = want
+        .attached
+        .iter()
+        .chain(want.owned.iter().map(|p| &p.arn))
+        .collect();
+    for arn in &wanted_attached {
+        if !attached.contains(*arn) {
+            iam.attach_policy(&want.name, arn).await?;
+        }
+    }
+    // The inline policy, before anything is detached: permissions are added before others are
+    // taken away, so a switch of `policy_attachment` (e.g. from a policy someone else manages to
+    // ours) never leaves the role without a permission it had.
+    if let Some((policy, document)) = &want.inline
+        && !same_doc(document, have.and_then(|a| a.inline.get(policy)))
+    {
+        iam.put_inline_policy(&want.name, policy, document).await?;
+    }
+    for arn in &attached {
+        if !wanted_attached.contains(arn) {
+            iam.detach_policy(&want.name, arn).await?;
+        }
+    }
+    for arn in &want.stale_owned {
+        iam.detach_policy(&want.name, arn).await?;
+        iam.delete_managed_policy(arn).await?;
+    }
+
+    for policy in &want.stale_inline {
+        if have.is_some_and(|a| a.inline_names.contains(policy)) {
+            iam.delete_inline_policy(&want.name, policy).await?;
+        }
+    }
+    // Inline policies the configuration does not ask for grant permissions nobody reviews:
+    // they were shown as drift (`unmanaged_inline_policies`), and go.
+    for policy in have.map(|a| a.inline_names.as_slice()).unwrap_or_default() {
+        let wanted = want.inline.as_ref().is_some_and(|(n, _)| n == policy);
+        if !wanted && !want.stale_inline.contains(policy) {
+            iam.delete_inline_policy(&want.name, policy).await?;
+        }
+    }
+
+    // Instance profile.
+    if let Some(profile) = &want.instance_profile {
+        let mut existing = have.and_then(|a| a.profile.clone());
+        if existing.is_none() {
+            let tags = ownership::with_owner_tag(&want.tags, want.resource_type);
+            match iam.create_instance_profile(profile, &want.path, &tags).await {
+                Ok(_) => {}
+                // Created a moment ago by an update of this role that did not get to record
+                // it: ours only when it carries our ownership tag, and never on a create
+                // (the role was just created, so the profile is someone else's).
+                Err(e) if e.is_already_exists() && have.is_some() => {
+                    match iam.get_instance_profile(profile).await? {
+                        Some(p) if ownership::is_owned_by(&p.tags, want.resource_type) => existing = Some(p),
+                        _ => return Err(e),
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        let holds_role = existing.as_ref().is_some_and(|p| p.roles.contains(&want.name));
+        match existing.as_ref() {
+            None => {}
+            // The profile's tags follow the role's (applied whenever the role is updated); the
+            // ownership tag is kept, and added to a profile recorded before it existed.
+            Some(p) => {
+                let wanted = ownership::with_owner_tag(&want.tags, want.resource_type);
+                if p.tags != wanted {
+                    iam.sync_profile_tags(profile, &p.tags, &wanted).await?;
+                }
+            }
+        }
+        if !holds_role {
+            if let Some(other) = existing.as_ref().and_then(|p| p.roles.first()) {
+                // A profile holds one role; replace whatever took our place.
+                iam.remove_role_from_profile(profile, other).await?;
+            }
+            iam.add_role_to_profile(profile, &want.name).await?;
+        }
+    }
+    if let Some(profile) = &want.stale_profile {
+        iam.remove_role_from_profile(profile, &want.name).await?;
+        iam.delete_instance_profile(profile).await?;
+    }
+    Ok(())
+}
+
+/// A create that failed after the role existed: the role is recorded, and Terraform itself
+/// marks it tainted (a provider cannot prevent that), so the next plan would replace it. Says
+/// so, with the way to keep the role: `terraform untaint`. The checks before the create
+/// (foreign parts, `additional_policy_arns`) keep this to failures only AWS can report later.
+pub fn explain_partial_create(resource_type: &str, mut out: ApplyOutcome) -> ApplyOutcome {
+    if let Some(name) = out.state.as_ref().and_then(|s| get_str(s, "name"))
+        && out.diagnostics.has_errors()
+    {
+        let name = name.to_string();
+        out.diagnostics.warning(
+            "Role created but not finished",
+            format!(
+                "IAM role {name:?} was created and is recorded in the state, but a later step failed \
+                 (see the error). Terraform marks a resource whose create failed as tainted and \
+                 would replace it — a new role ID, which breaks access entries and trust policies \
+                 that refer to it. To keep the role, fix the cause and run `terraform untaint \
+                 {resource_type}.<name>`; the next apply then finishes the role in place."
+            ),
+        );
+    }
+    out
+}
+
+/// Refuses a role that exists but is not in this resource's state: create never adopts, even
+/// a role with our ownership tag (another state's, or an interrupted apply's; import takes
+/// either over on purpose).
+pub fn refuse_existing_role(resource_type: &str, have: Option<&Actual>, diags: &mut Diagnostics) {
+    let Some(a) = have else { return };
+    let marks = match a.owner.as_deref() {
+        Some(owner) if owner == resource_type => Marks::Ours,
+        _ => Marks::Others(String::new()),
+    };
+    Taken {
+        resource_type,
+        what: "IAM role",
+        name: &a.role.name,
+        id_detail: Some(&a.role.arn),
+        place: "in this account",
+        our_mark: owner_tag_mark(resource_type),
+        marks,
+        import_id: Some(&a.role.name),
+        otherwise: "choose another name",
+    }
+    .refuse(&AttributePath::root().attr("name"), diags);
+}
+
+/// Refuses an instance profile of the role's name that this resource has not recorded. On a
+/// create every one is refused; on an update that turns `create_instance_profile` on, one with
+/// our ownership tag is the remnant of an interrupted update of this very role (the profile is
+/// named after a role this state owns) and is converged onto.
+pub fn refuse_existing_profile(
+    resource_type: &str,
+    role: &str,
+    profile: Option<&ProfileInfo>,
+    creating: bool,
+    diags: &mut Diagnostics,
+) {
+    let Some(p) = profile else { return };
+    let marks = Marks::of_tags(&p.tags, resource_type);
+    if !creating && marks == Marks::Ours {
+        return;
+    }
+    let holds = if p.roles.is_empty() {
+        "holding no role".to_string()
+    } else {
+        format!("holding {}", p.roles.join(", "))
+    };
+    let id = format!("{}, {holds}", p.arn);
+    let otherwise = format!(
+        "set create_instance_profile = false, or choose another role name (the profile is named after the role); \
+         to manage that profile together with role {role:?}, delete it, or put the tag on it and import the role"
+    );
+    Taken {
+        resource_type,
+        what: "instance profile",
+        name: &p.name,
+        id_detail: Some(&id),
+        place: "in this account",
+        our_mark: owner_tag_mark(resource_type),
+        marks,
+        import_id: None,
+        otherwise: &otherwise,
+    }
+    .refuse(&AttributePath::root().attr("name"), diags);
+}
+
+/// Refuses customer managed policies (the ones the resource would create, named after the
+/// role) that exist. On a create every one is refused; on an update (switching to managed
+/// policies) one with our ownership tag is the remnant of an interrupted update of this role.
+pub async fn refuse_existing_policies(
+    iam: &Iam,
+    resource_type: &str,
+    arns: &[String],
+    creating: bool,
+    diags: &mut Diagnostics,
+) -> Result<(), IamError> {
+    for arn in arns {
+        let Some(tags) = iam.policy_tags(arn).await? else {
+            continue;
+        };
+        let marks = Marks::of_tags(&tags, resource_type);
+        if !creating && marks == Marks::Ours {
+            continue;
+        }
+        let name = arn.rsplit('/').next().unwrap_or(arn);
+        Taken {
+            resource_type,
+            what: "managed policy",
+            name,
+            id_detail: Some(arn),
+            place: "in this account",
+            our_mark: owner_tag_mark(resource_type),
+            marks,
+            import_id: None,
+            otherwise: "choose another role name (the policies are named after it), or delete that policy if it \
+                        is a leftover; no role was created",
+        }
+        .refuse(&AttributePath::root().attr("name"), diags);
+    }
+    Ok(())
+}
+
+/// Checks, before anything is created or changed, that every policy ARN of
+/// `additional_policy_arns` that is not attached yet exists and is in the role's partition, so
+/// a typo fails with nothing done instead of after the role exists.
+pub async fn check_additional_policies(
+    iam: &Iam,
+    planned: &Value,
+    partition: Option<&str>,
+    attached: &BTreeSet<String>,
+    diags: &mut Diagnostics,
+) -> Result<(), IamError> {
+    let Some(elements) = planned.get("additional_policy_arns").and_then(Value::as_elements) else {
+        return Ok(());
+    };
+    for (i, element) in elements.iter().enumerate() {
+        let Some(arn) = element.as_str() else { continue };
+        let path = AttributePath::root().attr("additional_policy_arns").index(i);
+        if let (Some(want), Ok(a)) = (partition, Arn::parse(arn))
+            && a.partition != want
+        {
+            diags.error_at(
+                &path,
+                "Policy ARN in another partition",
+                format!(
+                    "{arn} is in partition {:?}, but the role is in {want:?}: IAM cannot attach it. Use arn:{want}:… instead.",
+                    a.partition
+                ),
+            );
+            continue;
+        }
+        if attached.contains(arn) {
+            continue;
+        }
+        if iam.policy_tags(arn).await?.is_none() {
+            diags.error_at(
+                &path,
+                "Managed policy not found",
+                format!(
+                    "There is no managed policy {arn} in this account (IAM GetPolicy: NoSuchEntity). \
+                     Check the name, account and path; nothing was created or changed."
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Deletes the role and every part of it, in the order IAM requires: managed policies
+/// detached, inline policies deleted, the role removed from its instance profiles (and the
+/// owned profile deleted), the owned managed policies deleted, then the role. Gone is success.
+///
+/// The role goes last: while it exists a refresh finds the resource, so a delete that fails
+/// midway stays in state and the next apply finishes it. (With the role deleted first, a
+/// failed DeletePolicy left policies that no state listed: the refresh saw the role gone.)
+pub async fn delete(
+    iam: &Iam,
+    name: &str,
+    owned: &[String],
+    owned_profile: Option<&str>,
+) -> Result<(), IamError> {
+    if iam.get_role(name).await?.is_some() {
+        for arn in iam.attached_policies(name).await? {
+            iam.detach_policy(name, &arn).await?;
+        }
+        for policy in iam.inline_policy_names(name).await? {
+            iam.delete_inline_policy(name, &policy).await?;
+        }
+        for profile in iam.profiles_for_role(name).await? {
+            iam.remove_role_from_profile(&profile, name).await?;
+        }
+    }
+    if let Some(profile) = owned_profile {
+        if let Some(p) = iam.get_instance_profile(profile).await? {
+            for role in &p.roles {
+                if role == name {
+                    iam.remove_role_from_profile(profile, role).await?;
+                }
+            }
+        }
+        iam.delete_instance_profile(profile).await?;
+    }
+    for arn in owned {
+        iam.delete_managed_policy(arn).await?;
+    }
+    iam.delete_role(name).await?;
+    Ok(())
+}
+
+/// True when part of the provider's `aws {}` block was unknown at configure time. A refresh
+/// then keeps the prior state (the plan may create what the configuration depends on)
+/// instead of failing the whole plan.
+pub fn aws_config_unknown(ctx: &crate::context::KarpenterContext) -> bool {
+    ctx.settings.unknown.iter().any(
+        |p| matches!(p.steps.first(), Some(crate::terraform::tfvalue::PathStep::Attribute(a)) if a == "aws"),
+    )
+}
+
+/// An IAM error as a diagnostic a user can act on.
+pub fn diagnostics(what: &str, e: &IamError) -> Diagnostics {
+    Diagnostics::from_error(format!("Could not {what}"), e.to_string())
+}
+
+// ---- values ---------------------------------------------------------------------------------
+
+/// A string map attribute as a BTreeMap (null → empty).
+pub fn string_map_of(value: &Value, name: &str) -> BTreeMap<String, String> {
+    value
+        .get(name)
+        .and_then(Value::as_entries)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A string set or list attribute as a BTreeSet (null → empty).
+pub fn string_set_of(value: &Value, name: &str) -> BTreeSet<String> {
+    value
+        .get(name)
+        .and_then(Value::as_elements)
+        .map(|e| e.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
+        .unwrap_or_default()
+}
+
+/// A map for state: null when empty and the prior value was null (so `tags` unset stays unset).
+pub fn map_value(map: &BTreeMap<String, String>, prior: Option<&Value>) -> Value {
+    if map.is_empty() && prior.is_none_or(Value::is_null) {
+        return Value::Null;
+    }
+    crate::terraform::framework::values::string_map(map.iter())
+}
+
+/// A string set for state: null when empty and the prior value was null.
+pub fn set_value(set: &BTreeSet<String>, prior: Option<&Value>) -> Value {
+    if set.is_empty() && prior.is_none_or(Value::is_null) {
+        return Value::Null;
+    }
+    Value::Set(set.iter().map(|s| Value::string(s.clone())).collect())
+}
+
+/// The ARN's partition and account (from a role ARN such as the one CreateRole returns).
+pub fn partition_and_account(role_arn: &str) -> Option<(String, String)> {
+    Arn::parse(role_arn).ok().map(|a| (a.partition, a.account))
+}
+
+/// True when a plan or prior value has every listed attribute known.
+pub fn known(value: &Value, names: &[&str]) -> bool {
+    names.iter().all(|n| value.get(n).is_none_or(|v| !v.is_unknown()))
+}
+
+// ---- schema pieces --------------------------------------------------------------------------
+
+pub fn role_name_validator() -> impl Validator {
+    v::check(
+        "Must be 1–64 characters of letters, digits and `+=,.@_-`.",
+        |value| {
+            let s = value.as_str()?;
+            (!arn::is_role_name(s)).then(|| {
+                format!("{s:?} is not a valid IAM role name: 1–64 characters of letters, digits and +=,.@_-.")
+            })
+        },
+    )
+}
+
+pub fn name_prefix_validator() -> impl Validator {
+    v::check(
+        format!(
+            "Must be 1–{MAX_PREFIX} characters of letters, digits and `+=,.@_-` (26 more are generated)."
+        ),
+        |value| {
+            let s = value.as_str()?;
+            let ok = (1..=MAX_PREFIX).contains(&s.len()) && arn::is_role_name(s);
+            (!ok).then(|| {
+                format!(
+                    "{s:?} is not a valid role name prefix: 1–{MAX_PREFIX} characters of letters, digits and +=,.@_- (a 26-character suffix is added, and role names are at most 64)."
+                )
+            })
+        },
+    )
+}
+
+/// Refuses the ownership tag's key as a user tag.
+pub fn reserved_tag_key_validator() -> impl Validator {
+    v::check(
+        format!("Must not be `{OWNER_TAG_KEY}` (reserved for the provider)."),
+        |value| {
+            let s = value.as_str()?;
+            ownership::is_reserved_key(s).then(|| {
+                format!("{s:?} is reserved: the provider tags the parts it creates with it to recognise them. Use another key.")
+            })
+        },
+    )
+}
+
+pub fn path_validator() -> impl Validator {
+    v::check(
+        "Must be `/` or start and end with `/` (at most 512 characters).",
+        |value| {
+            let s = value.as_str()?;
+            let ok = s.len() <= 512
+                && s.starts_with('/')
+                && s.ends_with('/')
+                && s.bytes().all(|b| (0x21..=0x7e).contains(&b));
+            (!ok).then(|| format!("{s:?} is not an IAM path: it must be \"/\" or look like \"/karpenter/\"."))
+        },
+    )
+}
+
+pub fn policy_arn_validator() -> impl Validator {
+    v::check(
+        "Must be an IAM policy ARN (`arn:aws:iam::aws:policy/NAME`).",
+        |value| {
+            let s = value.as_str()?;
+            match Arn::parse(s) {
+                Ok(a)
+                    if a.service == "iam"
+                        && a.region.is_empty()
+                        && (a.account == "aws" || arn::is_account_id(&a.account))
+                        && a.resource.starts_with("policy/") =>
+                {
+                    None
+                }
+                Ok(_) => Some(format!(
+                    "{s:?} is not an IAM policy ARN such as \"arn:aws:iam::aws:policy/NAME\"."
+                )),
+                Err(e) => Some(e.to_string()),
+            }
+        },
+    )
+}
+
+/// Attributes both roles have: naming, path, boundary, tags, extra policies, outputs.
+pub fn common_attributes(default_prefix: &'static str) -> Vec<Attribute> {
+    vec![
+        Attribute::string("name")
+            .optional_computed()
+            .stable()
+            .replace_on_change()
+            .describe(format!(
+                "Name of the role. Conflicts with `name_prefix`; when neither is set, a name starting with `{default_prefix}` is generated. Changing it replaces the role."
+            ))
+            .validate(role_name_validator()),
+        Attribute::string("name_prefix")
+            .optional()
+            .replace_on_change()
+            .describe("Creates a unique name beginning with this prefix. Conflicts with `name`.")
+            .validate(name_prefix_validator()),
+        Attribute::string("path")
+            .default_value(Value::string("/"))
+            .replace_on_change()
+            .describe("IAM path of the role (and of what it owns). Changing it replaces the role.")
+            .validate(path_validator()),
+        Attribute::string("permissions_boundary")
+            .optional()
+            .describe("ARN of a managed policy that bounds the role's permissions.")
+            .validate(policy_arn_validator()),
+        Attribute::map_of("tags", Type::String)
+            .optional()
+            .describe(format!(
+                "Tags of the role (and of what it owns: instance profile, managed policies), merged with the provider's `aws {{ default_tags }}` (a key here wins; see `tags_all`). The key `{OWNER_TAG_KEY}` is reserved: the provider puts it on every part it creates, to recognise its own parts; it is never shown here."
+            ))
+            .validate(v::each_key(v::length(1, 128)))
+            .validate(v::each_key(reserved_tag_key_validator())),
+        Attribute::set_of("additional_policy_arns", Type::String)
+            .optional()
+            .describe("Further managed policies to attach. Policies attached outside Terraform are shown as drift here and detached.")
+            .validate(v::each(policy_arn_validator())),
+        Attribute::string("id").computed().stable().describe("The role name."),
+        Attribute::string("arn").computed().stable().describe("ARN of the role."),
+        Attribute::set_of(UNMANAGED_INLINE, Type::String)
+            .computed()
+            .describe("Names of inline policies on the role that this resource does not manage (added outside Terraform). Always planned empty: one found here shows as drift, and apply deletes it — together with attached managed policies outside the configuration (see `additional_policy_arns`), nothing grants the role permissions unseen."),
+        Attribute::string("assume_role_policy")
+            .computed()
+            .describe("The trust policy in force, as canonical JSON (keys sorted). Compared as parsed JSON."),
+    ]
+}
+
+/// The computed attribute listing inline policies not in the configuration.
+pub const UNMANAGED_INLINE: &str = "unmanaged_inline_policies";
+
+/// The inline policies of `actual` other than `managed` (the one the resource puts, if any),
+/// for state: always a known set, empty when there are none.
+pub fn unmanaged_inline(actual: &Actual, managed: Option<&str>) -> Value {
+    let names: BTreeSet<&String> = actual
+        .inline_names
+        .iter()
+        .filter(|n| Some(n.as_str()) != managed)
+        .collect();
+    Value::Set(names.into_iter().map(|n| Value::string(n.clone())).collect())
+}
+
+/// Plans `unmanaged_inline_policies` empty: what apply leaves.
+pub fn plan_unmanaged_inline(planned: &mut Value) {
+    if let Value::Object(fields) = planned {
+        fields.insert(UNMANAGED_INLINE.into(), Value::Set(Vec::new()));
+    }
+}
+
+/// The role name to create: `name`, or a unique name from `name_prefix` (or the default prefix).
+pub fn resolve_name(planned: &Value, default_prefix: &str) -> String {
+    match get_str(planned, "name") {
+        Some(n) => n.to_string(),
+        None => unique_name(get_str(planned, "name_prefix").unwrap_or(default_prefix)),
+    }
+}
+
+/// `name` and `name_prefix` together is an error.
+pub fn validate_names(config: &Value, diags: &mut Diagnostics) {
+    let set = |n: &str| config.get(n).is_some_and(|v| !v.is_null());
+    if set("name") && set("name_prefix") {
+        diags.error_at(
+            &AttributePath::root().attr("name_prefix"),
+            "Conflicting attributes",
+            "Set either name or name_prefix, not both.",
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_text_ignores_key_order_and_whitespace() {
+        let a = canonical_text("{\"b\": 1,\n  \"a\": [\"x\"]}").expect("json");
+        let b = canonical_text(r#"{"a":["x"],"b":1}"#).expect("json");
+        assert_eq!(a, b);
+        assert_eq!(a, r#"{"a":["x"],"b":1}"#);
+        assert!(canonical_text("nope").is_none());
+    }
+
+    #[test]
+    fn unique_names_fit_a_role_name_and_differ() {
+        let a = unique_name(&"p".repeat(MAX_PREFIX));
+        let b = unique_name(&"p".repeat(MAX_PREFIX));
+        assert_eq!(a.len(), 64);
+        assert!(arn::is_role_name(&a));
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn empty_collections_stay_null_when_unset() {
+        assert_eq!(map_value(&BTreeMap::new(), None), Value::Null);
+        assert_eq!(
+            map_value(&BTreeMap::new(), Some(&Value::Map(BTreeMap::new()))),
+            Value::Map(BTreeMap::new())
+        );
+        let set: BTreeSet<String> = ["a".to_string()].into();
+        assert_eq!(set_value(&set, None), Value::Set(vec![Value::string("a")]));
+    }
+
+    fn actual_with(owner: Option<&str>, inline: &[&str]) -> Actual {
+        Actual {
+            role: RoleInfo {
+                name: "r".into(),
+                arn: "arn:aws:iam::123456789012:role/r".into(),
+                path: "/".into(),
+                trust_policy: Json::Null,
+                permissions_boundary: None,
+            },
+            tags: BTreeMap::new(),
+            owner: owner.map(str::to_string),
+            attached: BTreeSet::new(),
+            inline_names: inline.iter().map(|s| s.to_string()).collect(),
+            inline: BTreeMap::new(),
+            owned: BTreeMap::new(),
+            owned_tags: BTreeMap::new(),
+            profile: None,
+        }
+    }
+
+    #[test]
+    fn a_create_never_takes_over_a_role_even_one_with_our_tag() {
+        let refusal = |a: Option<&Actual>| {
+            let mut d = Diagnostics::new();
+            refuse_existing_role("karpenter_node_role", a, &mut d);
+            d.iter()
+                .filter(|x| x.path.as_ref().is_some_and(|p| p.to_string() == "name"))
+                .map(|x| x.detail.clone())
+                .collect::<Vec<_>>()
+        };
+        assert!(refusal(None).is_empty());
+        let ours = refusal(Some(&actual_with(Some("karpenter_node_role"), &[])));
+        assert_eq!(ours.len(), 1);
+        assert!(ours[0].contains("another Terraform state"), "{}", ours[0]);
+        for other in [None, Some("karpenter_controller_role")] {
+            let refused = refusal(Some(&actual_with(other, &[])));
+            assert_eq!(refused.len(), 1);
+            assert!(refused[0].contains("not made by this provider"), "{}", refused[0]);
+        }
+    }
+
+    #[test]
+    fn a_profile_with_our_tag_is_ours_only_on_an_update_of_its_role() {
+        let profile = |tags: &[(&str, &str)]| ProfileInfo {
+            name: "KarpenterNodeRole-demo".into(),
+            arn: "arn:aws:iam::123456789012:instance-profile/KarpenterNodeRole-demo".into(),
+            roles: Vec::new(),
+            tags: tags.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        };
+        let refused = |p: &ProfileInfo, creating: bool| {
+            let mut d = Diagnostics::new();
+            refuse_existing_profile("karpenter_node_role", "r", Some(p), creating, &mut d);
+            d.has_errors()
+        };
+        let ours = profile(&[(OWNER_TAG_KEY, "karpenter_node_role")]);
+        let foreign = profile(&[("team", "a")]);
+        assert!(refused(&ours, true));
+        assert!(!refused(&ours, false));
+        assert!(refused(&foreign, true));
+        assert!(refused(&foreign, false));
+    }
+
+    #[test]
+    fn the_ownership_tag_key_is_refused_as_a_user_tag() {
+        let mut d = Diagnostics::new();
+        reserved_tag_key_validator().validate(
+            &Value::string(OWNER_TAG_KEY),
+            &AttributePath::root().attr("tags").key(OWNER_TAG_KEY),
+            &mut d,
+        );
+        assert!(d.has_errors());
+        let mut d = Diagnostics::new();
+        reserved_tag_key_validator().validate(&Value::string("team"), &AttributePath::root(), &mut d);
+        assert!(!d.has_errors());
+    }
+
+    #[test]
+    fn unmanaged_inline_policies_leave_out_our_own() {
+        let a = actual_with(None, &["KarpenterControllerPolicy", "s3-everything"]);
+        assert_eq!(
+            unmanaged_inline(&a, Some("KarpenterControllerPolicy")),
+            Value::Set(vec![Value::string("s3-everything")])
+        );
+        assert_eq!(
+            unmanaged_inline(&actual_with(None, &[]), None),
+            Value::Set(vec![])
+        );
+    }
+
+    #[test]
+    fn validators_reject_bad_names_paths_and_arns() {
+        let check = |validator: &dyn Validator, s: &str| {
+            let mut d = Diagnostics::new();
+            validator.validate(&Value::string(s), &AttributePath::root().attr("x"), &mut d);
+            d.has_errors()
+        };
+        assert!(!check(&role_name_validator(), "KarpenterNodeRole-demo"));
+        assert!(check(&role_name_validator(), &"a".repeat(65)));
+        assert!(check(&role_name_validator(), "bad name"));
+        assert!(check(&name_prefix_validator(), &"a".repeat(39)));
+        assert!(!check(&path_validator(), "/karpenter/"));
+        assert!(check(&path_validator(), "karpenter"));
+        assert!(!check(
+            &policy_arn_validator(),
+            "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"
+        ));
+        assert!(!check(
+            &policy_arn_validator(),
+            "arn:aws-cn:iam::123456789012:policy/x/y"
+        ));
+        assert!(check(&policy_arn_validator(), "arn:aws:iam::123456789012:role/x"));
+    }
+}

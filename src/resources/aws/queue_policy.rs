@@ -1,0 +1,126 @@
+//! Whether two SQS queue policies grant the same thing, so a refresh can keep the document this
+//! provider writes when AWS holds an equivalent one in another spelling: the policy of
+//! Karpenter's CloudFormation reference (no `Version`, no statement ID on the allow statement,
+//! `aws:SecureTransport` as a YAML boolean), or a document another tool wrote with single values
+//! in place of one-element lists. Without this, importing a queue the getting-started stack made
+//! would plan a policy rewrite that changes nothing.
+//!
+//! Equivalent means equal after normalising what IAM's policy grammar treats alike:
+//! - the document's `Id` and `Version` (no policy variables are used, so the version changes
+//!   nothing) and every statement's `Sid` are left out;
+//! - a one-element list is its element, lists of values are compared as sets;
+//! - booleans and numbers in conditions are their string forms (IAM compares strings);
+//! - the statements are compared as a set.
+
+use serde_json::{Map, Value as Json};
+
+/// Whether the JSON documents `a` and `b` are equivalent queue policies (false if either does
+/// not parse).
+pub fn equivalent(a: &str, b: &str) -> bool {
+    match (serde_json::from_str::<Json>(a), serde_json::from_str::<Json>(b)) {
+        (Ok(a), Ok(b)) => normal_document(&a) == normal_document(&b),
+        _ => false,
+    }
+}
+
+fn normal_document(doc: &Json) -> Option<Vec<String>> {
+    let statements = match doc.get("Statement")? {
+        Json::Array(s) => s.clone(),
+        single @ Json::Object(_) => vec![single.clone()],
+        _ => return None,
+    };
+    let mut normal: Vec<String> = statements
+        .iter()
+        .map(|s| {
+            let mut s = s.as_object().cloned().unwrap_or_default();
+            s.remove("Sid");
+            normal_value(&Json::Object(s)).to_string()
+        })
+        .collect();
+    normal.sort();
+    normal.dedup();
+    Some(normal)
+}
+
+fn normal_value(v: &Json) -> Json {
+    match v {
+        Json::Bool(b) => Json::String(b.to_string()),
+        Json::Number(n) => Json::String(n.to_string()),
+        Json::Array(items) if items.len() == 1 => normal_value(&items[0]),
+        Json::Array(items) => {
+            let mut normal: Vec<Json> = items.iter().map(normal_value).collect();
+            normal.sort_by_key(|j| j.to_string());
+            normal.dedup();
+            Json::Array(normal)
+        }
+        Json::Object(fields) => Json::Object(
+            fields
+                .iter()
+                .map(|(k, v)| (k.clone(), normal_value(v)))
+                .collect::<Map<String, Json>>(),
+        ),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resources::aws::interruption_queue::policy_document;
+    use serde_json::json;
+
+    const ARN: &str = "arn:aws:sqs:us-east-1:123456789012:demo";
+
+    /// The queue policy of Karpenter's CloudFormation reference, as CloudFormation writes it.
+    fn cloudformation_policy() -> String {
+        json!({
+            "Id": "EC2InterruptionPolicy",
+            "Statement": [
+                {
+                    "Effect": "Allow",
+                    "Principal": {"Service": ["events.amazonaws.com", "sqs.amazonaws.com"]},
+                    "Action": "sqs:SendMessage",
+                    "Resource": ARN
+                },
+                {
+                    "Sid": "DenyHTTP",
+                    "Effect": "Deny",
+                    "Action": "sqs:*",
+                    "Resource": ARN,
+                    "Condition": {"Bool": {"aws:SecureTransport": false}},
+                    "Principal": "*"
+                }
+            ]
+        })
+        .to_string()
+    }
+
+    #[test]
+    fn the_cloudformation_policy_is_the_one_this_provider_writes() {
+        assert!(equivalent(&cloudformation_policy(), &policy_document(ARN, &[])));
+    }
+
+    #[test]
+    fn spelling_does_not_matter_but_grants_do() {
+        let ours = policy_document(ARN, &[]);
+        let reordered = json!({"Statement": [
+            {"Effect": "Deny", "Principal": "*", "Action": ["sqs:*"], "Resource": [ARN],
+             "Condition": {"Bool": {"aws:SecureTransport": ["false"]}}},
+            {"Effect": "Allow", "Principal": {"Service": ["sqs.amazonaws.com", "events.amazonaws.com"]},
+             "Action": ["sqs:SendMessage"], "Resource": ARN},
+        ]})
+        .to_string();
+        assert!(equivalent(&reordered, &ours));
+        let other_queue = policy_document("arn:aws:sqs:us-east-1:123456789012:other", &[]);
+        assert!(!equivalent(&other_queue, &ours));
+        let no_deny = json!({"Statement": [
+            {"Effect": "Allow", "Principal": {"Service": ["events.amazonaws.com", "sqs.amazonaws.com"]},
+             "Action": "sqs:SendMessage", "Resource": ARN}
+        ]})
+        .to_string();
+        assert!(!equivalent(&no_deny, &ours));
+        let more_senders = cloudformation_policy().replace("sqs.amazonaws.com", "sns.amazonaws.com");
+        assert!(!equivalent(&more_senders, &ours));
+        assert!(!equivalent("not json", &ours));
+    }
+}

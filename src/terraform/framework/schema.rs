@@ -1,0 +1,488 @@
+//! The declarative schema model: the one description of a resource, data source or provider
+//! block from which the protocol schema, validation, planning defaults, conversion to and from
+//! API objects, and the generated docs are all derived.
+//!
+//! A schema is built once (in a `LazyLock`) with the builder methods below, e.g.
+//! `Attribute::string("cluster_name").required().describe("…").validate(v::non_empty())`.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::diagnostics::Diagnostics;
+use super::validate::Validator;
+use crate::terraform::tfvalue::{AttributePath, Type, Value};
+
+/// Whether the user sets an attribute, the provider does, or either.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Required,
+    Optional,
+    Computed,
+    OptionalComputed,
+}
+
+/// How nested attributes (and blocks) repeat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Nesting {
+    Single,
+    List,
+    Set,
+    Map,
+}
+
+/// An attribute's type: a plain Terraform type, or nested attributes.
+#[derive(Clone)]
+pub enum AttrType {
+    Plain(Type),
+    Nested {
+        nesting: Nesting,
+        attributes: Vec<Attribute>,
+    },
+}
+
+/// Where an attribute lives in the API object it is converted to and from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wire {
+    /// The camelCase form of the attribute name (`node_class_ref` → `nodeClassRef`).
+    Auto,
+    /// An explicit API field name.
+    Named(&'static str),
+    /// Not part of the API object (e.g. `wait_for_ready`, `timeouts`, outputs we compute).
+    Skip,
+    /// A free-form API field carried as a JSON-encoded string attribute (CRD fields with
+    /// `x-kubernetes-preserve-unknown-fields`). Compared as JSON, so formatting is no drift.
+    Json(&'static str),
+}
+
+/// One attribute of a schema.
+#[derive(Clone)]
+pub struct Attribute {
+    pub name: &'static str,
+    pub ty: AttrType,
+    pub mode: Mode,
+    pub sensitive: bool,
+    pub description: String,
+    pub validators: Vec<Arc<dyn Validator>>,
+    /// The value planned when the configuration leaves the attribute null.
+    pub default: Option<Value>,
+    /// A change of this attribute replaces the object.
+    pub requires_replace: bool,
+    /// A computed value that does not change once known: plans keep the prior value.
+    pub stable: bool,
+    pub wire: Wire,
+    /// Environment variables read when the attribute is unset (provider configuration only).
+    pub env: &'static [&'static str],
+    pub deprecated: Option<&'static str>,
+}
+
+impl Attribute {
+    pub fn new(name: &'static str, ty: AttrType) -> Self {
+        Self {
+            name,
+            ty,
+            mode: Mode::Optional,
+            sensitive: false,
+            description: String::new(),
+            validators: Vec::new(),
+            default: None,
+            requires_replace: false,
+            stable: false,
+            wire: Wire::Auto,
+            env: &[],
+            deprecated: None,
+        }
+    }
+
+    pub fn string(name: &'static str) -> Self {
+        Self::new(name, AttrType::Plain(Type::String))
+    }
+    pub fn number(name: &'static str) -> Self {
+        Self::new(name, AttrType::Plain(Type::Number))
+    }
+    pub fn bool(name: &'static str) -> Self {
+        Self::new(name, AttrType::Plain(Type::Bool))
+    }
+    pub fn list_of(name: &'static str, element: Type) -> Self {
+        Self::new(name, AttrType::Plain(Type::List(Box::new(element))))
+    }
+    pub fn set_of(name: &'static str, element: Type) -> Self {
+        Self::new(name, AttrType::Plain(Type::Set(Box::new(element))))
+    }
+    pub fn map_of(name: &'static str, element: Type) -> Self {
+        Self::new(name, AttrType::Plain(Type::Map(Box::new(element))))
+    }
+    pub fn object(name: &'static str, attributes: Vec<Attribute>) -> Self {
+        Self::new(
+            name,
+            AttrType::Nested {
+                nesting: Nesting::Single,
+                attributes,
+            },
+        )
+    }
+    pub fn list_of_objects(name: &'static str, attributes: Vec<Attribute>) -> Self {
+        Self::new(
+            name,
+            AttrType::Nested {
+                nesting: Nesting::List,
+                attributes,
+            },
+        )
+    }
+    pub fn set_of_objects(name: &'static str, attributes: Vec<Attribute>) -> Self {
+        Self::new(
+            name,
+            AttrType::Nested {
+                nesting: Nesting::Set,
+                attributes,
+            },
+        )
+    }
+    pub fn map_of_objects(name: &'static str, attributes: Vec<Attribute>) -> Self {
+        Self::new(
+            name,
+            AttrType::Nested {
+                nesting: Nesting::Map,
+                attributes,
+            },
+        )
+    }
+
+    pub fn required(mut self) -> Self {
+        self.mode = Mode::Required;
+        self
+    }
+    pub fn optional(mut self) -> Self {
+        self.mode = Mode::Optional;
+        self
+    }
+    pub fn computed(mut self) -> Self {
+        self.mode = Mode::Computed;
+        self
+    }
+    pub fn optional_computed(mut self) -> Self {
+        self.mode = Mode::OptionalComputed;
+        self
+    }
+    pub fn sensitive(mut self) -> Self {
+        self.sensitive = true;
+        self
+    }
+    pub fn describe(mut self, text: impl Into<String>) -> Self {
+        self.description = text.into();
+        self
+    }
+    pub fn validate(mut self, validator: impl Validator + 'static) -> Self {
+        self.validators.push(Arc::new(validator));
+        self
+    }
+    /// A default makes the attribute optional+computed: the plan shows the default.
+    pub fn default_value(mut self, value: Value) -> Self {
+        self.default = Some(value);
+        self.mode = Mode::OptionalComputed;
+        self
+    }
+    pub fn replace_on_change(mut self) -> Self {
+        self.requires_replace = true;
+        self
+    }
+    pub fn stable(mut self) -> Self {
+        self.stable = true;
+        self
+    }
+    pub fn wire_name(mut self, name: &'static str) -> Self {
+        self.wire = Wire::Named(name);
+        self
+    }
+    /// The attribute is a JSON string holding the free-form API field `name`.
+    pub fn json_on_wire(mut self, name: &'static str) -> Self {
+        self.wire = Wire::Json(name);
+        self
+    }
+    pub fn not_on_wire(mut self) -> Self {
+        self.wire = Wire::Skip;
+        self
+    }
+    pub fn env(mut self, vars: &'static [&'static str]) -> Self {
+        self.env = vars;
+        self
+    }
+    pub fn deprecated(mut self, message: &'static str) -> Self {
+        self.deprecated = Some(message);
+        self
+    }
+
+    pub fn is_computed(&self) -> bool {
+        matches!(self.mode, Mode::Computed | Mode::OptionalComputed)
+    }
+
+    pub fn is_settable(&self) -> bool {
+        !matches!(self.mode, Mode::Computed)
+    }
+
+    /// The description plus the rules its validators enforce, so the schema Terraform shows
+    /// and the generated docs say exactly what validation checks.
+    pub fn full_description(&self) -> String {
+        let mut text = self.description.clone();
+        for rule in self.validators.iter().map(|v| v.description()) {
+            if !text.is_empty() {
+                text.push(' ');
+            }
+            text.push_str(&rule);
+        }
+        text
+    }
+
+    /// The Terraform type this attribute's values have.
+    pub fn value_type(&self) -> Type {
+        match &self.ty {
+            AttrType::Plain(t) => t.clone(),
+            AttrType::Nested { nesting, attributes } => {
+                let object = object_type(attributes, &[]);
+                match nesting {
+                    Nesting::Single => object,
+                    Nesting::List => Type::List(Box::new(object)),
+                    Nesting::Set => Type::Set(Box::new(object)),
+                    Nesting::Map => Type::Map(Box::new(object)),
+                }
+            }
+        }
+    }
+
+    /// The nested attributes, when this attribute has them.
+    pub fn nested(&self) -> Option<(Nesting, &[Attribute])> {
+        match &self.ty {
+            AttrType::Nested { nesting, attributes } => Some((*nesting, attributes)),
+            AttrType::Plain(_) => None,
+        }
+    }
+
+    /// The API field name, or `None` when the attribute is not part of the API object.
+    pub fn wire_field(&self) -> Option<String> {
+        match self.wire {
+            Wire::Auto => Some(camel_case(self.name)),
+            Wire::Named(n) | Wire::Json(n) => Some(n.to_string()),
+            Wire::Skip => None,
+        }
+    }
+}
+
+/// A nested block (used only where Terraform users expect blocks: provider settings, timeouts).
+#[derive(Clone)]
+pub struct Block {
+    pub name: &'static str,
+    pub nesting: Nesting,
+    pub description: String,
+    pub attributes: Vec<Attribute>,
+    pub blocks: Vec<Block>,
+    pub max_items: u32,
+}
+
+impl Block {
+    /// A block that may appear at most once.
+    pub fn single(name: &'static str, attributes: Vec<Attribute>) -> Self {
+        Self {
+            name,
+            nesting: Nesting::Single,
+            description: String::new(),
+            attributes,
+            blocks: Vec::new(),
+            max_items: 1,
+        }
+    }
+    pub fn describe(mut self, text: impl Into<String>) -> Self {
+        self.description = text.into();
+        self
+    }
+    pub fn with_blocks(mut self, blocks: Vec<Block>) -> Self {
+        self.blocks = blocks;
+        self
+    }
+
+    pub fn value_type(&self) -> Type {
+        let object = object_type(&self.attributes, &self.blocks);
+        match self.nesting {
+            Nesting::Single => object,
+            Nesting::List => Type::List(Box::new(object)),
+            Nesting::Set => Type::Set(Box::new(object)),
+            Nesting::Map => Type::Map(Box::new(object)),
+        }
+    }
+}
+
+/// The schema of a resource, a data source or the provider block.
+#[derive(Clone)]
+pub struct Schema {
+    /// The state schema version (resources only).
+    pub version: i64,
+    pub description: String,
+    pub attributes: Vec<Attribute>,
+    pub blocks: Vec<Block>,
+}
+
+impl Schema {
+    pub fn new(description: impl Into<String>, attributes: Vec<Attribute>) -> Self {
+        Self {
+            version: 0,
+            description: description.into(),
+            attributes,
+            blocks: Vec::new(),
+        }
+    }
+    pub fn with_blocks(mut self, blocks: Vec<Block>) -> Self {
+        self.blocks = blocks;
+        self
+    }
+    pub fn with_version(mut self, version: i64) -> Self {
+        self.version = version;
+        self
+    }
+
+    /// The object type of a whole value of this schema.
+    pub fn value_type(&self) -> Type {
+        object_type(&self.attributes, &self.blocks)
+    }
+
+    pub fn attribute(&self, name: &str) -> Option<&Attribute> {
+        self.attributes.iter().find(|a| a.name == name)
+    }
+
+    pub fn block(&self, name: &str) -> Option<&Block> {
+        self.blocks.iter().find(|b| b.name == name)
+    }
+}
+
+fn object_type(attributes: &[Attribute], blocks: &[Block]) -> Type {
+    let mut fields = BTreeMap::new();
+    for a in attributes {
+        fields.insert(a.name.to_string(), a.value_type());
+    }
+    for b in blocks {
+        fields.insert(b.name.to_string(), b.value_type());
+    }
+    Type::Object(fields)
+}
+
+/// `snake_case` → `camelCase`, the CRD field naming rule our schemas follow.
+pub fn camel_case(snake: &str) -> String {
+    let mut out = String::with_capacity(snake.len());
+    let mut upper = false;
+    for c in snake.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A null value of the given type's shape: objects get every attribute null, which is how
+/// absent nested values must be written; collections are plain null.
+pub fn null_object(ty: &Type) -> Value {
+    match ty {
+        Type::Object(fields) => Value::Object(fields.keys().map(|k| (k.clone(), Value::Null)).collect()),
+        _ => Value::Null,
+    }
+}
+
+/// Runs every attribute's validators over `config`, recursing into nested attributes and blocks.
+pub fn validate_attributes(
+    attributes: &[Attribute],
+    blocks: &[Block],
+    config: &Value,
+    path: &AttributePath,
+    diags: &mut Diagnostics,
+) {
+    for attribute in attributes {
+        let Some(value) = config.get(attribute.name) else {
+            continue;
+        };
+        validate_attribute(attribute, value, &path.attr(attribute.name), diags);
+    }
+    for block in blocks {
+        let Some(value) = config.get(block.name) else {
+            continue;
+        };
+        let block_path = path.attr(block.name);
+        match block.nesting {
+            Nesting::Single => {
+                validate_attributes(&block.attributes, &block.blocks, value, &block_path, diags)
+            }
+            _ => {
+                for (i, element) in value.as_elements().unwrap_or_default().iter().enumerate() {
+                    validate_attributes(
+                        &block.attributes,
+                        &block.blocks,
+                        element,
+                        &block_path.index(i),
+                        diags,
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn validate_attribute(attribute: &Attribute, value: &Value, path: &AttributePath, diags: &mut Diagnostics) {
+    if value.is_null() || value.is_unknown() {
+        return;
+    }
+    for validator in &attribute.validators {
+        validator.validate(value, path, diags);
+    }
+    if let Some((nesting, nested)) = attribute.nested() {
+        match nesting {
+            Nesting::Single => validate_attributes(nested, &[], value, path, diags),
+            Nesting::List | Nesting::Set => {
+                for (i, element) in value.as_elements().unwrap_or_default().iter().enumerate() {
+                    if !element.is_null() && !element.is_unknown() {
+                        validate_attributes(nested, &[], element, &path.index(i), diags);
+                    }
+                }
+            }
+            Nesting::Map => {
+                for (key, element) in value.as_entries().into_iter().flatten() {
+                    if !element.is_null() && !element.is_unknown() {
+                        validate_attributes(nested, &[], element, &path.key(key.clone()), diags);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn camel_case_follows_crd_names() {
+        assert_eq!(camel_case("node_class_ref"), "nodeClassRef");
+        assert_eq!(camel_case("name"), "name");
+        assert_eq!(camel_case("min_values"), "minValues");
+    }
+
+    #[test]
+    fn implied_type_covers_attributes_and_blocks() {
+        let schema = Schema::new(
+            "t",
+            vec![
+                Attribute::string("name").required(),
+                Attribute::object("meta", vec![Attribute::map_of("labels", Type::String)]),
+                Attribute::list_of_objects("items", vec![Attribute::number("n")]),
+            ],
+        )
+        .with_blocks(vec![Block::single("timeouts", vec![Attribute::string("create")])]);
+        let Type::Object(fields) = schema.value_type() else {
+            panic!("object expected")
+        };
+        assert_eq!(fields.len(), 4);
+        assert_eq!(fields["name"], Type::String);
+        assert!(matches!(&fields["items"], Type::List(inner) if matches!(**inner, Type::Object(_))));
+        assert!(matches!(&fields["timeouts"], Type::Object(_)));
+    }
+}

@@ -1,0 +1,1254 @@
+//! The tfplugin6 `Provider` service: decodes each request against the schema it concerns,
+//! calls the framework (validation, planning) and the provider's resources, and encodes the
+//! answer. Every failure, including malformed input, becomes a diagnostic; nothing here panics.
+//!
+//! `StopProvider` cancels whatever is in flight: each long call runs under [`Stop::guard`],
+//! so a Ctrl-C during a long wait returns promptly with a diagnostic.
+
+use std::sync::{Arc, OnceLock, RwLock};
+
+use tonic::{Request, Response, Status};
+
+use super::proto::tfplugin6 as pb;
+use super::schema_proto::{
+    diagnostics as pb_diags, identity_schema as pb_identity_schema, schema as pb_schema,
+};
+use crate::terraform::framework::identity::check_unchanged;
+use crate::terraform::framework::plan::{plan, plan_recreate};
+use crate::terraform::framework::private;
+use crate::terraform::framework::schema::null_object;
+use crate::terraform::framework::schema::validate_attributes;
+use crate::terraform::framework::{
+    Attribute, DataReadOutcome, Diagnostics, ListEvent, ListRequest, ListSink, MoveSource, Provider,
+    ReadOutcome, Resource, Schema,
+};
+use crate::terraform::tfvalue::{AttributePath, Type, Value, json, msgpack};
+
+type Rpc<T> = Result<Response<T>, Status>;
+
+/// The gRPC face of a [`Provider`].
+pub struct ProviderServer<P: Provider> {
+    provider: Arc<P>,
+    context: RwLock<Option<Arc<P::Context>>>,
+    stop: Stop,
+    /// Built on the first `GetProviderSchema`: we advertise `get_provider_schema_optional`, so
+    /// Terraform asks in one process of a run and reuses the answer in the others, which then
+    /// never pay for encoding every schema.
+    schema_response: OnceLock<pb::get_provider_schema::Response>,
+}
+
+/// Cancellation for in-flight calls, triggered by `StopProvider`.
+#[derive(Clone)]
+pub struct Stop {
+    tx: Arc<tokio::sync::watch::Sender<bool>>,
+}
+
+impl Stop {
+    fn new() -> Self {
+        Self {
+            tx: Arc::new(tokio::sync::watch::channel(false).0),
+        }
+    }
+
+    fn trigger(&self) {
+        self.tx.send_replace(true);
+    }
+
+    /// Runs `work` unless and until the provider is asked to stop.
+    pub async fn guard<T>(&self, work: impl Future<Output = T>, stopped: impl FnOnce() -> T) -> T {
+        let mut rx = self.tx.subscribe();
+        tokio::select! {
+            out = work => out,
+            _ = rx.wait_for(|stopped| *stopped) => stopped(),
+        }
+    }
+}
+
+fn stopped_diagnostics() -> Diagnostics {
+    Diagnostics::from_error(
+        "Interrupted",
+        "Terraform asked the provider to stop (e.g. Ctrl-C) before this operation finished. \
+         Whatever was already created is recorded; run the command again to finish.",
+    )
+}
+
+impl<P: Provider> ProviderServer<P> {
+    pub fn new(provider: P) -> Self {
+        Self {
+            provider: Arc::new(provider),
+            context: RwLock::new(None),
+            stop: Stop::new(),
+            schema_response: OnceLock::new(),
+        }
+    }
+
+    fn context(&self) -> Result<Arc<P::Context>, Diagnostics> {
+        let guard = self
+            .context
+            .read()
+            .map_err(|_| internal("provider state lock poisoned"))?;
+        guard.clone().ok_or_else(|| {
+            Diagnostics::from_error(
+                "Provider not configured",
+                "Terraform called the provider before configuring it. This is a bug in Terraform or the provider.",
+            )
+        })
+    }
+
+    /// The resource type a request names, or the diagnostic for a type this provider lacks.
+    fn resource(&self, type_name: &str) -> Result<&dyn Resource<P::Context>, Diagnostics> {
+        self.provider
+            .resource(type_name)
+            .ok_or_else(|| unknown_type("resource", type_name))
+    }
+
+    fn resource_schema(&self, type_name: &str) -> Result<&Schema, Diagnostics> {
+        self.resource(type_name).map(|r| r.schema())
+    }
+
+    /// The list resource type a request names, with its list configuration's schema, or the
+    /// diagnostic for a type this provider cannot list.
+    fn list_resource_type(
+        &self,
+        type_name: &str,
+    ) -> Result<(&dyn Resource<P::Context>, &Schema), Diagnostics> {
+        self.provider
+            .resource(type_name)
+            .and_then(|r| Some((r, r.list_schema()?)))
+            .ok_or_else(|| unknown_type("list resource", type_name))
+    }
+}
+
+fn internal(what: &str) -> Diagnostics {
+    Diagnostics::from_error("Internal provider error", what.to_string())
+}
+
+fn unknown_type(kind: &str, type_name: &str) -> Diagnostics {
+    Diagnostics::from_error(
+        format!("Unknown {kind} type"),
+        format!(
+            "This provider has no {kind} type {type_name:?}. Check the spelling, or upgrade the provider."
+        ),
+    )
+}
+
+fn schema_response<P: Provider>(provider: &P) -> pb::get_provider_schema::Response {
+    pb::get_provider_schema::Response {
+        provider: Some(pb_schema(provider.schema())),
+        resource_schemas: provider
+            .resources()
+            .iter()
+            .map(|r| (r.type_name().to_string(), pb_schema(r.schema())))
+            .collect(),
+        data_source_schemas: provider
+            .data_sources()
+            .iter()
+            .map(|d| (d.type_name().to_string(), pb_schema(d.schema())))
+            .collect(),
+        list_resource_schemas: provider
+            .resources()
+            .iter()
+            .filter_map(|r| Some((r.type_name().to_string(), pb_schema(r.list_schema()?))))
+            .collect(),
+        server_capabilities: Some(capabilities()),
+        ..Default::default()
+    }
+}
+
+fn capabilities() -> pb::ServerCapabilities {
+    pb::ServerCapabilities {
+        plan_destroy: true,
+        get_provider_schema_optional: true,
+        move_resource_state: true,
+        generate_resource_config: true,
+    }
+}
+
+/// The identity of the object `state` describes: null when the type has no identity or the
+/// state names no object yet.
+fn identity_value<C: Send + Sync>(resource: &dyn Resource<C>, state: &Value) -> Value {
+    if resource.identity_schema().is_none() || state.is_null() {
+        return Value::Null;
+    }
+    resource.identity(state)
+}
+
+/// An identity ready to send (`None` for a null one).
+fn identity_data<C: Send + Sync>(
+    resource: &dyn Resource<C>,
+    identity: &Value,
+) -> Result<Option<pb::ResourceIdentityData>, Diagnostics> {
+    match resource.identity_schema() {
+        Some(schema) if !identity.is_null() => Ok(Some(pb::ResourceIdentityData {
+            identity_data: Some(encode(identity, &schema.value_type(), "resource identity")?),
+        })),
+        _ => Ok(None),
+    }
+}
+
+/// An identity Terraform sent (null when absent, or when the type has none).
+fn decode_identity<C: Send + Sync>(
+    resource: &dyn Resource<C>,
+    data: Option<&pb::ResourceIdentityData>,
+) -> Result<Value, Diagnostics> {
+    let (Some(schema), Some(data)) = (resource.identity_schema(), data) else {
+        return Ok(Value::Null);
+    };
+    decode(
+        data.identity_data.as_ref(),
+        &schema.value_type(),
+        "resource identity",
+    )
+}
+
+/// Where a list resource's configuration sits in the list block Terraform resolves diagnostic
+/// paths against: the provider sees only the `config {}` block's value, so the paths of
+/// diagnostics about that value are made relative to the block. (The listing's own
+/// diagnostics are about what it found, not about the configuration, and carry no such path.)
+fn list_config_path() -> AttributePath {
+    AttributePath::root().attr("config")
+}
+
+/// A list configuration: the list block's `config { … }`, an object of nulls when the block
+/// is left out (Terraform then sends null).
+fn decode_list_config(schema: &Schema, value: Option<&pb::DynamicValue>) -> Result<Value, Diagnostics> {
+    let ty = schema.value_type();
+    let config = decode(value, &ty, "list configuration")?;
+    Ok(if config.is_null() {
+        null_object(&ty)
+    } else {
+        config
+    })
+}
+
+/// One listing result as a stream event.
+fn list_event<C: Send + Sync>(resource: &dyn Resource<C>, event: ListEvent) -> pb::list_resource::Event {
+    match event {
+        ListEvent::Diagnostics(d) => pb::list_resource::Event {
+            diagnostic: pb_diags(&d),
+            ..Default::default()
+        },
+        ListEvent::Found {
+            identity,
+            display_name,
+            state,
+            diagnostics,
+        } => {
+            let encoded = (|| {
+                let schema = resource
+                    .identity_schema()
+                    .ok_or_else(|| internal("a listed type has no identity schema"))?;
+                let identity = encode(&identity, &schema.value_type(), "listed identity")?;
+                let state = state
+                    .map(|s| encode(&s, &resource.schema().value_type(), "listed state"))
+                    .transpose()?;
+                Ok::<_, Diagnostics>((identity, state))
+            })();
+            match encoded {
+                Ok((identity, resource_object)) => pb::list_resource::Event {
+                    identity: Some(pb::ResourceIdentityData {
+                        identity_data: Some(identity),
+                    }),
+                    display_name,
+                    resource_object,
+                    diagnostic: pb_diags(&diagnostics),
+                },
+                Err(d) => pb::list_resource::Event {
+                    diagnostic: pb_diags(&d),
+                    ..Default::default()
+                },
+            }
+        }
+    }
+}
+
+/// Decodes a DynamicValue (msgpack, or JSON when only that is set; absent means null).
+fn decode(value: Option<&pb::DynamicValue>, ty: &Type, what: &str) -> Result<Value, Diagnostics> {
+    let Some(v) = value else { return Ok(Value::Null) };
+    let decoded = if !v.msgpack.is_empty() {
+        msgpack::decode(&v.msgpack, ty).map_err(|e| e.to_string())
+    } else if !v.json.is_empty() {
+        json::decode(&v.json, ty).map_err(|e| e.to_string())
+    } else {
+        return Ok(Value::Null);
+    };
+    let value = decoded.map_err(|e| malformed(what, &e))?;
+    // Terraform never sends a wholly unknown state or configuration (only attributes in it may be
+    // unknown): one at the root would reach the resources' code as a value of no shape.
+    if value.is_unknown() {
+        return Err(malformed(what, "the whole value is unknown"));
+    }
+    Ok(value)
+}
+
+fn malformed(what: &str, why: &str) -> Diagnostics {
+    Diagnostics::from_error(
+        format!("Malformed {what}"),
+        format!(
+            "Terraform sent a {what} the provider could not decode: {why}. This is a bug in Terraform or the provider."
+        ),
+    )
+}
+
+/// Decodes a configuration. Terraform always sends one as an object (validation, configure,
+/// data source reads): a missing or null configuration is malformed rather than "nothing set".
+fn decode_config(value: Option<&pb::DynamicValue>, ty: &Type, what: &str) -> Result<Value, Diagnostics> {
+    let value = decode(value, ty, what)?;
+    if value.is_null() {
+        return Err(malformed(what, "it is missing or null"));
+    }
+    Ok(value)
+}
+
+/// The data source state of a deferred read: the configuration, with every computed
+/// attribute the configuration leaves null unknown.
+fn unknown_computed(attributes: &[Attribute], config: &Value) -> Value {
+    let Value::Object(fields) = config else {
+        return config.clone();
+    };
+    let mut out = fields.clone();
+    for a in attributes.iter().filter(|a| a.is_computed()) {
+        if out.get(a.name).is_none_or(Value::is_null) {
+            out.insert(a.name.to_string(), Value::unknown());
+        }
+    }
+    Value::Object(out)
+}
+
+fn encode(value: &Value, ty: &Type, what: &str) -> Result<pb::DynamicValue, Diagnostics> {
+    msgpack::encode(value, ty)
+        .map(|msgpack| pb::DynamicValue {
+            msgpack,
+            json: Vec::new(),
+        })
+        .map_err(|e| internal(&format!("could not encode the {what}: {e}")))
+}
+
+/// Decodes a configuration and runs the schema's validators, then the type's own rules.
+fn validate_config(
+    schema: &Schema,
+    config: Option<&pb::DynamicValue>,
+    what: &str,
+    rules: impl FnOnce(&Value, &mut Diagnostics),
+) -> Diagnostics {
+    validate_decoded(schema, decode_config(config, &schema.value_type(), what), rules)
+}
+
+/// The schema's validators, then the type's own rules, on a decoded configuration.
+fn validate_decoded(
+    schema: &Schema,
+    config: Result<Value, Diagnostics>,
+    rules: impl FnOnce(&Value, &mut Diagnostics),
+) -> Diagnostics {
+    match config {
+        Ok(config) => {
+            let mut d = Diagnostics::new();
+            validate_attributes(
+                &schema.attributes,
+                &schema.blocks,
+                &config,
+                &AttributePath::root(),
+                &mut d,
+            );
+            rules(&config, &mut d);
+            d
+        }
+        Err(d) => d,
+    }
+}
+
+/// Runs a fallible handler body and turns its diagnostics into the response's.
+macro_rules! respond {
+    ($body:expr, |$d:ident| $on_err:expr) => {
+        match $body {
+            Ok(resp) => Ok(Response::new(resp)),
+            Err($d) => Ok(Response::new($on_err)),
+        }
+    };
+}
+
+#[tonic::async_trait]
+impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
+    async fn get_metadata(&self, _: Request<pb::get_metadata::Request>) -> Rpc<pb::get_metadata::Response> {
+        use pb::get_metadata as m;
+        Ok(Response::new(m::Response {
+            server_capabilities: Some(capabilities()),
+            resources: self
+                .provider
+                .resources()
+                .iter()
+                .map(|r| m::ResourceMetadata {
+                    type_name: r.type_name().into(),
+                })
+                .collect(),
+            data_sources: self
+                .provider
+                .data_sources()
+                .iter()
+                .map(|d| m::DataSourceMetadata {
+                    type_name: d.type_name().into(),
+                })
+                .collect(),
+            list_resources: self
+                .provider
+                .resources()
+                .iter()
+                .filter(|r| r.list_schema().is_some())
+                .map(|r| m::ListResourceMetadata {
+                    type_name: r.type_name().into(),
+                })
+                .collect(),
+            ..Default::default()
+        }))
+    }
+
+    async fn get_provider_schema(
+        &self,
+        _: Request<pb::get_provider_schema::Request>,
+    ) -> Rpc<pb::get_provider_schema::Response> {
+        let response = self
+            .schema_response
+            .get_or_init(|| schema_response(self.provider.as_ref()));
+        Ok(Response::new(response.clone()))
+    }
+
+    async fn get_resource_identity_schemas(
+        &self,
+        _: Request<pb::get_resource_identity_schemas::Request>,
+    ) -> Rpc<pb::get_resource_identity_schemas::Response> {
+        Ok(Response::new(pb::get_resource_identity_schemas::Response {
+            identity_schemas: self
+                .provider
+                .resources()
+                .iter()
+                .filter_map(|r| {
+                    Some((
+                        r.type_name().to_string(),
+                        pb_identity_schema(r.identity_schema()?),
+                    ))
+                })
+                .collect(),
+            diagnostics: vec![],
+        }))
+    }
+
+    async fn get_functions(
+        &self,
+        _: Request<pb::get_functions::Request>,
+    ) -> Rpc<pb::get_functions::Response> {
+        Ok(Response::new(Default::default()))
+    }
+
+    async fn validate_provider_config(
+        &self,
+        req: Request<pb::validate_provider_config::Request>,
+    ) -> Rpc<pb::validate_provider_config::Response> {
+        let req = req.into_inner();
+        let diags = validate_config(
+            self.provider.schema(),
+            req.config.as_ref(),
+            "provider configuration",
+            |c, d| self.provider.validate(c, d),
+        );
+        Ok(Response::new(pb::validate_provider_config::Response {
+            diagnostics: pb_diags(&diags),
+        }))
+    }
+
+    async fn validate_resource_config(
+        &self,
+        req: Request<pb::validate_resource_config::Request>,
+    ) -> Rpc<pb::validate_resource_config::Response> {
+        let req = req.into_inner();
+        let diags = match self.provider.resource(&req.type_name) {
+            Some(r) => validate_config(
+                r.schema(),
+                req.config.as_ref(),
+                "resource configuration",
+                |c, d| r.validate(c, d),
+            ),
+            None => unknown_type("resource", &req.type_name),
+        };
+        Ok(Response::new(pb::validate_resource_config::Response {
+            diagnostics: pb_diags(&diags),
+        }))
+    }
+
+    async fn validate_data_resource_config(
+        &self,
+        req: Request<pb::validate_data_resource_config::Request>,
+    ) -> Rpc<pb::validate_data_resource_config::Response> {
+        let req = req.into_inner();
+        let diags = match self.provider.data_source(&req.type_name) {
+            Some(ds) => validate_config(
+                ds.schema(),
+                req.config.as_ref(),
+                "data source configuration",
+                |c, d| ds.validate(c, d),
+            ),
+            None => unknown_type("data source", &req.type_name),
+        };
+        Ok(Response::new(pb::validate_data_resource_config::Response {
+            diagnostics: pb_diags(&diags),
+        }))
+    }
+
+    async fn upgrade_resource_state(
+        &self,
+        req: Request<pb::upgrade_resource_state::Request>,
+    ) -> Rpc<pb::upgrade_resource_state::Response> {
+        let req = req.into_inner();
+        let result = (|| {
+            let schema = self.resource_schema(&req.type_name)?;
+            if req.version < 0 {
+                return Err(Diagnostics::from_error(
+                    "Malformed state version",
+                    format!(
+                        "Terraform sent schema version {}; versions start at 0. This is a bug in Terraform or the provider.",
+                        req.version
+                    ),
+                ));
+            }
+            if req.version > schema.version {
+                return Err(Diagnostics::from_error(
+                    "State written by a newer provider",
+                    format!(
+                        "This state has schema version {} but this provider knows version {}. Use the provider version that wrote it, or newer.",
+                        req.version, schema.version
+                    ),
+                ));
+            }
+            let raw = req.raw_state.unwrap_or_default();
+            if raw.json.is_empty() && !raw.flatmap.is_empty() {
+                return Err(Diagnostics::from_error(
+                    "Unsupported state format",
+                    "This state is in the pre-0.12 flatmap format, which this provider never wrote.",
+                ));
+            }
+            let ty = schema.value_type();
+            let state = json::decode_lenient(&raw.json, &ty).map_err(|e| {
+                Diagnostics::from_error(
+                    "Unreadable state",
+                    format!(
+                        "The stored state of this {} could not be read: {e}",
+                        req.type_name
+                    ),
+                )
+            })?;
+            encode(&state, &ty, "upgraded state")
+        })();
+        respond!(
+            result.map(|s| pb::upgrade_resource_state::Response {
+                upgraded_state: Some(s),
+                diagnostics: vec![]
+            }),
+            |d| pb::upgrade_resource_state::Response {
+                upgraded_state: None,
+                diagnostics: pb_diags(&d)
+            }
+        )
+    }
+
+    async fn upgrade_resource_identity(
+        &self,
+        req: Request<pb::upgrade_resource_identity::Request>,
+    ) -> Rpc<pb::upgrade_resource_identity::Response> {
+        let req = req.into_inner();
+        let result = (|| {
+            let resource = self.resource(&req.type_name)?;
+            let schema = resource.identity_schema().ok_or_else(|| {
+                Diagnostics::from_error(
+                    "Resource identity is not supported",
+                    format!("{} declares no resource identity.", req.type_name),
+                )
+            })?;
+            let raw = req.raw_identity.unwrap_or_default();
+            let identity = schema.upgrade(req.version, &raw.json)?;
+            encode(&identity, &schema.value_type(), "upgraded identity")
+        })();
+        respond!(
+            result.map(|i| pb::upgrade_resource_identity::Response {
+                upgraded_identity: Some(pb::ResourceIdentityData {
+                    identity_data: Some(i)
+                }),
+                diagnostics: vec![],
+            }),
+            |d| pb::upgrade_resource_identity::Response {
+                upgraded_identity: None,
+                diagnostics: pb_diags(&d),
+            }
+        )
+    }
+
+    async fn configure_provider(
+        &self,
+        req: Request<pb::configure_provider::Request>,
+    ) -> Rpc<pb::configure_provider::Response> {
+        let req = req.into_inner();
+        let schema = self.provider.schema();
+        let result = async {
+            let config = decode_config(
+                req.config.as_ref(),
+                &schema.value_type(),
+                "provider configuration",
+            )?;
+            let context = self.provider.configure(&config).await?;
+            let mut slot = self
+                .context
+                .write()
+                .map_err(|_| internal("provider state lock poisoned"))?;
+            *slot = Some(Arc::new(context));
+            Ok::<_, Diagnostics>(())
+        }
+        .await;
+        let diags = result.err().unwrap_or_default();
+        tracing::debug!(terraform_version = %req.terraform_version, "provider configured");
+        Ok(Response::new(pb::configure_provider::Response {
+            diagnostics: pb_diags(&diags),
+        }))
+    }
+
+    async fn read_resource(
+        &self,
+        req: Request<pb::read_resource::Request>,
+    ) -> Rpc<pb::read_resource::Response> {
+        let req = req.into_inner();
+        let private = req.private.clone();
+        let result = async {
+            let resource = self.resource(&req.type_name)?;
+            let ty = resource.schema().value_type();
+            let current = decode(req.current_state.as_ref(), &ty, "resource state")?;
+            if current.is_null() {
+                return encode(&Value::Null, &ty, "state")
+                    .map(|s| (s, Diagnostics::new(), None, private.clone(), None));
+            }
+            let current_identity = decode_identity(resource, req.current_identity.as_ref())?;
+            let ctx = self.context()?;
+            let outcome = self
+                .stop
+                .guard(resource.read(&ctx, &current), || Err(stopped_diagnostics()))
+                .await?;
+            let deferral_allowed = req
+                .client_capabilities
+                .as_ref()
+                .is_some_and(|c| c.deferral_allowed);
+            // The private state says whether this refresh found the object being deleted (for
+            // the plan that follows); a refresh that could not look keeps what it had.
+            let (new_state, diags, deferred, private) = match outcome {
+                ReadOutcome::Found(v) => (v, Diagnostics::new(), None, private::cleared()),
+                ReadOutcome::BeingDeleted(v, d) => (v, d, None, private::being_deleted()),
+                ReadOutcome::Gone => (Value::Null, Diagnostics::new(), None, private::cleared()),
+                // Where Terraform allows it, defer rather than keep the prior state with a warning.
+                ReadOutcome::KeptPrior(_) if deferral_allowed => (
+                    current,
+                    Diagnostics::new(),
+                    Some(pb::Deferred {
+                        reason: pb::deferred::Reason::ProviderConfigUnknown as i32,
+                    }),
+                    private.clone(),
+                ),
+                ReadOutcome::KeptPrior(d) => (current, d, None, private.clone()),
+            };
+            let mut diags = diags;
+            let identity = identity_value(resource, &new_state);
+            if let Err(d) = check_unchanged(&req.type_name, "refresh", &current_identity, &identity) {
+                diags.extend(d);
+            }
+            let identity = identity_data(resource, &identity)?;
+            encode(&new_state, &ty, "state").map(|s| (s, diags, deferred, private, identity))
+        }
+        .await;
+        respond!(
+            result.map(
+                |(s, d, deferred, private, new_identity)| pb::read_resource::Response {
+                    new_state: Some(s),
+                    diagnostics: pb_diags(&d),
+                    private,
+                    deferred,
+                    new_identity,
+                }
+            ),
+            |d| pb::read_resource::Response {
+                // Keep what Terraform had: a failed refresh must not drop the object from state.
+                new_state: req.current_state.clone(),
+                diagnostics: pb_diags(&d),
+                private: private.clone(),
+                new_identity: req.current_identity.clone(),
+                ..Default::default()
+            }
+        )
+    }
+
+    async fn plan_resource_change(
+        &self,
+        req: Request<pb::plan_resource_change::Request>,
+    ) -> Rpc<pb::plan_resource_change::Response> {
+        let req = req.into_inner();
+        let result = (|| {
+            let resource = self.resource(&req.type_name)?;
+            let schema = resource.schema();
+            let ty = schema.value_type();
+            let prior = decode(req.prior_state.as_ref(), &ty, "prior state")?;
+            let proposed = decode(req.proposed_new_state.as_ref(), &ty, "proposed new state")?;
+            let config = decode(req.config.as_ref(), &ty, "configuration")?;
+            if proposed.is_null() {
+                // Destroy: nothing to plan; the identity stays what it was.
+                return Ok((
+                    encode(&Value::Null, &ty, "plan")?,
+                    vec![],
+                    Diagnostics::new(),
+                    req.prior_identity.clone(),
+                ));
+            }
+            let prior_identity = decode_identity(resource, req.prior_identity.as_ref())?;
+            if config.is_null() {
+                return Err(malformed(
+                    "configuration",
+                    "it is missing or null in a plan that is not a destroy",
+                ));
+            }
+            // The last refresh found the object being deleted: plan its recreation, which the
+            // resource adjusts as it would a create.
+            let recreate = !prior.is_null() && private::is_being_deleted(&req.prior_private);
+            let (mut planned, adjust_from) = if recreate {
+                let p = plan_recreate(&schema.attributes, &schema.blocks, &config, &prior);
+                (p, Value::Null)
+            } else {
+                (
+                    plan(&schema.attributes, &schema.blocks, &config, &prior),
+                    prior.clone(),
+                )
+            };
+            let mut d = Diagnostics::new();
+            let ctx = self.context().ok();
+            resource.modify_plan_in(
+                ctx.as_deref(),
+                &config,
+                &adjust_from,
+                &mut planned.planned,
+                &mut d,
+            );
+            if !prior.is_null() {
+                for path in resource.extra_replacements(&prior, &planned.planned) {
+                    if !planned.requires_replace.contains(&path) {
+                        planned.requires_replace.push(path);
+                    }
+                }
+            }
+            let replace: Vec<_> = planned
+                .requires_replace
+                .iter()
+                .map(super::schema_proto::path)
+                .collect();
+            // The identity contract: an update keeps the identity (known); a create or a
+            // replacement plans the new object's, unknown where its name is.
+            let identity = identity_value(resource, &planned.planned);
+            if !prior.is_null() && replace.is_empty() {
+                if !identity.is_null() && !identity.is_wholly_known() {
+                    d.error(
+                        "Provider planned an unknown identity",
+                        format!(
+                            "The update of this {} plans an identity with unknown values. This is a bug in the provider.",
+                            req.type_name
+                        ),
+                    );
+                }
+                if let Err(e) =
+                    check_unchanged(&req.type_name, "planning an update", &prior_identity, &identity)
+                {
+                    d.extend(e);
+                }
+            }
+            let identity = identity_data(resource, &identity)?;
+            Ok::<_, Diagnostics>((encode(&planned.planned, &ty, "plan")?, replace, d, identity))
+        })();
+        respond!(
+            result.map(
+                |(planned, replace, d, planned_identity)| pb::plan_resource_change::Response {
+                    planned_state: Some(planned),
+                    requires_replace: replace,
+                    // The mark has done its work: the apply finds the deletion itself, and the
+                    // state it writes must not plan another recreation.
+                    planned_private: if private::is_being_deleted(&req.prior_private) {
+                        private::cleared()
+                    } else {
+                        req.prior_private.clone()
+                    },
+                    diagnostics: pb_diags(&d),
+                    planned_identity,
+                    ..Default::default()
+                }
+            ),
+            |d| pb::plan_resource_change::Response {
+                diagnostics: pb_diags(&d),
+                ..Default::default()
+            }
+        )
+    }
+
+    async fn apply_resource_change(
+        &self,
+        req: Request<pb::apply_resource_change::Request>,
+    ) -> Rpc<pb::apply_resource_change::Response> {
+        let req = req.into_inner();
+        let private = req.planned_private.clone();
+        let result = async {
+            let resource = self.resource(&req.type_name)?;
+            let ty = resource.schema().value_type();
+            let prior = decode(req.prior_state.as_ref(), &ty, "prior state")?;
+            let planned = decode(req.planned_state.as_ref(), &ty, "planned state")?;
+            // Not used (the plan has it all), but a configuration that does not decode means
+            // the request is not what Terraform planned.
+            decode(req.config.as_ref(), &ty, "configuration")?;
+            let ctx = self.context()?;
+            let planned_identity = decode_identity(resource, req.planned_identity.as_ref())?;
+            let (state, mut diags) = if planned.is_null() {
+                let d = self
+                    .stop
+                    .guard(resource.delete(&ctx, &prior), stopped_diagnostics)
+                    .await;
+                // A failed delete keeps the object in state.
+                (
+                    if d.has_errors() {
+                        prior.clone()
+                    } else {
+                        Value::Null
+                    },
+                    d,
+                )
+            } else if prior.is_null() {
+                let out = self
+                    .stop
+                    .guard(resource.create(&ctx, &planned), || {
+                        crate::terraform::framework::ApplyOutcome::failed(None, stopped_diagnostics())
+                    })
+                    .await;
+                (out.state.unwrap_or(Value::Null), out.diagnostics)
+            } else {
+                let out = self
+                    .stop
+                    .guard(resource.update(&ctx, &prior, &planned), || {
+                        crate::terraform::framework::ApplyOutcome::failed(None, stopped_diagnostics())
+                    })
+                    .await;
+                // A failed update without a better answer keeps the prior state.
+                (out.state.unwrap_or(prior.clone()), out.diagnostics)
+            };
+            let identity = identity_value(resource, &state);
+            // An update applies the identity it planned (a create's planned one may have
+            // been partly unknown, and a replacement's is a new object's).
+            if !prior.is_null()
+                && !planned.is_null()
+                && let Err(d) = check_unchanged(&req.type_name, "an update", &planned_identity, &identity)
+            {
+                diags.extend(d);
+            }
+            let identity = identity_data(resource, &identity)?;
+            Ok::<_, Diagnostics>((encode(&state, &ty, "new state")?, diags, identity))
+        }
+        .await;
+        respond!(
+            result.map(|(s, d, new_identity)| pb::apply_resource_change::Response {
+                new_state: Some(s),
+                private: private.clone(),
+                diagnostics: pb_diags(&d),
+                new_identity,
+                ..Default::default()
+            }),
+            |d| pb::apply_resource_change::Response {
+                new_state: req.prior_state.clone(),
+                private: private.clone(),
+                diagnostics: pb_diags(&d),
+                ..Default::default()
+            }
+        )
+    }
+
+    async fn import_resource_state(
+        &self,
+        req: Request<pb::import_resource_state::Request>,
+    ) -> Rpc<pb::import_resource_state::Response> {
+        let req = req.into_inner();
+        let result = async {
+            let resource = self.resource(&req.type_name)?;
+            let ty = resource.schema().value_type();
+            let by_identity = decode_identity(resource, req.identity.as_ref())?;
+            if req.identity.is_some() && resource.identity_schema().is_none() {
+                return Err(Diagnostics::from_error(
+                    "Import by identity is not supported",
+                    format!("{} has no resource identity; import it by ID.", req.type_name),
+                ));
+            }
+            let ctx = self.context()?;
+            let state = if by_identity.is_null() {
+                self.stop
+                    .guard(resource.import(&ctx, &req.id), || Err(stopped_diagnostics()))
+                    .await?
+            } else {
+                if let Some(schema) = resource.identity_schema() {
+                    schema.check_import(&by_identity, &req.type_name)?;
+                }
+                self.stop
+                    .guard(resource.import_by_identity(&ctx, &by_identity), || {
+                        Err(stopped_diagnostics())
+                    })
+                    .await?
+            };
+            let identity = identity_data(resource, &identity_value(resource, &state))?;
+            Ok((encode(&state, &ty, "imported state")?, identity))
+        }
+        .await;
+        respond!(
+            result.map(|(s, identity)| pb::import_resource_state::Response {
+                imported_resources: vec![pb::import_resource_state::ImportedResource {
+                    type_name: req.type_name.clone(),
+                    state: Some(s),
+                    identity,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }),
+            |d| pb::import_resource_state::Response {
+                diagnostics: pb_diags(&d),
+                ..Default::default()
+            }
+        )
+    }
+
+    async fn move_resource_state(
+        &self,
+        req: Request<pb::move_resource_state::Request>,
+    ) -> Rpc<pb::move_resource_state::Response> {
+        let req = req.into_inner();
+        let result = (|| {
+            let resource = self.resource(&req.target_type_name)?;
+            let json = req
+                .source_state
+                .as_ref()
+                .map(|s| s.json.as_slice())
+                .unwrap_or_default();
+            let source = MoveSource {
+                provider_address: &req.source_provider_address,
+                type_name: &req.source_type_name,
+                schema_version: req.source_schema_version,
+                state_json: json,
+            };
+            let state = resource.move_state(&source)?;
+            let identity = identity_data(resource, &identity_value(resource, &state))?;
+            Ok::<_, Diagnostics>((
+                encode(&state, &resource.schema().value_type(), "moved state")?,
+                identity,
+            ))
+        })();
+        respond!(
+            result.map(|(s, target_identity)| pb::move_resource_state::Response {
+                target_state: Some(s),
+                target_identity,
+                ..Default::default()
+            }),
+            |d| pb::move_resource_state::Response {
+                diagnostics: pb_diags(&d),
+                ..Default::default()
+            }
+        )
+    }
+
+    async fn generate_resource_config(
+        &self,
+        req: Request<pb::generate_resource_config::Request>,
+    ) -> Rpc<pb::generate_resource_config::Response> {
+        let req = req.into_inner();
+        let result = (|| {
+            let resource = self.resource(&req.type_name)?;
+            let ty = resource.schema().value_type();
+            let state = decode(req.state.as_ref(), &ty, "resource state")?;
+            encode(&resource.generate_config(&state), &ty, "generated configuration")
+        })();
+        respond!(
+            result.map(|c| pb::generate_resource_config::Response {
+                config: Some(c),
+                diagnostics: vec![],
+            }),
+            |d| pb::generate_resource_config::Response {
+                config: None,
+                diagnostics: pb_diags(&d),
+            }
+        )
+    }
+
+    async fn read_data_source(
+        &self,
+        req: Request<pb::read_data_source::Request>,
+    ) -> Rpc<pb::read_data_source::Response> {
+        let req = req.into_inner();
+        let result = async {
+            let ds = self
+                .provider
+                .data_source(&req.type_name)
+                .ok_or_else(|| unknown_type("data source", &req.type_name))?;
+            let ty = ds.schema().value_type();
+            let config = decode_config(req.config.as_ref(), &ty, "data source configuration")?;
+            let ctx = self.context()?;
+            let outcome = self
+                .stop
+                .guard(ds.read_or_defer(&ctx, &config), || Err(stopped_diagnostics()))
+                .await?;
+            let deferral_allowed = req
+                .client_capabilities
+                .as_ref()
+                .is_some_and(|c| c.deferral_allowed);
+            match outcome {
+                DataReadOutcome::Read(state) => encode(&state, &ty, "data source state").map(|s| (s, None)),
+                // Deferred: the computed attributes stay unknown until the read can happen.
+                DataReadOutcome::NotYet(_) if deferral_allowed => {
+                    let state = unknown_computed(&ds.schema().attributes, &config);
+                    encode(&state, &ty, "data source state").map(|s| {
+                        (
+                            s,
+                            Some(pb::Deferred {
+                                reason: pb::deferred::Reason::ProviderConfigUnknown as i32,
+                            }),
+                        )
+                    })
+                }
+                DataReadOutcome::NotYet(d) => Err(d),
+            }
+        }
+        .await;
+        respond!(
+            result.map(|(s, deferred)| pb::read_data_source::Response {
+                state: Some(s),
+                deferred,
+                ..Default::default()
+            }),
+            |d| pb::read_data_source::Response {
+                diagnostics: pb_diags(&d),
+                ..Default::default()
+            }
+        )
+    }
+
+    async fn validate_ephemeral_resource_config(
+        &self,
+        req: Request<pb::validate_ephemeral_resource_config::Request>,
+    ) -> Rpc<pb::validate_ephemeral_resource_config::Response> {
+        let d = unknown_type("ephemeral resource", &req.into_inner().type_name);
+        Ok(Response::new(pb::validate_ephemeral_resource_config::Response {
+            diagnostics: pb_diags(&d),
+        }))
+    }
+
+    async fn open_ephemeral_resource(
+        &self,
+        req: Request<pb::open_ephemeral_resource::Request>,
+    ) -> Rpc<pb::open_ephemeral_resource::Response> {
+        let d = unknown_type("ephemeral resource", &req.into_inner().type_name);
+        Ok(Response::new(pb::open_ephemeral_resource::Response {
+            diagnostics: pb_diags(&d),
+            ..Default::default()
+        }))
+    }
+
+    async fn renew_ephemeral_resource(
+        &self,
+        req: Request<pb::renew_ephemeral_resource::Request>,
+    ) -> Rpc<pb::renew_ephemeral_resource::Response> {
+        let d = unknown_type("ephemeral resource", &req.into_inner().type_name);
+        Ok(Response::new(pb::renew_ephemeral_resource::Response {
+            diagnostics: pb_diags(&d),
+            ..Default::default()
+        }))
+    }
+
+    async fn close_ephemeral_resource(
+        &self,
+        req: Request<pb::close_ephemeral_resource::Request>,
+    ) -> Rpc<pb::close_ephemeral_resource::Response> {
+        let d = unknown_type("ephemeral resource", &req.into_inner().type_name);
+        Ok(Response::new(pb::close_ephemeral_resource::Response {
+            diagnostics: pb_diags(&d),
+        }))
+    }
+
+    type ListResourceStream =
+        tokio_stream::wrappers::ReceiverStream<Result<pb::list_resource::Event, Status>>;
+
+    /// Streams what the resource type's listing finds. Failures before the listing starts
+    /// (an unknown type, a configuration that does not decode, an unconfigured provider) are
+    /// one event with the error, as are failures of the listing itself.
+    async fn list_resource(&self, req: Request<pb::list_resource::Request>) -> Rpc<Self::ListResourceStream> {
+        let req = req.into_inner();
+        let (tx, rx) = tokio::sync::mpsc::channel(16);
+        let prepared = (|| {
+            let (_, schema) = self.list_resource_type(&req.type_name)?;
+            let config =
+                decode_list_config(schema, req.config.as_ref()).map_err(|d| d.within(&list_config_path()))?;
+            let ctx = self.context()?;
+            Ok::<_, Diagnostics>((config, ctx))
+        })();
+        match prepared {
+            Err(d) => {
+                let event = pb::list_resource::Event {
+                    diagnostic: pb_diags(&d),
+                    ..Default::default()
+                };
+                // The receiver is returned below, so the one event always fits.
+                let _ = tx.try_send(Ok(event));
+            }
+            Ok((config, ctx)) => {
+                let provider = self.provider.clone();
+                let stop = self.stop.clone();
+                let request = ListRequest {
+                    config,
+                    include_resource_object: req.include_resource_object,
+                    limit: req.limit,
+                };
+                tokio::spawn(async move {
+                    let Some(resource) = provider.resource(&req.type_name) else {
+                        return;
+                    };
+                    let (sink, mut events) = ListSink::new(&request);
+                    let listing = async {
+                        let listed = async {
+                            resource.list(&ctx, &request, &sink).await;
+                            true
+                        };
+                        if !stop.guard(listed, || false).await {
+                            sink.fail(stopped_diagnostics()).await;
+                        }
+                        drop(sink);
+                    };
+                    let forward = async {
+                        while let Some(event) = events.recv().await {
+                            if tx.send(Ok(list_event(resource, event))).await.is_err() {
+                                break;
+                            }
+                        }
+                        // Terraform stopped reading: let the listing see it and stop.
+                        drop(events);
+                    };
+                    tokio::join!(listing, forward);
+                });
+            }
+        }
+        Ok(Response::new(tokio_stream::wrappers::ReceiverStream::new(rx)))
+    }
+
+    async fn validate_list_resource_config(
+        &self,
+        req: Request<pb::validate_list_resource_config::Request>,
+    ) -> Rpc<pb::validate_list_resource_config::Response> {
+        let req = req.into_inner();
+        let mut d = match self.list_resource_type(&req.type_name) {
+            Ok((r, schema)) => {
+                validate_decoded(schema, decode_list_config(schema, req.config.as_ref()), |c, d| {
+                    r.validate_list(c, d)
+                })
+            }
+            Err(d) => d,
+        }
+        .within(&list_config_path());
+        // `limit` may come as a value of its own (Terraform validates its type first); it is
+        // an argument of the list block itself.
+        if let Ok(Value::Number(n)) = decode(req.limit.as_ref(), &Type::Number, "list limit")
+            && n.as_i64().is_none_or(|l| l < 0)
+        {
+            d.error_at(
+                &AttributePath::root().attr("limit"),
+                "Invalid list limit",
+                format!("The list block's limit must be a whole number of at least 0, not {n}."),
+            );
+        }
+        Ok(Response::new(pb::validate_list_resource_config::Response {
+            diagnostics: pb_diags(&d),
+        }))
+    }
+
+    async fn call_function(
+        &self,
+        req: Request<pb::call_function::Request>,
+    ) -> Rpc<pb::call_function::Response> {
+        let name = req.into_inner().name;
+        Ok(Response::new(pb::call_function::Response {
+            error: Some(pb::FunctionError {
+                text: format!("this provider has no function {name:?}"),
+                function_argument: None,
+            }),
+            ..Default::default()
+        }))
+    }
+
+    async fn validate_state_store_config(
+        &self,
+        _: Request<pb::validate_state_store::Request>,
+    ) -> Rpc<pb::validate_state_store::Response> {
+        Err(Status::unimplemented("this provider declares no state stores"))
+    }
+
+    async fn configure_state_store(
+        &self,
+        _: Request<pb::configure_state_store::Request>,
+    ) -> Rpc<pb::configure_state_store::Response> {
+        Err(Status::unimplemented("this provider declares no state stores"))
+    }
+
+    type ReadStateBytesStream = tokio_stream::Empty<Result<pb::read_state_bytes::Response, Status>>;
+
+    async fn read_state_bytes(
+        &self,
+        _: Request<pb::read_state_bytes::Request>,
+    ) -> Rpc<Self::ReadStateBytesStream> {
+        Err(Status::unimplemented("this provider declares no state stores"))
+    }
+
+    async fn write_state_bytes(
+        &self,
+        _: Request<tonic::Streaming<pb::write_state_bytes::RequestChunk>>,
+    ) -> Rpc<pb::write_state_bytes::Response> {
+        Err(Status::unimplemented("this provider declares no state stores"))
+    }
+
+    async fn lock_state(&self, _: Request<pb::lock_state::Request>) -> Rpc<pb::lock_state::Response> {
+        Err(Status::unimplemented("this provider declares no state stores"))
+    }
+
+    async fn unlock_state(&self, _: Request<pb::unlock_state::Request>) -> Rpc<pb::unlock_state::Response> {
+        Err(Status::unimplemented("this provider declares no state stores"))
+    }
+
+    async fn get_states(&self, _: Request<pb::get_states::Request>) -> Rpc<pb::get_states::Response> {
+        Err(Status::unimplemented("this provider declares no state stores"))
+    }
+
+    async fn delete_state(&self, _: Request<pb::delete_state::Request>) -> Rpc<pb::delete_state::Response> {
+        Err(Status::unimplemented("this provider declares no state stores"))
+    }
+
+    async fn plan_action(&self, _: Request<pb::plan_action::Request>) -> Rpc<pb::plan_action::Response> {
+        Err(Status::unimplemented("this provider declares no actions"))
+    }
+
+    type InvokeActionStream = tokio_stream::Empty<Result<pb::invoke_action::Event, Status>>;
+
+    async fn invoke_action(&self, _: Request<pb::invoke_action::Request>) -> Rpc<Self::InvokeActionStream> {
+        Err(Status::unimplemented("this provider declares no actions"))
+    }
+
+    async fn validate_action_config(
+        &self,
+        _: Request<pb::validate_action_config::Request>,
+    ) -> Rpc<pb::validate_action_config::Response> {
+        Err(Status::unimplemented("this provider declares no actions"))
+    }
+
+    async fn stop_provider(
+        &self,
+        _: Request<pb::stop_provider::Request>,
+    ) -> Rpc<pb::stop_provider::Response> {
+        tracing::info!("stop requested: cancelling in-flight operations");
+        self.stop.trigger();
+        Ok(Response::new(pb::stop_provider::Response {
+            error: String::new(),
+        }))
+    }
+}
