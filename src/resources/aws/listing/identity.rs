@@ -96,7 +96,7 @@ pub fn region_mismatch(type_name: &str, wanted: &str, actual: &str) -> Diagnosti
 }
 
 /// A short provider alias for a region, as people write them: `us-east-1` → `use1`.
-pub(super) fn region_alias(region: &str) -> String {
+pub fn region_alias(region: &str) -> String {
     let parts: Vec<&str> = region.split('-').collect();
     match parts.as_slice() {
         [first, rest @ ..] if !rest.is_empty() => {
@@ -124,7 +124,7 @@ async fn caller_account(ctx: &KarpenterContext) -> Option<String> {
 
 /// After an import by name failed for an identity naming an account: when the credentials are
 /// in another account, that is the reason, and the refusal says so.
-async fn explain_failed_import(
+pub async fn explain_failed_import(
     ctx: &KarpenterContext,
     type_name: &str,
     wanted_account: Option<&str>,
@@ -160,34 +160,4 @@ pub async fn import_role_by_identity<R: Resource<KarpenterContext>>(
         }
         Err(d) => Err(explain_failed_import(ctx, resource.type_name(), wanted, d).await),
     }
-}
-
-/// `import { identity = { queue_name, region, account_id } }`: the region is checked against
-/// the provider's before any call, the account against the queue found (or STS when none is).
-pub async fn import_queue_by_identity(
-    ctx: &KarpenterContext,
-    identity: &Value,
-) -> Result<Value, Diagnostics> {
-    let name = IdentitySchema::get(identity, "queue_name").unwrap_or_default();
-    let wanted_region = IdentitySchema::get(identity, "region");
-    let wanted_account = IdentitySchema::get(identity, "account_id");
-    let provider_region = ctx.aws().await?.region().map(str::to_string);
-    if let (Some(wanted), Some(actual)) = (wanted_region, provider_region.as_deref())
-        && wanted != actual
-    {
-        return Err(region_mismatch(queue::TYPE_NAME, wanted, actual));
-    }
-    let state = match InterruptionQueue.import(ctx, name).await {
-        Ok(s) => s,
-        Err(d) => return Err(explain_failed_import(ctx, queue::TYPE_NAME, wanted_account, d).await),
-    };
-    if let Some((region, account)) = get_str(&state, "queue_arn").and_then(arn_region_account) {
-        if let Some(wanted) = wanted_region.filter(|w| *w != region) {
-            return Err(region_mismatch(queue::TYPE_NAME, wanted, region));
-        }
-        if let Some(wanted) = wanted_account.filter(|w| *w != account) {
-            return Err(account_mismatch(queue::TYPE_NAME, wanted, account));
-        }
-    }
-    Ok(state)
 }

@@ -36,11 +36,7 @@ use std::sync::LazyLock;
 use async_trait::async_trait;
 use serde_json::Value as Json;
 
-use super::controller_role::ControllerRole;
-use super::interruption_queue::{self as queue, InterruptionQueue};
-use super::node_role::NodeRole;
 use crate::aws::iam::{Iam, ListedRole};
-use crate::aws::{AwsError, EventBridge, Sqs, ownership};
 use crate::context::KarpenterContext;
 use crate::terraform::framework::list::{name_matches, name_prefix_attribute};
 use crate::terraform::framework::schema::{Attribute, Schema};
@@ -152,18 +148,16 @@ pub static CONTROLLER_ROLE_LIST: LazyLock<Schema> = LazyLock::new(|| {
 });
 
 mod identity;
-mod queues;
 mod roles;
 mod shapes;
 
 pub use identity::*;
-pub use queues::*;
 pub use roles::*;
 pub use shapes::*;
 
 /// The state an import of `id` followed by a refresh gives (what Terraform stores for an
 /// imported object), or why there is none.
-async fn imported_and_read<R: Resource<KarpenterContext>>(
+pub async fn imported_and_read<R: Resource<KarpenterContext>>(
     resource: &R,
     ctx: &KarpenterContext,
     id: &str,
@@ -173,7 +167,7 @@ async fn imported_and_read<R: Resource<KarpenterContext>>(
 }
 
 /// The refresh Terraform makes right after an import.
-async fn read_back<R: Resource<KarpenterContext>>(
+pub async fn read_back<R: Resource<KarpenterContext>>(
     resource: &R,
     ctx: &KarpenterContext,
     imported: Value,
@@ -186,7 +180,7 @@ async fn read_back<R: Resource<KarpenterContext>>(
 }
 
 /// The details of diagnostics, as one sentence for a warning.
-fn text(d: &Diagnostics) -> String {
+pub fn text(d: &Diagnostics) -> String {
     d.iter()
         .map(|d| {
             if d.detail.is_empty() {
@@ -202,6 +196,9 @@ fn text(d: &Diagnostics) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::resources::aws::interruption_queue::{
+        self as queue, is_interruption_pattern, queue_display_name, queue_name_of_url, rules_not_adopted,
+    };
     use crate::terraform::framework::values::object;
     use serde_json::json;
 

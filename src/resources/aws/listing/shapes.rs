@@ -25,7 +25,7 @@ impl Trust {
 }
 
 /// A policy field that is a string or a list of strings.
-fn strings(v: &Json) -> Vec<&str> {
+pub fn strings(v: &Json) -> Vec<&str> {
     match v {
         Json::String(s) => vec![s.as_str()],
         Json::Array(items) => items.iter().filter_map(Json::as_str).collect(),
@@ -104,13 +104,3 @@ pub fn cluster_from_name<'a>(name: &'a str, prefix: &str) -> Option<&'a str> {
     name.strip_prefix(prefix).filter(|c| !c.is_empty())
 }
 
-/// Whether an EventBridge event pattern is one of Karpenter's interruption patterns: its
-/// `source` and `detail-type` include one kind's (other fields may narrow it further).
-pub fn is_interruption_pattern(pattern: &str) -> bool {
-    let Ok(doc) = serde_json::from_str::<Json>(pattern) else {
-        return false;
-    };
-    queue::RULE_KINDS.iter().any(|k| {
-        strings(&doc["source"]).contains(&k.source) && strings(&doc["detail-type"]).contains(&k.detail_type)
-    })
-}

@@ -1,11 +1,16 @@
-//! Listing interruption queues: by the Karpenter rules that target them and by this provider's
-//! ownership tag.
+//! Identity and listing of `karpenter_interruption_queue`: import by identity (the region and
+//! account checked against the provider configuration), and `list` (the queues by the Karpenter
+//! rules that target them and by this provider's ownership tag). The generic part is in
+//! [`crate::resources::aws::listing`].
 
 use super::*;
+use crate::resources::aws::listing::{self, *};
+use crate::terraform::framework::list::name_matches;
+use serde_json::Value as Json;
 
 /// The name a person reads for a queue: its cluster and region, and the queue's own name
 /// when it is not the cluster's.
-pub(super) fn queue_display_name(queue_name: &str, cluster: &str, region: &str) -> String {
+pub(crate) fn queue_display_name(queue_name: &str, cluster: &str, region: &str) -> String {
     if queue_name == cluster {
         format!("{cluster} ({region})")
     } else {
@@ -14,7 +19,7 @@ pub(super) fn queue_display_name(queue_name: &str, cluster: &str, region: &str) 
 }
 
 /// The last path segment of a queue URL: the queue's name.
-pub(super) fn queue_name_of_url(url: &str) -> &str {
+pub(crate) fn queue_name_of_url(url: &str) -> &str {
     url.trim_end_matches('/').rsplit('/').next().unwrap_or_default()
 }
 
@@ -22,12 +27,12 @@ pub(super) fn queue_name_of_url(url: &str) -> &str {
 /// prefix (a `rule_name_prefix` change that was interrupted): the import takes one prefix, so
 /// the others are left as they are. Rules named otherwise altogether (a CloudFormation stack's,
 /// terraform-aws-eks's module's) are adopted under their own names (`rule_names`).
-pub(super) fn rules_not_adopted(queue: &str, rule_names: &[String]) -> Diagnostics {
-    let prefix = queue::rule_prefix_of(rule_names.iter().map(String::as_str));
+pub(crate) fn rules_not_adopted(queue: &str, rule_names: &[String]) -> Diagnostics {
+    let prefix = rule_prefix_of(rule_names.iter().map(String::as_str));
     let foreign: Vec<&str> = rule_names
         .iter()
         .map(String::as_str)
-        .filter(|n| queue::split_rule_name(n).is_some_and(|(p, _)| Some(p) != prefix))
+        .filter(|n| split_rule_name(n).is_some_and(|(p, _)| Some(p) != prefix))
         .collect();
     let mut d = Diagnostics::new();
     if !foreign.is_empty() {
@@ -127,7 +132,7 @@ pub async fn list_queues(ctx: &KarpenterContext, request: &ListRequest, sink: &L
             }
         };
         let rule_names = targeted.get(&arn);
-        if rule_names.is_none() && !ownership::is_owned_by(&tags, queue::TYPE_NAME) {
+        if rule_names.is_none() && !ownership::is_owned_by(&tags, TYPE_NAME) {
             continue;
         }
         let state = if sink.include_state() {
@@ -154,10 +159,10 @@ pub async fn list_queues(ctx: &KarpenterContext, request: &ListRequest, sink: &L
         // The cluster as the import records it.
         let cluster = match state.as_ref().and_then(|s| get_str(s, "cluster_name")) {
             Some(c) => c.to_string(),
-            None => queue::cluster_for_import(
+            None => cluster_for_import(
                 &name,
-                tags.get(queue::CLUSTER_TAG_KEY).map(String::as_str),
-                queue::rule_prefix_of(rule_names.into_iter().flatten().map(String::as_str)),
+                tags.get(CLUSTER_TAG_KEY).map(String::as_str),
+                rule_prefix_of(rule_names.into_iter().flatten().map(String::as_str)),
             ),
         };
         if cluster_filter.is_some_and(|want| want != cluster) {
@@ -188,7 +193,7 @@ async fn arn_and_tags(
     region: Option<&str>,
 ) -> Result<Option<(String, BTreeMap<String, String>)>, AwsError> {
     let found = async {
-        let arn = match region.and_then(|r| queue::queue_arn_from_url(url, r)) {
+        let arn = match region.and_then(|r| queue_arn_from_url(url, r)) {
             Some(arn) => arn,
             None => sqs
                 .get_attributes(url)
@@ -204,4 +209,45 @@ async fn arn_and_tags(
         Err(e) if e.is_not_found() => Ok(None),
         Err(e) => Err(e),
     }
+}
+
+/// `import { identity = { queue_name, region, account_id } }`: the region is checked against
+/// the provider's before any call, the account against the queue found (or STS when none is).
+pub async fn import_queue_by_identity(
+    ctx: &KarpenterContext,
+    identity: &Value,
+) -> Result<Value, Diagnostics> {
+    let name = IdentitySchema::get(identity, "queue_name").unwrap_or_default();
+    let wanted_region = IdentitySchema::get(identity, "region");
+    let wanted_account = IdentitySchema::get(identity, "account_id");
+    let provider_region = ctx.aws().await?.region().map(str::to_string);
+    if let (Some(wanted), Some(actual)) = (wanted_region, provider_region.as_deref())
+        && wanted != actual
+    {
+        return Err(region_mismatch(TYPE_NAME, wanted, actual));
+    }
+    let state = match InterruptionQueue.import(ctx, name).await {
+        Ok(s) => s,
+        Err(d) => return Err(explain_failed_import(ctx, TYPE_NAME, wanted_account, d).await),
+    };
+    if let Some((region, account)) = get_str(&state, "queue_arn").and_then(arn_region_account) {
+        if let Some(wanted) = wanted_region.filter(|w| *w != region) {
+            return Err(region_mismatch(TYPE_NAME, wanted, region));
+        }
+        if let Some(wanted) = wanted_account.filter(|w| *w != account) {
+            return Err(account_mismatch(TYPE_NAME, wanted, account));
+        }
+    }
+    Ok(state)
+}
+
+/// Whether an EventBridge event pattern is one of Karpenter's interruption patterns: its
+/// `source` and `detail-type` include one kind's (other fields may narrow it further).
+pub fn is_interruption_pattern(pattern: &str) -> bool {
+    let Ok(doc) = serde_json::from_str::<Json>(pattern) else {
+        return false;
+    };
+    RULE_KINDS.iter().any(|k| {
+        listing::strings(&doc["source"]).contains(&k.source) && listing::strings(&doc["detail-type"]).contains(&k.detail_type)
+    })
 }

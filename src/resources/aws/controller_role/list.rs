@@ -1,0 +1,83 @@
+//! Listing `karpenter_controller_role`: which roles are this type's, on the generic role listing of
+//! [`crate::resources::aws::listing`].
+
+use async_trait::async_trait;
+
+use super::*;
+use crate::aws::iam::{Iam, ListedRole};
+use crate::aws::ownership;
+use crate::resources::aws::listing::*;
+use crate::terraform::framework::{ListRequest, ListSink};
+
+struct ControllerRoles;
+
+#[async_trait]
+impl RoleListing for ControllerRoles {
+    fn type_name(&self) -> &'static str {
+        ControllerRole.type_name()
+    }
+
+    fn trust_fits(&self, trust: &Trust) -> bool {
+        trust.pod_identity || !trust.service_accounts.is_empty()
+    }
+
+    async fn examine(
+        &self,
+        ctx: &KarpenterContext,
+        iam: &Iam,
+        role: &ListedRole,
+        trust: &Trust,
+        include_state: bool,
+    ) -> Verdict {
+        let karpenter_shaped = cluster_from_name(&role.name, CONTROLLER_ROLE_NAME_PREFIX).is_some()
+            || trust.admits_karpenter_service_account();
+        if !karpenter_shaped {
+            match iam.role_tags(&role.name).await {
+                Ok(tags) if ownership::is_owned_by(&tags, self.type_name()) => {}
+                Ok(_) => return Verdict::NotOurs,
+                Err(e) if e.is_not_found() => return Verdict::NotOurs,
+                Err(e) => return unreadable(&role.name, &e),
+            }
+        }
+        // Its permissions must be in the shape the resource manages: the import reads them
+        // (and the cluster they are scoped to).
+        let imported = match ControllerRole.import(ctx, &role.name).await {
+            Ok(s) => s,
+            Err(d) => {
+                return Verdict::Skip {
+                    summary: format!("IAM role {} not listed", role.name),
+                    detail: format!(
+                        "It looks like a Karpenter controller role, but karpenter_controller_role cannot manage it: {}. \
+                         Keep managing it as it is managed now, or replace it with a karpenter_controller_role.",
+                        text(&d)
+                    ),
+                };
+            }
+        };
+        let state = if include_state {
+            match read_back(&ControllerRole, ctx, imported.clone()).await {
+                Ok(s) => Some(s),
+                Err(why) => return cannot_import(self.type_name(), &role.name, &why),
+            }
+        } else {
+            None
+        };
+        let described = state.as_ref().unwrap_or(&imported);
+        let cluster = get_str(described, "cluster_name").map(str::to_string);
+        let display_name = match (&cluster, get_str(described, "region")) {
+            (Some(c), Some(r)) => format!("{} (cluster {c}, {r})", role.name),
+            (Some(c), None) => format!("{} (cluster {c})", role.name),
+            _ => role.name.clone(),
+        };
+        Verdict::Found {
+            display_name,
+            cluster,
+            state,
+        }
+    }
+}
+
+/// `list "karpenter_controller_role" …`.
+pub async fn list_controller_roles(ctx: &KarpenterContext, request: &ListRequest, sink: &ListSink) {
+    list_roles(&ControllerRoles, ctx, request, sink).await;
+}

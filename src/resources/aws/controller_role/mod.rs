@@ -1,0 +1,612 @@
+//! Resource `karpenter_controller_role`: the IAM role the Karpenter controller runs as. Its
+//! trust policy admits the controller's service account through IRSA (an OIDC provider,
+//! `sts:AssumeRoleWithWebIdentity` with `aud` and `sub` conditions), through EKS Pod Identity
+//! (`pods.eks.amazonaws.com`, `sts:AssumeRole` + `sts:TagSession`), or both. Its permissions
+//! are exactly those `karpenter_controller_policy` renders for the same inputs (the same
+//! `policy::controller` code), as one inline policy or as one managed policy per upstream group.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::LazyLock;
+
+use async_trait::async_trait;
+use serde_json::{Value as Json, json};
+
+use crate::resources::aws::iam_role::{self, Actual, Desired, OwnedPolicy, ReadScope};
+use crate::resources::aws::listing;
+use crate::resources::aws::tags_all;
+use crate::aws::iam::Iam;
+use crate::context::{KarpenterContext, ProviderDefault};
+use crate::policy::PolicyDocument;
+use crate::policy::arn::{self, Arn};
+use crate::policy::controller::{ControllerPolicyInputs, policy_document, policy_groups};
+use crate::terraform::framework::validate::{self as v, Validator};
+use crate::terraform::framework::values::{get_str, object, string_list};
+use crate::terraform::framework::{
+    ApplyOutcome, Attribute, Diagnostics, IdentitySchema, ListRequest, ListSink, ReadOutcome, Resource,
+    Schema,
+};
+use crate::terraform::tfvalue::{AttributePath, Type, Value};
+
+mod schema;
+mod model;
+pub use schema::*;
+use model::*;
+
+mod list;
+pub use list::*;
+
+pub struct ControllerRole;
+
+const DEFAULT_PREFIX: &str = "karpenter-controller-";
+const TYPE_NAME: &str = "karpenter_controller_role";
+/// Name of the inline policy holding the controller's permissions.
+pub const INLINE_POLICY: &str = "KarpenterControllerPolicy";
+/// The upstream groups, one managed policy each (`<role name>-<group>`).
+pub const GROUPS: &[&str] = &[
+    "NodeLifecycle",
+    "IAMIntegration",
+    "EKSIntegration",
+    "Interruption",
+    "ZonalShift",
+    "ResourceDiscovery",
+];
+/// IAM's limit on one managed policy document.
+pub const MANAGED_POLICY_LIMIT: usize = 6144;
+/// IAM's limit on all inline policies of a role together.
+pub const INLINE_POLICY_LIMIT: usize = 10240;
+
+async fn iam(ctx: &KarpenterContext) -> Result<Iam, Diagnostics> {
+    Ok(Iam::new(ctx.aws().await?.iam()))
+}
+
+/// [`iam`] for create, update and delete: the account guards are checked first.
+async fn iam_to_change(ctx: &KarpenterContext) -> Result<Iam, Diagnostics> {
+    Ok(Iam::new(ctx.aws_to_change().await?.iam()))
+}
+
+/// Reads the role, with its inline policy and every owned managed policy it could have.
+async fn read_role(iam: &Iam, name: &str) -> Result<Option<Actual>, Diagnostics> {
+    let fail = |e| iam_role::diagnostics("read the controller role", &e);
+    let Some(role) = iam.get_role(name).await.map_err(fail)? else {
+        return Ok(None);
+    };
+    let owned = all_group_arns(&role.arn, &role.path, name);
+    let inline = [INLINE_POLICY.to_string()];
+    let scope = ReadScope {
+        inline: &inline,
+        owned_arns: &owned,
+        profile: None,
+    };
+    iam_role::read(iam, name, &scope).await.map_err(fail)
+}
+
+impl ControllerRole {
+    /// Ownership and `additional_policy_arns`, checked before anything is created or changed:
+    /// a create (`prior` null) refuses an existing role and existing managed policies named
+    /// after it; an update that switches to managed policies refuses those without our tag.
+    async fn preflight(
+        &self,
+        iam: &Iam,
+        prior: &Value,
+        planned: &Value,
+        name: &str,
+        have: Option<&Actual>,
+    ) -> Diagnostics {
+        let mut diags = Diagnostics::new();
+        let creating = prior.is_null();
+        if creating {
+            iam_role::refuse_existing_role(TYPE_NAME, have, &mut diags);
+        }
+        let node_role = get_str(planned, "node_role_arn").and_then(|a| Arn::parse_role(a).ok());
+        let (partition, account) = match have {
+            Some(a) => iam_role::partition_and_account(&a.role.arn).unwrap_or_default(),
+            None => node_role.map(|r| (r.partition, r.account)).unwrap_or_default(),
+        };
+        let fail = |e| iam_role::diagnostics("check the controller role's parts", &e);
+        if managed(planned) && (prior.is_null() || !managed(prior)) && !account.is_empty() {
+            let path = get_str(planned, "path").unwrap_or("/");
+            let arns: Vec<String> = GROUPS
+                .iter()
+                .map(|g| group_arn(&partition, &account, path, name, g))
+                .collect();
+            if let Err(e) =
+                iam_role::refuse_existing_policies(iam, TYPE_NAME, &arns, creating, &mut diags).await
+            {
+                diags.extend(fail(e));
+            }
+        }
+        let attached = have.map(|a| a.attached.clone()).unwrap_or_default();
+        let partition = (!partition.is_empty()).then_some(partition.as_str());
+        if let Err(e) =
+            iam_role::check_additional_policies(iam, planned, partition, &attached, &mut diags).await
+        {
+            diags.extend(fail(e));
+        }
+        diags
+    }
+
+    async fn apply(
+        &self,
+        ctx: &KarpenterContext,
+        iam: &Iam,
+        prior: &Value,
+        planned: &Value,
+        name: &str,
+    ) -> ApplyOutcome {
+        let tags = tags_all::wanted(ctx, planned);
+        let mut have = match read_role(iam, name).await {
+            Ok(a) => a,
+            Err(d) => return ApplyOutcome::failed(None, d),
+        };
+        let checked = self.preflight(iam, prior, planned, name, have.as_ref()).await;
+        if checked.has_errors() {
+            // Nothing was created or changed: no new state (an update keeps the prior one).
+            return ApplyOutcome::failed(None, checked);
+        }
+        if have.is_none() {
+            // Create the role first: the owned policies' ARNs need its account.
+            let Some(trust) = trust_policy(planned) else {
+                return ApplyOutcome::failed(
+                    None,
+                    Diagnostics::from_error(
+                        "Trust policy not known",
+                        "irsa and pod_identity must be known to create the role.",
+                    ),
+                );
+            };
+            let tags = crate::aws::ownership::with_owner_tag(&tags, TYPE_NAME);
+            let new = crate::aws::iam::NewRole {
+                name,
+                path: get_str(planned, "path").unwrap_or("/"),
+                trust_policy: &trust,
+                permissions_boundary: get_str(planned, "permissions_boundary"),
+                description: Some("Karpenter controller role (managed by Terraform)"),
+                tags: &tags,
+            };
+            if let Err(e) = iam.create_role(&new).await {
+                return ApplyOutcome::failed(None, iam_role::diagnostics("create the controller role", &e));
+            }
+            have = match read_role(iam, name).await {
+                Ok(a) => a,
+                Err(d) => return ApplyOutcome::failed(None, d),
+            };
+        }
+        let mut diags = Diagnostics::new();
+        let role_arn = have.as_ref().map(|a| a.role.arn.clone()).unwrap_or_default();
+        match desired(planned, name, &role_arn, have.as_ref(), tags) {
+            Ok(want) => {
+                if let Err(e) = iam_role::converge(iam, &want, have.as_ref()).await {
+                    diags.extend(iam_role::diagnostics("apply the controller role", &e));
+                }
+            }
+            Err(d) => diags.extend(d),
+        }
+        match read_role(iam, name).await {
+            Ok(Some(actual)) => {
+                ApplyOutcome::failed(Some(state(planned, &actual, &tags_all::defaults(ctx))), diags)
+            }
+            Ok(None) => ApplyOutcome::failed(None, diags),
+            Err(d) => {
+                diags.extend(d);
+                ApplyOutcome::failed(None, diags)
+            }
+        }
+    }
+}
+
+/// The checks that need the region `r`: the queue must be in it, and it must be in the node
+/// role's partition. `origin` says where `r` came from when it is not `region` itself (the
+/// provider's default), for the messages.
+fn check_region(value: &Value, r: &str, role: &Arn, origin: &str, diags: &mut Diagnostics) {
+    let root = AttributePath::root();
+    if let Some(Ok(q)) = get_str(value, "interruption_queue_arn").map(Arn::parse_queue)
+        && q.region != r
+    {
+        diags.error_at(
+            &root.attr("interruption_queue_arn"),
+            "Queue in another region",
+            format!(
+                "The queue is in {} but the cluster is in {r}{origin}; Karpenter reads its interruption queue in its own region.",
+                q.region
+            ),
+        );
+    }
+    if arn::is_region(r) && arn::partition_of_region(r) != role.partition {
+        diags.error_at(
+            &root.attr("region"),
+            "Region not in the node role's partition",
+            format!(
+                "Region {r}{origin} is in partition {:?}, the node role in {:?}.",
+                arn::partition_of_region(r),
+                role.partition
+            ),
+        );
+    }
+}
+
+/// `region` when the configuration leaves it out: the provider's, checked like a configured
+/// one; unknown while the provider's is unknown; an error when there is none.
+fn default_region(ctx: Option<&KarpenterContext>, planned: &Value, diags: &mut Diagnostics) -> Value {
+    let path = AttributePath::root().attr("region");
+    match ctx.map(KarpenterContext::default_region) {
+        Some(ProviderDefault::Known(r)) => {
+            let origin = " (the provider's aws { region })";
+            if !arn::is_region(&r) {
+                diags.error_at(
+                    &path,
+                    "Invalid provider region",
+                    format!(
+                        "region is not set, so it defaults to the provider's aws {{ region }}, {r:?}, which is not an AWS \
+                         region name such as \"us-east-1\". Set region here or fix the provider's."
+                    ),
+                );
+            } else if let Some(Ok(role)) = get_str(planned, "node_role_arn").map(Arn::parse_role) {
+                check_region(planned, &r, &role, origin, diags);
+            }
+            Value::string(r)
+        }
+        Some(ProviderDefault::Unknown) | None => Value::unknown(),
+        Some(ProviderDefault::Unset) => {
+            diags.error_at(
+                &path,
+                "No region",
+                "region is not set and the provider has no region either. Set region = \"...\" here, or region in \
+                 the provider's aws {} block (or AWS_REGION in its environment).",
+            );
+            Value::unknown()
+        }
+    }
+}
+
+#[async_trait]
+impl Resource<KarpenterContext> for ControllerRole {
+    fn type_name(&self) -> &'static str {
+        TYPE_NAME
+    }
+
+    fn schema(&self) -> &Schema {
+        &SCHEMA
+    }
+
+    fn validate(&self, config: &Value, diags: &mut Diagnostics) {
+        iam_role::validate_names(config, diags);
+        let root = AttributePath::root();
+        let irsa_null = config.get("irsa").is_none_or(Value::is_null);
+        // An unknown pod_identity may turn out true: only a known false (or unset) is an error.
+        let pod_may_be_true = config
+            .get("pod_identity")
+            .is_some_and(|p| p.is_unknown() || p.as_bool() == Some(true));
+        if irsa_null && !pod_may_be_true {
+            diags.error_at(
+                &root.attr("irsa"),
+                "No way to assume the role",
+                "Set irsa = { oidc_provider_arn = ... } (IRSA; works on Fargate), pod_identity = true (EKS Pod Identity), or both.",
+            );
+        }
+        let Some(Ok(role)) = get_str(config, "node_role_arn").map(Arn::parse_role) else {
+            return;
+        };
+        let account = get_str(config, "account_id").unwrap_or(&role.account).to_string();
+        let region = get_str(config, "region");
+        if account != role.account {
+            diags.error_at(&root.attr("node_role_arn"), "Node role in another account", format!("The node role is in account {} but account_id is {account}; EC2 can only be passed a role of the cluster's own account.", role.account));
+        }
+        if let Some(Ok(q)) = get_str(config, "interruption_queue_arn").map(Arn::parse_queue) {
+            let path = root.attr("interruption_queue_arn");
+            if q.partition != role.partition || q.account != account {
+                diags.error_at(
+                    &path,
+                    "Queue in another partition or account",
+                    format!(
+                        "The queue is in {}/{} but the node role is in {}/{account}.",
+                        q.partition, q.account, role.partition
+                    ),
+                );
+            }
+        }
+        if let Some(r) = region {
+            check_region(config, r, &role, "", diags);
+        }
+        if let Some(provider) = config.get("irsa").and_then(|i| get_str(i, "oidc_provider_arn"))
+            && let Ok((oidc, _)) = parse_oidc_provider(provider)
+            && (oidc.partition != role.partition || oidc.account != account)
+        {
+            diags.error_at(
+                &root.attr("irsa").attr("oidc_provider_arn"),
+                "OIDC provider in another partition or account",
+                format!(
+                    "The OIDC provider is in {}/{} but the node role is in {}/{account}.",
+                    oidc.partition, oidc.account, role.partition
+                ),
+            );
+        }
+    }
+
+    fn modify_plan_in(
+        &self,
+        ctx: Option<&KarpenterContext>,
+        config: &Value,
+        prior: &Value,
+        planned: &mut Value,
+        diags: &mut Diagnostics,
+    ) {
+        if config.get("region").is_none_or(Value::is_null) {
+            let region = default_region(ctx, planned, diags);
+            if let Value::Object(fields) = planned {
+                fields.insert("region".into(), region);
+            }
+        }
+        tags_all::plan_into(ctx, planned);
+        self.modify_plan(config, prior, planned, diags);
+    }
+
+    fn modify_plan(&self, _config: &Value, prior: &Value, planned: &mut Value, diags: &mut Diagnostics) {
+        iam_role::plan_unmanaged_inline(planned);
+        let snapshot = planned.clone();
+        let Value::Object(fields) = planned else { return };
+        let node_role = get_str(&snapshot, "node_role_arn").and_then(|s| Arn::parse_role(s).ok());
+        if fields.get("account_id").is_some_and(Value::is_null)
+            || fields.get("account_id").is_some_and(Value::is_unknown)
+        {
+            let account = match (&node_role, get_str(prior, "account_id")) {
+                (Some(r), _) => Value::string(r.account.clone()),
+                (None, Some(a)) if !snapshot.get("node_role_arn").is_some_and(Value::is_unknown) => {
+                    Value::string(a)
+                }
+                _ => Value::unknown(),
+            };
+            fields.insert("account_id".into(), account);
+        }
+        fields.insert(
+            "partition".into(),
+            node_role
+                .as_ref()
+                .map(|r| Value::string(r.partition.clone()))
+                .unwrap_or_else(Value::unknown),
+        );
+        let snapshot = Value::Object(fields.clone());
+        let policy = match inputs(&snapshot) {
+            _ if unmanaged(&snapshot) => Value::Null,
+            Some(i) => {
+                check_sizes(&i, managed(&snapshot), diags);
+                Value::string(expected_policy(&i))
+            }
+            None => Value::unknown(),
+        };
+        fields.insert("policy".into(), policy);
+        fields.insert(
+            "assume_role_policy".into(),
+            trust_policy(&snapshot)
+                .map(|t| Value::string(iam_role::canonical(&t)))
+                .unwrap_or_else(Value::unknown),
+        );
+        let arns = match (
+            get_str(prior, "arn"),
+            get_str(&snapshot, "name"),
+            get_str(&snapshot, "path"),
+            inputs(&snapshot),
+        ) {
+            (Some(role_arn), Some(name), Some(path), Some(i)) if !prior.is_null() => {
+                if managed(&snapshot) {
+                    let (p, a) = iam_role::partition_and_account(role_arn).unwrap_or_default();
+                    string_list(
+                        policy_groups(&i)
+                            .iter()
+                            .map(|g| group_arn(&p, &a, path, name, g.name)),
+                    )
+                } else {
+                    Value::List(Vec::new())
+                }
+            }
+            _ if matches!(get_str(&snapshot, "policy_attachment"), Some("inline" | "none")) => {
+                Value::List(Vec::new())
+            }
+            _ => Value::unknown(),
+        };
+        fields.insert("managed_policy_arns".into(), arns);
+    }
+
+    /// `name` and `account_id` (see [`super::listing`]).
+    fn identity_schema(&self) -> Option<&IdentitySchema> {
+        Some(&listing::ROLE_IDENTITY)
+    }
+
+    fn identity(&self, state: &Value) -> Value {
+        listing::role_identity(state)
+    }
+
+    async fn import_by_identity(
+        &self,
+        ctx: &KarpenterContext,
+        identity: &Value,
+    ) -> Result<Value, Diagnostics> {
+        listing::import_role_by_identity(self, ctx, identity).await
+    }
+
+    fn list_schema(&self) -> Option<&Schema> {
+        Some(&listing::CONTROLLER_ROLE_LIST)
+    }
+
+    async fn list(&self, ctx: &KarpenterContext, request: &ListRequest, sink: &ListSink) {
+        list_controller_roles(ctx, request, sink).await;
+    }
+
+    async fn create(&self, ctx: &KarpenterContext, planned: &Value) -> ApplyOutcome {
+        let iam = match iam_to_change(ctx).await {
+            Ok(c) => c,
+            Err(d) => return ApplyOutcome::failed(None, d),
+        };
+        let name = iam_role::resolve_name(planned, DEFAULT_PREFIX);
+        iam_role::explain_partial_create(
+            TYPE_NAME,
+            self.apply(ctx, &iam, &Value::Null, planned, &name).await,
+        )
+    }
+
+    async fn read(&self, ctx: &KarpenterContext, current: &Value) -> Result<ReadOutcome, Diagnostics> {
+        let Some(name) = get_str(current, "name") else {
+            return Ok(ReadOutcome::Gone);
+        };
+        if iam_role::aws_config_unknown(ctx) {
+            tracing::warn!(
+                role = name,
+                "aws {{}} configuration not known yet; keeping the prior state"
+            );
+            return Ok(ReadOutcome::Found(current.clone()));
+        }
+        let iam = iam(ctx).await?;
+        Ok(match read_role(&iam, name).await? {
+            Some(actual) => ReadOutcome::Found(state(current, &actual, &tags_all::defaults(ctx))),
+            None => ReadOutcome::Gone,
+        })
+    }
+
+    async fn update(&self, ctx: &KarpenterContext, prior: &Value, planned: &Value) -> ApplyOutcome {
+        let iam = match iam_to_change(ctx).await {
+            Ok(c) => c,
+            Err(d) => return ApplyOutcome::failed(Some(prior.clone()), d),
+        };
+        let name = get_str(prior, "name").unwrap_or_default().to_string();
+        let out = self.apply(ctx, &iam, prior, planned, &name).await;
+        if out.state.is_none() {
+            return ApplyOutcome::failed(Some(prior.clone()), out.diagnostics);
+        }
+        out
+    }
+
+    async fn delete(&self, ctx: &KarpenterContext, prior: &Value) -> Diagnostics {
+        let Some(name) = get_str(prior, "name") else {
+            return Diagnostics::new();
+        };
+        let iam = match iam_to_change(ctx).await {
+            Ok(c) => c,
+            Err(d) => return d,
+        };
+        let owned = match get_str(prior, "arn") {
+            Some(arn) => all_group_arns(arn, get_str(prior, "path").unwrap_or("/"), name),
+            None => Vec::new(),
+        };
+        match iam_role::delete(&iam, name, &owned, None).await {
+            Ok(()) => Diagnostics::new(),
+            Err(e) => iam_role::diagnostics("delete the controller role", &e),
+        }
+    }
+
+    /// Import by role name: IRSA/Pod Identity settings come from the trust policy, the policy
+    /// inputs from the permissions (inline policy, or the owned managed policies).
+    async fn import(&self, ctx: &KarpenterContext, id: &str) -> Result<Value, Diagnostics> {
+        let iam = iam(ctx).await?;
+        let actual = read_role(&iam, id).await?.ok_or_else(|| {
+            Diagnostics::from_error(
+                "Cannot import karpenter_controller_role",
+                format!("There is no IAM role named {id:?}. Import takes the role name."),
+            )
+        })?;
+        let base = infer(&actual).map_err(|why| {
+            Diagnostics::from_error(
+                "Cannot import karpenter_controller_role",
+                format!("Role {id:?} does not look like a Karpenter controller role: {why}"),
+            )
+        })?;
+        Ok(state(&base, &actual, &tags_all::defaults(ctx)))
+    }
+}
+
+/// The configuration a role was made from, inferred from its trust policy and permissions.
+fn infer(actual: &Actual) -> Result<Value, String> {
+    let mut fields: BTreeMap<String, Value> = SCHEMA
+        .attributes
+        .iter()
+        .map(|a| (a.name.to_string(), Value::Null))
+        .collect();
+    let statements = actual.role.trust_policy["Statement"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let mut pod_identity = false;
+    for st in &statements {
+        if st["Principal"]["Service"] == POD_IDENTITY_PRINCIPAL {
+            pod_identity = true;
+        }
+        if let Some(provider) = st["Principal"]["Federated"].as_str() {
+            let (_, issuer) = parse_oidc_provider(provider)?;
+            let sub = st["Condition"]["StringEquals"][format!("{issuer}:sub")]
+                .as_str()
+                .ok_or("the IRSA statement has no sub condition")?;
+            let mut parts = sub
+                .strip_prefix("system:serviceaccount:")
+                .unwrap_or_default()
+                .splitn(2, ':');
+            let (Some(ns), Some(sa)) = (parts.next(), parts.next()) else {
+                return Err(format!("the IRSA sub condition {sub:?} names no service account"));
+            };
+            fields.insert(
+                "irsa".into(),
+                object([
+                    ("oidc_provider_arn", Value::string(provider)),
+                    ("namespace", Value::string(ns)),
+                    ("service_account", Value::string(sa)),
+                ]),
+            );
+        }
+    }
+    fields.insert("pod_identity".into(), Value::Bool(pod_identity));
+    let all = all_group_arns(&actual.role.arn, &actual.role.path, &actual.role.name);
+    let managed =
+        !actual.inline.contains_key(INLINE_POLICY) && all.iter().any(|a| actual.owned.contains_key(a));
+    fields.insert(
+        "policy_attachment".into(),
+        Value::string(if managed { "managed" } else { "inline" }),
+    );
+    let probe = Value::Object(fields.clone());
+    let Some(doc) = policy_in_force(&probe, actual, &all).and_then(|t| serde_json::from_str::<Json>(&t).ok())
+    else {
+        if actual.owner.as_deref() == Some(TYPE_NAME) {
+            // Made by this resource type, and a create stopped before the permissions were
+            // written (the refusal of the next create names this import): the policy inputs
+            // stay unset, and the apply after the import writes the permissions.
+            return Ok(Value::Object(fields));
+        }
+        if !actual.attached.is_empty() {
+            // Its permissions are policies someone else manages (terraform-aws-eks's Karpenter
+            // module attaches one of its own): kept as they are, in `additional_policy_arns`.
+            fields.insert("policy_attachment".into(), Value::string("none"));
+            return Ok(Value::Object(fields));
+        }
+        return Err(
+            "it has neither the KarpenterControllerPolicy inline policy, nor its managed policies, nor any \
+             attached policy"
+                .into(),
+        );
+    };
+    let by_sid = |sid: &str| {
+        doc["Statement"]
+            .as_array()
+            .and_then(|s| s.iter().find(|st| st["Sid"] == sid))
+            .map(|st| st["Resource"].clone())
+    };
+    let node_role = by_sid("AllowPassingInstanceRole")
+        .and_then(|r| r.as_str().map(str::to_string))
+        .ok_or("no AllowPassingInstanceRole statement")?;
+    let cluster = by_sid("AllowAPIServerEndpointDiscovery")
+        .and_then(|r| r.as_str().map(str::to_string))
+        .ok_or("no AllowAPIServerEndpointDiscovery statement")?;
+    let cluster = Arn::parse(&cluster).map_err(|e| e.to_string())?;
+    let cluster_name = cluster
+        .resource
+        .strip_prefix("cluster/")
+        .ok_or("the EKS statement names no cluster")?;
+    let queue = by_sid("AllowInterruptionQueueActions").and_then(|r| r.as_str().map(str::to_string));
+    fields.insert("node_role_arn".into(), Value::string(node_role));
+    fields.insert("cluster_name".into(), Value::string(cluster_name));
+    fields.insert("region".into(), Value::string(cluster.region.clone()));
+    fields.insert("account_id".into(), Value::string(cluster.account.clone()));
+    fields.insert(
+        "interruption_queue_arn".into(),
+        crate::terraform::framework::values::opt_string(queue),
+    );
+    Ok(Value::Object(fields))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,255 @@
+//! What the controller role should be and what it is: the policy inputs and trust policy a value
+//! asks for, the documents they give (in canonical form, with their size limits), and the state of
+//! what exists.
+
+use super::*;
+
+/// The policy inputs of a (planned, prior or imported) value, when all are known.
+pub(super) fn inputs(value: &Value) -> Option<ControllerPolicyInputs> {
+    let node_role_arn = get_str(value, "node_role_arn")?;
+    let role = Arn::parse_role(node_role_arn).ok()?;
+    let queue = value.get("interruption_queue_arn")?;
+    if queue.is_unknown() {
+        return None;
+    }
+    let account = match value.get("account_id") {
+        Some(a) if a.is_unknown() => return None,
+        Some(a) => a.as_str().map(str::to_string).unwrap_or(role.account.clone()),
+        None => role.account.clone(),
+    };
+    Some(ControllerPolicyInputs {
+        cluster_name: get_str(value, "cluster_name")?.to_string(),
+        partition: role.partition,
+        region: get_str(value, "region")?.to_string(),
+        account_id: account,
+        node_role_arn: node_role_arn.to_string(),
+        interruption_queue_arn: queue.as_str().map(str::to_string),
+    })
+}
+
+/// The trust policy for the configured IRSA and Pod Identity settings (None while unknown).
+pub(super) fn trust_policy(value: &Value) -> Option<Json> {
+    let mut statements = Vec::new();
+    let irsa = value.get("irsa")?;
+    if irsa.is_unknown() {
+        return None;
+    }
+    if !irsa.is_null() {
+        let provider = get_str(irsa, "oidc_provider_arn")?;
+        let (_, issuer) = parse_oidc_provider(provider).ok()?;
+        let subject = format!(
+            "system:serviceaccount:{}:{}",
+            get_str(irsa, "namespace")?,
+            get_str(irsa, "service_account")?
+        );
+        statements.push(json!({
+            "Effect": "Allow",
+            "Principal": {"Federated": provider},
+            "Action": "sts:AssumeRoleWithWebIdentity",
+            "Condition": {"StringEquals": {
+                format!("{issuer}:aud"): "sts.amazonaws.com",
+                format!("{issuer}:sub"): subject,
+            }},
+        }));
+    }
+    if value.get("pod_identity")?.as_bool()? {
+        statements.push(json!({
+            "Effect": "Allow",
+            "Principal": {"Service": POD_IDENTITY_PRINCIPAL},
+            "Action": ["sts:AssumeRole", "sts:TagSession"],
+        }));
+    }
+    Some(json!({"Version": "2012-10-17", "Statement": statements}))
+}
+
+pub(super) fn managed(value: &Value) -> bool {
+    get_str(value, "policy_attachment") == Some("managed")
+}
+
+/// `policy_attachment = "none"`: the provider writes no permissions; the role has what
+/// `additional_policy_arns` attaches (a role whose policies someone else manages, such as
+/// terraform-aws-eks's Karpenter module's).
+pub(super) fn unmanaged(value: &Value) -> bool {
+    get_str(value, "policy_attachment") == Some("none")
+}
+
+pub(super) fn group_arn(partition: &str, account: &str, path: &str, role: &str, group: &str) -> String {
+    format!("arn:{partition}:iam::{account}:policy{path}{role}-{group}")
+}
+
+/// Every owned policy ARN this role could have (all groups).
+pub(super) fn all_group_arns(role_arn: &str, path: &str, role: &str) -> Vec<String> {
+    let (p, a) = iam_role::partition_and_account(role_arn).unwrap_or_default();
+    GROUPS.iter().map(|g| group_arn(&p, &a, path, role, g)).collect()
+}
+
+/// The full document in canonical form.
+pub(super) fn expected_policy(i: &ControllerPolicyInputs) -> String {
+    canonical_of(&policy_document(i))
+}
+
+pub(super) fn canonical_of(doc: &PolicyDocument) -> String {
+    iam_role::canonical_text(&doc.to_json()).unwrap_or_default()
+}
+
+/// The plan-time checks on document sizes; an error names `policy_attachment`.
+pub(super) fn check_sizes(i: &ControllerPolicyInputs, managed: bool, diags: &mut Diagnostics) {
+    let path = AttributePath::root().attr("policy_attachment");
+    if managed {
+        for g in policy_groups(i) {
+            let len = PolicyDocument {
+                statements: g.statements,
+            }
+            .to_json()
+            .len();
+            if len > MANAGED_POLICY_LIMIT {
+                diags.error_at(&path, "Managed policy too large", format!("The {} statements take {len} characters, more than IAM's {MANAGED_POLICY_LIMIT} for one managed policy (a very long cluster name or ARN makes them grow). Use policy_attachment = \"inline\".", g.name));
+            }
+        }
+    } else {
+        let len = policy_document(i).to_json().len();
+        if len > INLINE_POLICY_LIMIT {
+            diags.error_at(&path, "Inline policy too large", format!("The controller policy takes {len} characters, more than IAM's {INLINE_POLICY_LIMIT} for a role's inline policies. Use policy_attachment = \"managed\", which splits it into one policy per group."));
+        }
+    }
+}
+
+/// What the role should be, given what exists (`have`) and the role's ARN (known once created);
+/// `tags` is what every part carries (`tags_all`).
+pub(super) fn desired(
+    planned: &Value,
+    name: &str,
+    role_arn: &str,
+    have: Option<&Actual>,
+    tags: BTreeMap<String, String>,
+) -> Result<Desired, Diagnostics> {
+    let missing = || {
+        Diagnostics::from_error(
+            "Controller role inputs are not known",
+            "cluster_name, region, node_role_arn, interruption_queue_arn and irsa must be known to apply the role.",
+        )
+    };
+    let i = inputs(planned).ok_or_else(missing)?;
+    let trust = trust_policy(planned).ok_or_else(missing)?;
+    let path = get_str(planned, "path").unwrap_or("/").to_string();
+    let (p, a) = iam_role::partition_and_account(role_arn).unwrap_or_default();
+    let all = all_group_arns(role_arn, &path, name);
+    let (inline, owned, stale_inline) = if unmanaged(planned) {
+        (None, Vec::new(), vec![INLINE_POLICY.to_string()])
+    } else if managed(planned) {
+        let owned = policy_groups(&i)
+            .into_iter()
+            .map(|g| OwnedPolicy {
+                arn: group_arn(&p, &a, &path, name, g.name),
+                name: format!("{name}-{}", g.name),
+                document: PolicyDocument {
+                    statements: g.statements,
+                }
+                .to_json(),
+            })
+            .collect::<Vec<_>>();
+        (None, owned, vec![INLINE_POLICY.to_string()])
+    } else {
+        (
+            Some((INLINE_POLICY.to_string(), policy_document(&i).to_json())),
+            Vec::new(),
+            Vec::new(),
+        )
+    };
+    let stale_owned = all
+        .into_iter()
+        .filter(|arn| !owned.iter().any(|o| o.arn == *arn))
+        .filter(|arn| have.is_some_and(|h| h.owned.contains_key(arn)))
+        .collect();
+    Ok(Desired {
+        resource_type: TYPE_NAME,
+        name: name.to_string(),
+        path,
+        description: Some("Karpenter controller role (managed by Terraform)".to_string()),
+        trust,
+        permissions_boundary: get_str(planned, "permissions_boundary").map(str::to_string),
+        tags,
+        attached: iam_role::string_set_of(planned, "additional_policy_arns"),
+        inline,
+        owned,
+        stale_owned,
+        stale_inline,
+        instance_profile: None,
+        stale_profile: None,
+    })
+}
+
+/// The permissions in force, merged into one canonical document (None when there are none).
+pub(super) fn policy_in_force(base: &Value, actual: &Actual, all: &[String]) -> Option<String> {
+    if unmanaged(base) {
+        None
+    } else if managed(base) {
+        let statements: Vec<Json> = all
+            .iter()
+            .filter_map(|arn| actual.owned.get(arn))
+            .flat_map(|doc| doc["Statement"].as_array().cloned().unwrap_or_default())
+            .collect();
+        (!statements.is_empty())
+            .then(|| iam_role::canonical(&json!({"Version": "2012-10-17", "Statement": statements})))
+    } else {
+        actual.inline.get(INLINE_POLICY).map(iam_role::canonical)
+    }
+}
+
+/// The state for what exists; `defaults` are the provider's default tags (to tell `tags` from
+/// `tags_all`).
+pub(super) fn state(base: &Value, actual: &Actual, defaults: &BTreeMap<String, String>) -> Value {
+    let all = all_group_arns(&actual.role.arn, &actual.role.path, &actual.role.name);
+    let managed_arns: Vec<&String> = all
+        .iter()
+        .filter(|a| actual.owned.contains_key(*a) && actual.attached.contains(*a))
+        .collect();
+    let additional: BTreeSet<String> = actual
+        .attached
+        .iter()
+        .filter(|a| !all.contains(a))
+        .cloned()
+        .collect();
+    let mut fields = match base {
+        Value::Object(f) => f.clone(),
+        _ => BTreeMap::new(),
+    };
+    let partition = iam_role::partition_and_account(&actual.role.arn).map(|(p, _)| p);
+    let policy = policy_in_force(base, actual, &all);
+    let mut set = |k: &str, v: Value| {
+        fields.insert(k.to_string(), v);
+    };
+    set("id", Value::string(actual.role.name.clone()));
+    set("name", Value::string(actual.role.name.clone()));
+    set("arn", Value::string(actual.role.arn.clone()));
+    set("path", Value::string(actual.role.path.clone()));
+    set("partition", partition.map(Value::string).unwrap_or(Value::Null));
+    set(
+        "permissions_boundary",
+        crate::terraform::framework::values::opt_string(actual.role.permissions_boundary.clone()),
+    );
+    let (tags, all_tags) = tags_all::read(&actual.tags, defaults, base.get("tags"));
+    set("tags", tags);
+    set(tags_all::TAGS_ALL, all_tags);
+    set(
+        "additional_policy_arns",
+        iam_role::set_value(&additional, base.get("additional_policy_arns")),
+    );
+    set("managed_policy_arns", string_list(managed_arns));
+    set(
+        "assume_role_policy",
+        Value::string(iam_role::canonical(&actual.role.trust_policy)),
+    );
+    set("policy", policy.map(Value::string).unwrap_or(Value::Null));
+    let own_inline = (!managed(base) && !unmanaged(base)).then_some(INLINE_POLICY);
+    set(
+        iam_role::UNMANAGED_INLINE,
+        iam_role::unmanaged_inline(actual, own_inline),
+    );
+    if base.get("account_id").is_none_or(Value::is_null)
+        && let Some(i) = inputs(base)
+    {
+        set("account_id", Value::string(i.account_id));
+    }
+    Value::Object(fields)
+}

@@ -1,0 +1,147 @@
+//! The schema of `karpenter_controller_role` and its input checks (service account names, the OIDC
+//! provider ARN, policy ARNs).
+
+use super::*;
+
+pub(super) const POD_IDENTITY_PRINCIPAL: &str = "pods.eks.amazonaws.com";
+
+pub(super) fn k8s_name(attribute: &'static str, what: &'static str) -> impl Validator {
+    v::check(
+        format!(
+            "Must be a Kubernetes {what}: 1–63 lowercase letters, digits and `-`, starting and ending with a letter or digit."
+        ),
+        move |value| {
+            let s = value.as_str()?;
+            let b = s.as_bytes();
+            let ok = (1..=63).contains(&b.len())
+                && b.iter()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+                && b.first().is_some_and(u8::is_ascii_alphanumeric)
+                && b.last().is_some_and(u8::is_ascii_alphanumeric);
+            (!ok).then(|| format!("{attribute}: {s:?} is not a valid Kubernetes {what} (RFC 1123 label)."))
+        },
+    )
+}
+
+/// An OIDC provider ARN: `arn:<p>:iam::<account>:oidc-provider/<issuer host and path>`.
+pub fn parse_oidc_provider(s: &str) -> Result<(Arn, String), String> {
+    let a = Arn::parse(s).map_err(|e| e.to_string())?;
+    let issuer = a
+        .resource
+        .strip_prefix("oidc-provider/")
+        .unwrap_or_default()
+        .to_string();
+    let ok = a.service == "iam"
+        && a.region.is_empty()
+        && arn::is_account_id(&a.account)
+        && !issuer.is_empty()
+        && !issuer.contains("://")
+        && !issuer.starts_with('/');
+    if ok {
+        Ok((a, issuer))
+    } else {
+        Err(format!(
+            "{s:?} is not an IAM OIDC provider ARN such as \"arn:aws:iam::123456789012:oidc-provider/oidc.eks.us-east-1.amazonaws.com/id/EXAMPLE\"."
+        ))
+    }
+}
+
+pub(super) fn arn_check(what: &'static str, parse: fn(&str) -> Result<Arn, arn::ArnError>) -> impl Validator {
+    v::check(format!("Must be {what}."), move |value| {
+        parse(value.as_str()?).err().map(|e| e.to_string())
+    })
+}
+
+pub(super) static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
+    let mut attributes = iam_role::common_attributes(DEFAULT_PREFIX);
+    attributes.extend([
+        Attribute::string("cluster_name")
+            .required()
+            .describe("Name of the EKS cluster the controller manages.")
+            .validate(v::length(1, 100))
+            .validate(v::matches(
+                r"^[0-9A-Za-z][A-Za-z0-9_-]*$",
+                "an EKS cluster name: letters, digits, hyphens and underscores, starting with a letter or digit",
+            )),
+        Attribute::string("region")
+            .optional_computed()
+            .describe("AWS region of the cluster, e.g. `us-east-1`. Defaults to the provider's `aws { region }` (which falls back to `AWS_REGION`, then `AWS_DEFAULT_REGION`), as hashicorp/aws resources do.")
+            .validate(v::check("Must be an AWS region name such as `us-east-1`.", |v| {
+                let s = v.as_str()?;
+                (!arn::is_region(s)).then(|| format!("{s:?} is not an AWS region name such as \"us-east-1\"."))
+            })),
+        Attribute::string("node_role_arn")
+            .required()
+            .describe("ARN of the node role (e.g. `karpenter_node_role.x.arn`); the controller may pass only this role to EC2. Its partition and account are the policy's.")
+            .validate(arn_check("an IAM role ARN", Arn::parse_role)),
+        Attribute::string("interruption_queue_arn")
+            .optional()
+            .describe("ARN of the SQS interruption queue. When unset, the interruption statement is left out.")
+            .validate(arn_check("an SQS queue ARN", Arn::parse_queue)),
+        Attribute::string("account_id")
+            .optional_computed()
+            .describe("AWS account ID of the cluster. Defaults to the node role's account.")
+            .validate(v::matches(r"^[0-9]{12}$", "a 12-digit AWS account ID")),
+        Attribute::string("partition").computed().describe("AWS partition, taken from `node_role_arn`."),
+        Attribute::object(
+            "irsa",
+            vec![
+                Attribute::string("oidc_provider_arn")
+                    .required()
+                    .describe("ARN of the cluster's IAM OIDC provider.")
+                    .validate(v::check("Must be an IAM OIDC provider ARN.", |value| {
+                        // Terraform cannot point into an object expression, so the text names the attribute.
+                        parse_oidc_provider(value.as_str()?).err().map(|e| format!("irsa.oidc_provider_arn: {e}"))
+                    })),
+                Attribute::string("namespace")
+                    .default_value(Value::string("kube-system"))
+                    .describe("Namespace of the controller's service account (upstream installs into `kube-system`; older guides used `karpenter`).")
+                    .validate(k8s_name("irsa.namespace", "namespace")),
+                Attribute::string("service_account")
+                    .default_value(Value::string("karpenter"))
+                    .describe("Name of the controller's service account.")
+                    .validate(v::check(
+                        "Must be a Kubernetes object name: 1–253 lowercase letters, digits, `-` and `.`, starting and ending with a letter or digit.",
+                        |value| {
+                            let s = value.as_str()?;
+                            let b = s.as_bytes();
+                            let ok = (1..=253).contains(&b.len())
+                                && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-' || *c == b'.')
+                                && b.first().is_some_and(u8::is_ascii_alphanumeric)
+                                && b.last().is_some_and(u8::is_ascii_alphanumeric);
+                            (!ok).then(|| format!("irsa.service_account: {s:?} is not a valid Kubernetes service account name."))
+                        },
+                    )),
+            ],
+        )
+        .optional()
+        .describe("Trust the controller's service account through IRSA: `irsa = { oidc_provider_arn = module.eks.oidc_provider_arn }`."),
+        Attribute::bool("pod_identity")
+            .default_value(Value::Bool(false))
+            .describe("Trust EKS Pod Identity (`pods.eks.amazonaws.com`). Pod Identity does not work on Fargate; use `irsa` there. Both may be set. A bool, since Pod Identity's trust has nothing to configure; the association itself is made with `aws_eks_pod_identity_association`."),
+        Attribute::string("policy_attachment")
+            .default_value(Value::string("inline"))
+            .describe("How the permissions are attached: `inline` (one inline policy, `KarpenterControllerPolicy`), `managed` (one customer managed policy per upstream group, named `<role name>-<group>`, each under IAM's 6,144-character limit), or `none`: the provider writes no permissions, and the role has exactly the policies of `additional_policy_arns` (for a role whose policy is managed elsewhere, e.g. the policy terraform-aws-eks's Karpenter module made; import gives this mode for a role with only such policies attached).")
+            .validate(v::one_of(&["inline", "managed", "none"])),
+        Attribute::string("policy")
+            .computed()
+            .describe("The controller permissions in force, as one canonical JSON document (keys sorted); the statements `karpenter_controller_policy` renders for the same inputs."),
+        Attribute::list_of("managed_policy_arns", Type::String)
+            .computed()
+            .describe("ARNs of the managed policies this resource created and attached (`policy_attachment = \"managed\"`), in upstream group order."),
+        tags_all::attribute("the role and its managed policies"),
+    ]);
+    Schema::new(
+        "The IAM role of the Karpenter controller, with a trust policy for IRSA, EKS Pod Identity or both, and \
+         the controller permissions scoped to one cluster (the same statements as the \
+         `karpenter_controller_policy` data source). Drift in the trust policy, the permissions, the attached \
+         policies, inline policies added outside Terraform and the tags is detected and repaired. \
+         Create never takes over an existing role of the configured name, nor a managed policy \
+         named after it, whoever made it — another Terraform state, a module, or an apply of this \
+         configuration interrupted before Terraform recorded the role: it fails on `name`, changes \
+         nothing, and gives the `import {}` block that takes the role over on purpose. The parts the \
+         resource creates carry the tag `terraform-provider-karpenter/resource-type`; the error says \
+         when an existing part has it. Import by role name (the next apply may add that tag).",
+        attributes,
+    )
+});

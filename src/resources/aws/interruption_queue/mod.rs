@@ -1,0 +1,582 @@
+//! Resource `karpenter_interruption_queue`: the SQS queue Karpenter reads interruption events
+//! from, its queue policy, and the EventBridge rules (one per event kind, each with the queue as
+//! its target), managed as one object, after Karpenter's CloudFormation reference.
+//!
+//! Contract: every part is recorded in state as soon as it exists, so a failure midway returns
+//! what exists plus the error, and the next apply finishes (Terraform marks a failed create as
+//! tainted and replaces it; deletion removes exactly what is recorded plus our derived names).
+//! Read checks every part (queue attributes, policy, each rule's pattern and state, each
+//! target); modify_plan plans the desired value of each, so drift shows as exactly that part.
+
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+
+use crate::aws::error::{AwsError, AwsErrorKind};
+use crate::aws::eventbridge::RuleRemoval;
+use crate::aws::ownership;
+use crate::aws::sqs::QUEUE_DELETED_RECENTLY;
+use crate::aws::{EventBridge, Sqs};
+use crate::context::KarpenterContext;
+use crate::resources::aws::listing;
+use crate::resources::aws::tags_all;
+use crate::resources::taken_name::{Marks, Taken, owner_tag_mark};
+use crate::terraform::framework::validate as v;
+use crate::terraform::framework::values::{get_str, object, opt_string};
+use crate::terraform::framework::{
+    ApplyOutcome, Attribute, Diagnostics, IdentitySchema, ListRequest, ListSink, ReadOutcome, Resource,
+    Schema, timeouts,
+};
+use crate::terraform::tfvalue::{AttributePath, Number, Type, Value};
+
+mod kinds;
+mod document;
+mod schema;
+mod model;
+mod calls;
+mod list;
+pub use kinds::*;
+pub use document::*;
+use schema::*;
+use model::*;
+pub(crate) use calls::*;
+pub use list::*;
+
+/// The resource type.
+pub struct InterruptionQueue;
+
+/// The resource type, also the value of the ownership tag on every part it creates.
+pub const TYPE_NAME: &str = "karpenter_interruption_queue";
+/// A second bookkeeping tag, on the queue only: the cluster it was made for, so that import
+/// recovers `cluster_name` even when the rule prefix is a shortened hash and the queue is
+/// named apart from the cluster. Hidden from `tags` like the ownership tag.
+pub const CLUSTER_TAG_KEY: &str = "terraform-provider-karpenter/cluster-name";
+/// SQS and EventBridge allow 50 tags per resource; the provider keeps two for itself.
+pub const MAX_USER_TAGS: usize = 48;
+
+/// The target Id upstream's template gives the queue on every rule.
+pub const TARGET_ID: &str = "KarpenterInterruptionQueueTarget";
+/// Default message retention (seconds), as upstream.
+pub const DEFAULT_RETENTION: i64 = 300;
+/// AWS's default data key reuse period when a KMS key is used.
+pub const DEFAULT_KMS_REUSE: i64 = 300;
+/// EventBridge rule names are at most 64 characters.
+pub const RULE_NAME_MAX: usize = 64;
+/// SQS queue names are at most 80 characters.
+pub const QUEUE_NAME_MAX: usize = 80;
+
+// ----------------------------------------------------------------------------------------
+
+#[async_trait]
+impl Resource<KarpenterContext> for InterruptionQueue {
+    fn type_name(&self) -> &'static str {
+        TYPE_NAME
+    }
+
+    fn schema(&self) -> &Schema {
+        &SCHEMA
+    }
+
+    fn validate(&self, config: &Value, diags: &mut Diagnostics) {
+        let root = AttributePath::root();
+        if config.get("name").is_some_and(Value::is_null)
+            && let Some(cluster) = get_str(config, "cluster_name")
+            && cluster.len() > QUEUE_NAME_MAX
+        {
+            diags.error_at(
+                &root.attr("cluster_name"),
+                "Cluster name too long for a queue name",
+                format!(
+                    "The queue is named after the cluster, but SQS queue names have at most {QUEUE_NAME_MAX} characters and this one has {}. Set `name`.",
+                    cluster.len()
+                ),
+            );
+        }
+        // `rule_names` names kinds this resource enables.
+        let enabled = config
+            .get("enabled_rules")
+            .filter(|e| e.is_wholly_known() && !e.is_null());
+        for key in config
+            .get("rule_names")
+            .and_then(Value::as_entries)
+            .into_iter()
+            .flatten()
+            .map(|(k, _)| k)
+        {
+            let path = root.attr("rule_names").key(key.clone());
+            if kind(key).is_none() {
+                diags.error_at(
+                    &path,
+                    "Unknown rule kind",
+                    format!(
+                        "{key:?} is not a rule kind; the kinds are {}.",
+                        KIND_KEYS.join(", ")
+                    ),
+                );
+            } else if let Some(enabled) = enabled
+                && !strings(Some(enabled)).iter().any(|k| k == key)
+            {
+                diags.error_at(
+                    &path,
+                    "Rule kind not enabled",
+                    format!("{key:?} is not in enabled_rules, so there is no such rule to name; add it there or remove this entry."),
+                );
+            }
+        }
+        for key in config
+            .get("tags")
+            .and_then(Value::as_entries)
+            .into_iter()
+            .flatten()
+            .map(|(k, _)| k)
+            .filter(|k| is_bookkeeping_tag(k))
+        {
+            diags.error_at(
+                &root.attr("tags").key(key.clone()),
+                "Reserved tag key",
+                format!(
+                    "The tag key {key:?} is the provider's own bookkeeping (it marks the parts this resource created); remove it from `tags`."
+                ),
+            );
+        }
+        let kms = config.get("kms_master_key_id").filter(|v| !v.is_null());
+        if kms.is_none()
+            && config
+                .get("kms_data_key_reuse_period_seconds")
+                .is_some_and(|v| !v.is_null())
+        {
+            diags.error_at(
+                &root.attr("kms_data_key_reuse_period_seconds"),
+                "Data key reuse without a KMS key",
+                "`kms_data_key_reuse_period_seconds` applies only to KMS encryption: set `kms_master_key_id` too, or remove it.",
+            );
+        }
+        if kms.is_some() && config.get("sqs_managed_sse_enabled").and_then(Value::as_bool) == Some(true) {
+            diags.error_at(
+                &root.attr("sqs_managed_sse_enabled"),
+                "Two kinds of encryption",
+                "A queue is encrypted either with SQS-managed keys or with a KMS key: remove `sqs_managed_sse_enabled = true` or `kms_master_key_id`.",
+            );
+        }
+        if let Some(statements) = config.get("policy_statements").and_then(Value::as_elements) {
+            for (i, s) in statements.iter().enumerate() {
+                for (j, p) in s
+                    .get("principals")
+                    .and_then(Value::as_elements)
+                    .unwrap_or_default()
+                    .iter()
+                    .enumerate()
+                {
+                    if get_str(p, "type").is_some_and(|t| t != "*")
+                        && p.get("identifiers")
+                            .and_then(Value::as_elements)
+                            .is_some_and(<[Value]>::is_empty)
+                    {
+                        diags.error_at(
+                            &root
+                                .attr("policy_statements")
+                                .index(i)
+                                .attr("principals")
+                                .index(j)
+                                .attr("identifiers"),
+                            "No principal identifiers",
+                            "Name at least one principal of this type, or use type `*`.",
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// `tags_all` needs the provider's default tags; with them, the parts may carry at most
+    /// [`MAX_USER_TAGS`] tags of the user's.
+    fn modify_plan_in(
+        &self,
+        ctx: Option<&KarpenterContext>,
+        config: &Value,
+        prior: &Value,
+        planned: &mut Value,
+        diags: &mut Diagnostics,
+    ) {
+        if planned.is_null() {
+            return;
+        }
+        if let Some(ctx) = ctx {
+            ctx.require_region("The interruption queue", diags);
+        }
+        tags_all::plan_into(ctx, planned);
+        if let Some(n) = planned
+            .get(tags_all::TAGS_ALL)
+            .and_then(Value::as_entries)
+            .map(BTreeMap::len)
+            .filter(|n| *n > MAX_USER_TAGS)
+        {
+            diags.error_at(
+                &AttributePath::root().attr("tags"),
+                "Too many tags",
+                format!(
+                    "`tags` merged with the provider's aws {{ default_tags }} make {n} tags, but SQS and EventBridge \
+                     allow 50 per resource and the provider keeps 2 for itself: use at most {MAX_USER_TAGS} \
+                     together (a key in `tags` that is also a default tag counts once)."
+                ),
+            );
+        }
+        self.modify_plan(config, prior, planned, diags);
+    }
+
+    fn modify_plan(&self, config: &Value, prior: &Value, planned: &mut Value, diags: &mut Diagnostics) {
+        if planned.is_null() {
+            return;
+        }
+        let cluster = planned.get("cluster_name").cloned().unwrap_or(Value::Null);
+        let queue_name = match config.get("name") {
+            Some(n) if !n.is_null() => n.clone(),
+            _ => cluster.clone(),
+        };
+        set_attr(planned, "queue_name", queue_name.clone());
+        let prefix = match config.get("rule_name_prefix") {
+            Some(p) if !p.is_null() => p.clone(),
+            _ => cluster
+                .as_str()
+                .map_or_else(Value::unknown, |c| Value::string(default_rule_prefix(c))),
+        };
+        set_attr(planned, "rule_name_prefix", prefix.clone());
+        let kms = config.get("kms_master_key_id").cloned().unwrap_or(Value::Null);
+        if config.get("sqs_managed_sse_enabled").is_none_or(Value::is_null) {
+            let sse = if kms.is_unknown() {
+                Value::unknown()
+            } else {
+                Value::Bool(kms.is_null())
+            };
+            set_attr(planned, "sqs_managed_sse_enabled", sse);
+        }
+        if config
+            .get("kms_data_key_reuse_period_seconds")
+            .is_none_or(Value::is_null)
+        {
+            let reuse = if kms.is_unknown() {
+                Value::unknown()
+            } else if kms.is_null() {
+                Value::Null
+            } else {
+                Value::number(Number::from_i64(DEFAULT_KMS_REUSE))
+            };
+            set_attr(planned, "kms_data_key_reuse_period_seconds", reuse);
+        }
+
+        // Identity: kept while the queue name stays; unknown for a new queue.
+        let same_queue = !prior.is_null() && prior.get("queue_name") == Some(&queue_name);
+        let keep = |name: &str| {
+            if same_queue {
+                prior
+                    .get(name)
+                    .filter(|v| !v.is_null())
+                    .cloned()
+                    .unwrap_or_else(Value::unknown)
+            } else {
+                Value::unknown()
+            }
+        };
+        let queue_arn = keep("queue_arn");
+        set_attr(planned, "queue_url", keep("queue_url"));
+        set_attr(planned, "queue_arn", queue_arn.clone());
+
+        let statements_known = planned
+            .get("policy_statements")
+            .is_none_or(Value::is_wholly_known);
+        let policy = match queue_arn.as_str() {
+            Some(arn) if statements_known => Value::string(policy_document(arn, &statements(planned))),
+            _ => Value::unknown(),
+        };
+        set_attr(planned, "policy_json", policy);
+
+        // Someone else's targets on our rules: reported, never touched.
+        for (key, r) in Current::from_state(prior).rules {
+            if let Some(others) = r.other_targets.filter(|o| !o.is_empty()) {
+                diags.warning_at(
+                    &AttributePath::root().attr("rules").key(key),
+                    "EventBridge rule has targets of others",
+                    format!(
+                        "The rule {:?} has targets this resource did not add ({}). The provider leaves them as they \
+                         are; on destroy it removes only its own target and keeps the rule for them.",
+                        r.name,
+                        others.join(", ")
+                    ),
+                );
+            }
+        }
+
+        let enabled_known = planned.get("enabled_rules").is_none_or(Value::is_wholly_known);
+        // Every rule carries `tags_all`.
+        let rule_tags = match planned.get(tags_all::TAGS_ALL) {
+            Some(t) if !t.is_wholly_known() => Value::unknown(),
+            Some(t) if !t.is_null() => t.clone(),
+            _ => Value::Map(BTreeMap::new()),
+        };
+        let rules = match prefix.as_str() {
+            Some(prefix) if enabled_known => {
+                let prior_rules = if same_queue {
+                    Current::from_state(prior).rules
+                } else {
+                    BTreeMap::new()
+                };
+                let names = string_map(planned.get("rule_names"));
+                Value::Map(
+                    enabled_kinds(planned)
+                        .into_iter()
+                        .map(|k| {
+                            let name = rule_name_in(&names, prefix, k);
+                            let same = prior_rules.get(k.key).filter(|r| r.name == name);
+                            let arn = same
+                                .and_then(|r| r.arn.clone())
+                                .map_or_else(Value::unknown, Value::string);
+                            let others = string_list(same.and_then(|r| r.other_targets.as_deref()));
+                            let v = object([
+                                ("name", Value::string(name)),
+                                ("arn", arn),
+                                ("event_pattern", Value::string(k.event_pattern())),
+                                ("enabled", Value::Bool(true)),
+                                ("target_arn", queue_arn.clone()),
+                                ("other_target_ids", others),
+                                ("tags", rule_tags.clone()),
+                            ]);
+                            (k.key.to_string(), v)
+                        })
+                        .collect(),
+                )
+            }
+            _ => Value::unknown(),
+        };
+        set_attr(planned, "rules", rules);
+    }
+
+    /// A new queue name (from `name` or `cluster_name`) replaces the whole resource.
+    fn extra_replacements(&self, prior: &Value, planned: &Value) -> Vec<AttributePath> {
+        match (prior.get("queue_name"), planned.get("queue_name")) {
+            (Some(p), Some(n)) if !p.is_null() && p != n => vec![AttributePath::root().attr("queue_name")],
+            _ => vec![],
+        }
+    }
+
+    /// `queue_name`, `region` and `account_id` (see [`super::listing`]).
+    fn identity_schema(&self) -> Option<&IdentitySchema> {
+        Some(&listing::QUEUE_IDENTITY)
+    }
+
+    fn identity(&self, state: &Value) -> Value {
+        listing::queue_identity(state)
+    }
+
+    async fn import_by_identity(
+        &self,
+        ctx: &KarpenterContext,
+        identity: &Value,
+    ) -> Result<Value, Diagnostics> {
+        import_queue_by_identity(ctx, identity).await
+    }
+
+    fn list_schema(&self) -> Option<&Schema> {
+        Some(&listing::QUEUE_LIST)
+    }
+
+    async fn list(&self, ctx: &KarpenterContext, request: &ListRequest, sink: &ListSink) {
+        list_queues(ctx, request, sink).await;
+    }
+
+    async fn create(&self, ctx: &KarpenterContext, planned: &Value) -> ApplyOutcome {
+        self.apply(ctx, &Value::Null, planned, "create").await
+    }
+
+    async fn read(&self, ctx: &KarpenterContext, current: &Value) -> Result<ReadOutcome, Diagnostics> {
+        // With the aws {} block still unknown (plan of a stack being built), keep what we have.
+        if ctx
+            .settings
+            .unknown
+            .iter()
+            .any(|p| p.to_string().starts_with("aws"))
+        {
+            return Ok(ReadOutcome::Found(current.clone()));
+        }
+        let c = clients(ctx).await?;
+        match refresh(&c, current, &tags_all::defaults(ctx)).await {
+            Ok(Some(v)) => Ok(ReadOutcome::Found(v)),
+            Ok(None) => Ok(ReadOutcome::Gone),
+            Err(e) => Err(e.to_diagnostics()),
+        }
+    }
+
+    async fn update(&self, ctx: &KarpenterContext, prior: &Value, planned: &Value) -> ApplyOutcome {
+        self.apply(ctx, prior, planned, "update").await
+    }
+
+    async fn delete(&self, ctx: &KarpenterContext, prior: &Value) -> Diagnostics {
+        let c = match clients_to_change(ctx).await {
+            Ok(c) => c,
+            Err(d) => return d,
+        };
+        let mut notes = Diagnostics::new();
+        if let Err(e) = delete_parts(&c, prior, &mut notes).await {
+            notes.extend(e.to_diagnostics());
+        }
+        notes
+    }
+
+    async fn import(&self, ctx: &KarpenterContext, id: &str) -> Result<Value, Diagnostics> {
+        let Some(name) = queue_name_from_import_id(id) else {
+            return Err(Diagnostics::from_error(
+                "Invalid import ID",
+                format!(
+                    "{id:?} is neither an SQS queue name nor a queue URL. Use e.g. `terraform import karpenter_interruption_queue.this my-cluster`."
+                ),
+            ));
+        };
+        let c = clients(ctx).await?;
+        let url = c.sqs.get_queue_url(&name).await.map_err(|e| {
+            if e.is_not_found() {
+                Diagnostics::from_error(
+                    "Queue not found",
+                    format!("No SQS queue named {name:?} in this account and region."),
+                )
+            } else {
+                e.to_diagnostics()
+            }
+        })?;
+        let attrs = c.sqs.get_attributes(&url).await.map_err(|e| e.to_diagnostics())?;
+        let arn = attrs.get("QueueArn").cloned().unwrap_or_default();
+        // The rules are found by their target; their common prefix is the rule_name_prefix.
+        // Rules named otherwise (a CloudFormation stack, terraform-aws-eks's Karpenter module)
+        // that carry one of our event patterns are adopted under their own names, in
+        // `rule_names`; the module's `ClusterName` tag on them names the cluster.
+        let mut rules = BTreeMap::new();
+        let mut prefix = None;
+        let mut names = BTreeMap::new();
+        let mut cluster_hint = None;
+        for rule in c
+            .events
+            .rule_names_by_target(&arn)
+            .await
+            .map_err(|e| e.to_diagnostics())?
+        {
+            match split_rule_name(&rule) {
+                None => {
+                    let Some(info) = c
+                        .events
+                        .describe_rule(&rule)
+                        .await
+                        .map_err(|e| e.to_diagnostics())?
+                    else {
+                        continue;
+                    };
+                    let Some(kind) = info.event_pattern.as_deref().and_then(kind_of_pattern) else {
+                        continue;
+                    };
+                    if rules.contains_key(kind.key) {
+                        continue;
+                    }
+                    let tags = c
+                        .events
+                        .list_tags(&info.arn)
+                        .await
+                        .map_err(|e| e.to_diagnostics())?;
+                    if cluster_hint.is_none() {
+                        cluster_hint = tags.get(MODULE_CLUSTER_TAG).cloned();
+                    }
+                    names.insert(kind.key.to_string(), Value::string(rule.clone()));
+                    rules.insert(kind.key.to_string(), RuleState::named(rule).to_value());
+                }
+                Some((p, k)) if prefix.as_deref().is_none_or(|q| q == p) => {
+                    prefix = Some(p.to_string());
+                    names.remove(k.key);
+                    rules.insert(k.key.to_string(), RuleState::named(rule.clone()).to_value());
+                }
+                Some(_) => {}
+            }
+        }
+        // The cluster name: the queue's cluster tag (queues this provider created), else read
+        // from the rules' prefix or the queue's name (see `cluster_for_import`). A queue named
+        // otherwise gets `name`, so a config with `name = ...` plans empty after import.
+        let tags = c.sqs.list_tags(&url).await.map_err(|e| e.to_diagnostics())?;
+        let cluster = cluster_for_import(
+            &name,
+            tags.get(CLUSTER_TAG_KEY)
+                .or(cluster_hint.as_ref())
+                .map(String::as_str),
+            prefix.as_deref(),
+        );
+        let prefix = prefix.unwrap_or_else(|| default_rule_prefix(&cluster));
+        let enabled: Vec<Value> = RULE_KINDS
+            .iter()
+            .filter(|k| rules.contains_key(k.key))
+            .map(|k| Value::string(k.key))
+            .collect();
+        let mut state = crate::terraform::framework::schema::null_object(&SCHEMA.value_type());
+        if cluster != name {
+            set_attr(&mut state, "name", Value::string(name.clone()));
+        }
+        set_attr(&mut state, "cluster_name", Value::string(cluster));
+        set_attr(&mut state, "queue_name", Value::string(name));
+        set_attr(&mut state, "queue_url", Value::string(url));
+        set_attr(&mut state, "queue_arn", Value::string(arn));
+        set_attr(&mut state, "rule_name_prefix", Value::string(prefix));
+        set_attr(&mut state, "enabled_rules", Value::Set(enabled));
+        if !names.is_empty() {
+            set_attr(&mut state, "rule_names", Value::Map(names));
+        }
+        set_attr(&mut state, "rules", Value::Map(rules));
+        Ok(state)
+    }
+}
+
+impl InterruptionQueue {
+    async fn apply(&self, ctx: &KarpenterContext, prior: &Value, planned: &Value, op: &str) -> ApplyOutcome {
+        let desired = match Desired::from_plan(planned) {
+            Ok(d) => Desired {
+                prior_kms: get_str(prior, "kms_master_key_id").is_some(),
+                tags: tags_all::wanted(ctx, planned),
+                ..d
+            },
+            Err(diags) => return ApplyOutcome::failed(None, diags),
+        };
+        let c = match clients_to_change(ctx).await {
+            Ok(c) => c,
+            Err(diags) => return ApplyOutcome::failed(None, diags),
+        };
+        let timeout = timeouts::get(planned, op, Duration::from_secs(300));
+        let deadline = Instant::now() + timeout;
+        let mut cur = Current::from_state(prior);
+        let creating = prior.is_null();
+        let mut notes = Diagnostics::new();
+        let result =
+            tokio::time::timeout(timeout, converge(&c, &desired, &mut cur, deadline, &mut notes)).await;
+        let mut diags = match result {
+            Ok(Ok(())) => Diagnostics::new(),
+            Ok(Err(d)) => d,
+            Err(_) => Diagnostics::from_error(
+                format!("Timed out during {op}"),
+                format!(
+                    "The interruption queue was not finished within {timeout:?}; what exists is recorded, apply again to finish."
+                ),
+            ),
+        };
+        diags.extend(notes);
+        if creating && cur.queue_url.is_none() {
+            // Nothing was created.
+            return ApplyOutcome::failed(None, diags);
+        }
+        let mut state = cur.to_state(planned, &desired.queue_name);
+        set_attr(
+            &mut state,
+            tags_all::TAGS_ALL,
+            crate::terraform::framework::values::string_map(desired.tags.iter()),
+        );
+        ApplyOutcome {
+            state: Some(state),
+            diagnostics: diags,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
