@@ -111,6 +111,7 @@ impl AwsClients {
     }
 
     /// The EC2 client of the teardown (`force_destroy`), with its endpoint for diagnostics.
+    #[cfg(feature = "ec2")]
     pub fn ec2(&self) -> super::ec2::Ec2 {
         let mut b = aws_sdk_ec2::config::Builder::from(&self.config);
         if let Some(url) = self.endpoint("ec2") {

@@ -10,6 +10,7 @@
 pub mod account;
 pub mod assume;
 pub mod config;
+#[cfg(feature = "ec2")]
 pub mod ec2;
 pub mod error;
 pub mod eventbridge;

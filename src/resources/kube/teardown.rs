@@ -17,6 +17,8 @@
 //! finalizers. Every step is idempotent, so a teardown killed half-way converges when the
 //! destroy runs again.
 
+#![cfg_attr(not(feature = "ec2"), allow(dead_code))]
+
 use std::time::Duration;
 
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
@@ -25,6 +27,7 @@ use thiserror::Error;
 use tokio::time::Instant;
 
 use crate::aws::AwsError;
+#[cfg(feature = "ec2")]
 use crate::aws::ec2::{Ec2, tag_filter};
 use crate::aws::iam::{Iam, IamError};
 use crate::context::KarpenterContext;
@@ -109,15 +112,27 @@ pub async fn run(
                 d.to_string(),
             ))
         })?;
-        let ec2 = aws.ec2();
-        if let Some(tag) = instance_owner_tag(kind) {
-            done.instances = terminate_instances(&ec2, tag, name, cluster, deadline).await?;
+        #[cfg(not(feature = "ec2"))]
+        {
+            let _ = (aws, &object, deadline);
+            return Err(TeardownError::Aws(AwsError::new(
+                "configure",
+                crate::aws::AwsErrorKind::Credentials,
+                "this build of the provider has no EC2 client (the `ec2` feature is off)".to_string(),
+            )));
         }
-        if kind.kind == "EC2NodeClass" {
-            done.launch_templates = delete_launch_templates(&ec2, name, cluster).await?;
-            if let Some(obj) = &object {
-                let iam = Iam::new(aws.iam());
-                done.instance_profiles = delete_instance_profile(&iam, obj, name, cluster).await?;
+        #[cfg(feature = "ec2")]
+        {
+            let ec2 = aws.ec2();
+            if let Some(tag) = instance_owner_tag(kind) {
+                done.instances = terminate_instances(&ec2, tag, name, cluster, deadline).await?;
+            }
+            if kind.kind == "EC2NodeClass" {
+                done.launch_templates = delete_launch_templates(&ec2, name, cluster).await?;
+                if let Some(obj) = &object {
+                    let iam = Iam::new(aws.iam());
+                    done.instance_profiles = delete_instance_profile(&iam, obj, name, cluster).await?;
+                }
             }
         }
     }
@@ -148,6 +163,7 @@ pub async fn run(
     Ok(done)
 }
 
+#[cfg(feature = "ec2")]
 async fn terminate_instances(
     ec2: &Ec2,
     owner_tag: &str,
@@ -194,6 +210,7 @@ async fn terminate_instances(
     }
 }
 
+#[cfg(feature = "ec2")]
 async fn delete_launch_templates(
     ec2: &Ec2,
     class: &str,
