@@ -11,14 +11,14 @@ use std::sync::LazyLock;
 use async_trait::async_trait;
 use serde_json::{Value as Json, json};
 
-use crate::resources::aws::iam_role::{self, Actual, Desired, OwnedPolicy, ReadScope};
-use crate::resources::aws::listing;
-use crate::resources::aws::tags_all;
 use crate::aws::iam::Iam;
 use crate::context::{KarpenterContext, ProviderDefault};
 use crate::policy::PolicyDocument;
 use crate::policy::arn::{self, Arn};
 use crate::policy::controller::{ControllerPolicyInputs, policy_document, policy_groups};
+use crate::resources::aws::iam_role::{self, Actual, Desired, OwnedPolicy, ReadScope};
+use crate::resources::aws::listing;
+use crate::resources::aws::tags_all;
 use crate::terraform::framework::validate::{self as v, Validator};
 use crate::terraform::framework::values::{get_str, object, string_list};
 use crate::terraform::framework::{
@@ -27,10 +27,10 @@ use crate::terraform::framework::{
 };
 use crate::terraform::tfvalue::{AttributePath, Type, Value};
 
-mod schema;
 mod model;
-pub use schema::*;
+mod schema;
 use model::*;
+pub use schema::*;
 
 mod list;
 pub use list::*;

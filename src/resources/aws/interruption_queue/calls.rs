@@ -507,7 +507,11 @@ pub(super) async fn refresh(
 /// update of this resource left them ([`is_remnant_of_ours`]); the recorded queue is deleted.
 /// A queue that is not recorded (deleted out of band, perhaps made again by someone else) is
 /// never deleted: the ownership tag alone does not say it is this state's.
-pub(super) async fn delete_parts(c: &Clients, prior: &Value, notes: &mut Diagnostics) -> Result<(), AwsError> {
+pub(super) async fn delete_parts(
+    c: &Clients,
+    prior: &Value,
+    notes: &mut Diagnostics,
+) -> Result<(), AwsError> {
     let cur = Current::from_state(prior);
     let recorded: Vec<String> = cur.rules.values().map(|r| r.name.clone()).collect();
     for name in &recorded {

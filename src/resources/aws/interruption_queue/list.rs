@@ -248,6 +248,7 @@ pub fn is_interruption_pattern(pattern: &str) -> bool {
         return false;
     };
     RULE_KINDS.iter().any(|k| {
-        listing::strings(&doc["source"]).contains(&k.source) && listing::strings(&doc["detail-type"]).contains(&k.detail_type)
+        listing::strings(&doc["source"]).contains(&k.source)
+            && listing::strings(&doc["detail-type"]).contains(&k.detail_type)
     })
 }

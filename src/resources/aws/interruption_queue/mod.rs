@@ -31,18 +31,18 @@ use crate::terraform::framework::{
 };
 use crate::terraform::tfvalue::{AttributePath, Number, Type, Value};
 
-mod kinds;
-mod document;
-mod schema;
-mod model;
 mod calls;
+mod document;
+mod kinds;
 mod list;
-pub use kinds::*;
-pub use document::*;
-use schema::*;
-use model::*;
+mod model;
+mod schema;
 pub(crate) use calls::*;
+pub use document::*;
+pub use kinds::*;
 pub use list::*;
+use model::*;
+use schema::*;
 
 /// The resource type.
 pub struct InterruptionQueue;

@@ -2,7 +2,8 @@ use super::*;
 
 #[test]
 fn patterns_spelled_by_others_are_classified_by_source_and_detail_type() {
-    let module = "{\n  \"source\": [\"aws.ec2\"],\n  \"detail-type\": [\"EC2 Spot Instance Interruption Warning\"]\n}";
+    let module =
+        "{\n  \"source\": [\"aws.ec2\"],\n  \"detail-type\": [\"EC2 Spot Instance Interruption Warning\"]\n}";
     assert_eq!(kind_of_pattern(module).map(|k| k.key), Some("spot_interruption"));
     for k in RULE_KINDS {
         assert_eq!(kind_of_pattern(&k.event_pattern()).map(|x| x.key), Some(k.key));
@@ -137,10 +138,7 @@ fn bookkeeping_tags_are_reserved_and_hidden() {
         ("cluster_name", Value::string("demo")),
         (
             "tags",
-            crate::terraform::framework::values::string_map([
-                (ownership::OWNER_TAG_KEY, "x"),
-                ("team", "a"),
-            ]),
+            crate::terraform::framework::values::string_map([(ownership::OWNER_TAG_KEY, "x"), ("team", "a")]),
         ),
     ]);
     let mut d = Diagnostics::new();
@@ -204,13 +202,9 @@ fn queue_arns_come_from_the_url_where_the_partition_is_certain() {
 #[test]
 fn plan_derives_names_and_rules() {
     let config = object([("cluster_name", Value::string("demo"))]);
-    let mut planned = crate::terraform::framework::plan::plan(
-        &SCHEMA.attributes,
-        &SCHEMA.blocks,
-        &config,
-        &Value::Null,
-    )
-    .planned;
+    let mut planned =
+        crate::terraform::framework::plan::plan(&SCHEMA.attributes, &SCHEMA.blocks, &config, &Value::Null)
+            .planned;
     InterruptionQueue.modify_plan(&config, &Value::Null, &mut planned, &mut Diagnostics::new());
     assert_eq!(get_str(&planned, "queue_name"), Some("demo"));
     assert_eq!(get_str(&planned, "rule_name_prefix"), Some("Karpenter-demo-"));

@@ -128,8 +128,6 @@ pub async fn list_roles(
     }
 }
 
-
-
 pub fn cannot_import(type_name: &str, role: &str, why: &str) -> Verdict {
     Verdict::Skip {
         summary: format!("IAM role {role} not listed"),

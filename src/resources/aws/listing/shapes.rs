@@ -103,4 +103,3 @@ pub fn cluster_from_tags(tags: &BTreeMap<String, String>) -> Option<String> {
 pub fn cluster_from_name<'a>(name: &'a str, prefix: &str) -> Option<&'a str> {
     name.strip_prefix(prefix).filter(|c| !c.is_empty())
 }
-

@@ -10,12 +10,12 @@ use std::sync::LazyLock;
 use async_trait::async_trait;
 use serde_json::{Value as Json, json};
 
-use crate::resources::aws::iam_role::{self, Actual, Desired, ReadScope};
-use crate::resources::aws::listing;
-use crate::resources::aws::tags_all;
 use crate::aws::iam::Iam;
 use crate::context::KarpenterContext;
 use crate::policy::arn::{self, PARTITIONS};
+use crate::resources::aws::iam_role::{self, Actual, Desired, ReadScope};
+use crate::resources::aws::listing;
+use crate::resources::aws::tags_all;
 use crate::terraform::framework::validate as v;
 use crate::terraform::framework::values::{get_str, opt_string, string_list, string_map};
 use crate::terraform::framework::{

@@ -84,9 +84,7 @@ fn policies_follow_partition_ip_family_and_switches() {
         ]
     );
     let v6 = node_policies("aws-us-gov", "123456789012", true, true, ECR_POLICIES[1]);
-    assert!(
-        v6.contains(&"arn:aws-us-gov:iam::123456789012:policy/AmazonEKS_CNI_IPv6_Policy".to_string())
-    );
+    assert!(v6.contains(&"arn:aws-us-gov:iam::123456789012:policy/AmazonEKS_CNI_IPv6_Policy".to_string()));
     assert!(v6.iter().all(|a| a.starts_with("arn:aws-us-gov:")));
     assert_eq!(node_policies("aws", "1", false, false, ECR_POLICIES[0]).len(), 3);
     assert_eq!(

@@ -1,0 +1,143 @@
+use super::*;
+
+#[test]
+fn canonical_text_ignores_key_order_and_whitespace() {
+    let a = canonical_text("{\"b\": 1,\n  \"a\": [\"x\"]}").expect("json");
+    let b = canonical_text(r#"{"a":["x"],"b":1}"#).expect("json");
+    assert_eq!(a, b);
+    assert_eq!(a, r#"{"a":["x"],"b":1}"#);
+    assert!(canonical_text("nope").is_none());
+}
+
+#[test]
+fn unique_names_fit_a_role_name_and_differ() {
+    let a = unique_name(&"p".repeat(MAX_PREFIX));
+    let b = unique_name(&"p".repeat(MAX_PREFIX));
+    assert_eq!(a.len(), 64);
+    assert!(arn::is_role_name(&a));
+    assert_ne!(a, b);
+}
+
+#[test]
+fn empty_collections_stay_null_when_unset() {
+    assert_eq!(map_value(&BTreeMap::new(), None), Value::Null);
+    assert_eq!(
+        map_value(&BTreeMap::new(), Some(&Value::Map(BTreeMap::new()))),
+        Value::Map(BTreeMap::new())
+    );
+    let set: BTreeSet<String> = ["a".to_string()].into();
+    assert_eq!(set_value(&set, None), Value::Set(vec![Value::string("a")]));
+}
+
+fn actual_with(owner: Option<&str>, inline: &[&str]) -> Actual {
+    Actual {
+        role: RoleInfo {
+            name: "r".into(),
+            arn: "arn:aws:iam::123456789012:role/r".into(),
+            path: "/".into(),
+            trust_policy: Json::Null,
+            permissions_boundary: None,
+        },
+        tags: BTreeMap::new(),
+        owner: owner.map(str::to_string),
+        attached: BTreeSet::new(),
+        inline_names: inline.iter().map(|s| s.to_string()).collect(),
+        inline: BTreeMap::new(),
+        owned: BTreeMap::new(),
+        owned_tags: BTreeMap::new(),
+        profile: None,
+    }
+}
+
+#[test]
+fn a_create_never_takes_over_a_role_even_one_with_our_tag() {
+    let refusal = |a: Option<&Actual>| {
+        let mut d = Diagnostics::new();
+        refuse_existing_role("karpenter_node_role", a, &mut d);
+        d.iter()
+            .filter(|x| x.path.as_ref().is_some_and(|p| p.to_string() == "name"))
+            .map(|x| x.detail.clone())
+            .collect::<Vec<_>>()
+    };
+    assert!(refusal(None).is_empty());
+    let ours = refusal(Some(&actual_with(Some("karpenter_node_role"), &[])));
+    assert_eq!(ours.len(), 1);
+    assert!(ours[0].contains("another Terraform state"), "{}", ours[0]);
+    for other in [None, Some("karpenter_controller_role")] {
+        let refused = refusal(Some(&actual_with(other, &[])));
+        assert_eq!(refused.len(), 1);
+        assert!(refused[0].contains("not made by this provider"), "{}", refused[0]);
+    }
+}
+
+#[test]
+fn a_profile_with_our_tag_is_ours_only_on_an_update_of_its_role() {
+    let profile = |tags: &[(&str, &str)]| ProfileInfo {
+        name: "KarpenterNodeRole-demo".into(),
+        arn: "arn:aws:iam::123456789012:instance-profile/KarpenterNodeRole-demo".into(),
+        roles: Vec::new(),
+        tags: tags.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+    };
+    let refused = |p: &ProfileInfo, creating: bool| {
+        let mut d = Diagnostics::new();
+        refuse_existing_profile("karpenter_node_role", "r", Some(p), creating, &mut d);
+        d.has_errors()
+    };
+    let ours = profile(&[(OWNER_TAG_KEY, "karpenter_node_role")]);
+    let foreign = profile(&[("team", "a")]);
+    assert!(refused(&ours, true));
+    assert!(!refused(&ours, false));
+    assert!(refused(&foreign, true));
+    assert!(refused(&foreign, false));
+}
+
+#[test]
+fn the_ownership_tag_key_is_refused_as_a_user_tag() {
+    let mut d = Diagnostics::new();
+    reserved_tag_key_validator().validate(
+        &Value::string(OWNER_TAG_KEY),
+        &AttributePath::root().attr("tags").key(OWNER_TAG_KEY),
+        &mut d,
+    );
+    assert!(d.has_errors());
+    let mut d = Diagnostics::new();
+    reserved_tag_key_validator().validate(&Value::string("team"), &AttributePath::root(), &mut d);
+    assert!(!d.has_errors());
+}
+
+#[test]
+fn unmanaged_inline_policies_leave_out_our_own() {
+    let a = actual_with(None, &["KarpenterControllerPolicy", "s3-everything"]);
+    assert_eq!(
+        unmanaged_inline(&a, Some("KarpenterControllerPolicy")),
+        Value::Set(vec![Value::string("s3-everything")])
+    );
+    assert_eq!(
+        unmanaged_inline(&actual_with(None, &[]), None),
+        Value::Set(vec![])
+    );
+}
+
+#[test]
+fn validators_reject_bad_names_paths_and_arns() {
+    let check = |validator: &dyn Validator, s: &str| {
+        let mut d = Diagnostics::new();
+        validator.validate(&Value::string(s), &AttributePath::root().attr("x"), &mut d);
+        d.has_errors()
+    };
+    assert!(!check(&role_name_validator(), "KarpenterNodeRole-demo"));
+    assert!(check(&role_name_validator(), &"a".repeat(65)));
+    assert!(check(&role_name_validator(), "bad name"));
+    assert!(check(&name_prefix_validator(), &"a".repeat(39)));
+    assert!(!check(&path_validator(), "/karpenter/"));
+    assert!(check(&path_validator(), "karpenter"));
+    assert!(!check(
+        &policy_arn_validator(),
+        "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"
+    ));
+    assert!(!check(
+        &policy_arn_validator(),
+        "arn:aws-cn:iam::123456789012:policy/x/y"
+    ));
+    assert!(check(&policy_arn_validator(), "arn:aws:iam::123456789012:role/x"));
+}

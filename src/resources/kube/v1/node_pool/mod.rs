@@ -1,0 +1,369 @@
+//! Schema and offline validation of `karpenter_node_pool` (karpenter.sh/v1 NodePool, CRD
+//! v1.14.1): every `spec` field as a typed attribute, the CRD's server defaults declared with the
+//! same values, and every rule the CRD enforces that can be checked without a cluster.
+//!
+//! Per-attribute rules are validators on the attributes (they run automatically);
+//! [`validate_node_pool`] adds the cross-attribute ones (S2, S3) and [`node_pool_replacements`]
+//! the transition rule S1 (a pool cannot switch between static and dynamic).
+
+use std::sync::LazyLock;
+
+use super::rules::{self, has};
+use super::{
+    conditions_attribute, force_destroy_attribute, metadata_attribute, name_attribute, object_with,
+    timeouts_block,
+};
+use crate::terraform::framework::validate::{self as v};
+use crate::terraform::framework::{Attribute, Diagnostics, Schema};
+use crate::terraform::tfvalue::{AttributePath, Type, Value};
+
+const CONSOLIDATION_POLICIES: &[&str] = &["WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"];
+const TAINT_EFFECTS: &[&str] = &["NoSchedule", "PreferNoSchedule", "NoExecute"];
+const BUDGET_REASONS: &[&str] = &["Underutilized", "Empty", "Drifted"];
+
+/// The schema of `karpenter_node_pool`.
+pub static NODE_POOL: LazyLock<Schema> = LazyLock::new(|| {
+    Schema::new(
+        "A Karpenter NodePool (`karpenter.sh/v1`): which nodes Karpenter may launch (requirements, taints, \
+         the EC2NodeClass they use), when it may disrupt them, and how much capacity the pool may hold. \
+         The attributes follow the NodePool `spec` field by field (`nodeClassRef` → `node_class_ref`). \
+         Plan validates everything the CRD checks; nothing contacts the cluster until apply.",
+        vec![
+            name_attribute("NodePool"),
+            metadata_attribute("NodePool"),
+            template(),
+            disruption(),
+            Attribute::map_of("limits", Type::String)
+                .describe(
+                    "Upper bounds on the resources all nodes of the pool may hold together, by resource name \
+                     (`cpu`, `memory`, `nodes`, `nvidia.com/gpu`, …) as Kubernetes quantities. Karpenter launches \
+                     no node that would exceed them.",
+                )
+                .validate(v::each(rules::quantity())),
+            Attribute::number("weight")
+                .describe(
+                    "Priority of this pool over others when several could launch a node: higher first (1–100). \
+                     Not allowed on a static pool (with `replicas`).",
+                )
+                .validate(v::int_range(1, 100)),
+            Attribute::number("replicas")
+                .describe(
+                    "Makes the pool static: Karpenter keeps exactly this many nodes, regardless of pending pods \
+                     (alpha in Karpenter). A pool cannot switch between static and dynamic: adding or removing \
+                     `replicas` replaces it. A static pool allows only `nodes` in `limits` and no `weight`.",
+                )
+                .validate(rules::whole_number(Some(0), false)),
+            status(),
+            force_destroy_attribute(
+                "NodePool",
+                "it terminates the EC2 instances tagged `karpenter.sh/nodepool` = this pool's name and `kubernetes.io/cluster/<cluster name>` = `owned`, waits until they are shutting down or terminated, then removes the Kubernetes Nodes and NodeClaims of the pool and the finalizers that only Karpenter would remove.",
+            ),
+        ],
+    )
+    .with_blocks(vec![timeouts_block()])
+});
+
+fn template() -> Attribute {
+    Attribute::object(
+        "template",
+        vec![
+            Attribute::object(
+                "metadata",
+                vec![
+                    Attribute::map_of("labels", Type::String)
+                        .describe(
+                            "Labels put on every node of the pool (at most 100). Keys of the `karpenter.sh` and \
+                             `karpenter.k8s.aws` domains are reserved except Karpenter's well-known labels; \
+                             `kubernetes.io/hostname` is not allowed.",
+                        )
+                        .validate(v::count(0, 100))
+                        .validate(rules::node_label_keys())
+                        .validate(v::each(rules::label_value())),
+                    Attribute::map_of("annotations", Type::String)
+                        .describe("Annotations put on every node of the pool.")
+                        .validate(rules::node_annotation_keys()),
+                ],
+            )
+            .describe("Labels and annotations for the nodes the pool launches."),
+            Attribute::object(
+                "spec",
+                vec![
+                    node_class_ref(),
+                    requirements(),
+                    taints("taints", "Taints put on every node of the pool; pods must tolerate them to run there."),
+                    taints(
+                        "startup_taints",
+                        "Taints put on nodes when they start, which some other system is expected to remove once \
+                         the node is ready (e.g. a CNI or device plugin). Karpenter does not wait for pods to tolerate them.",
+                    ),
+                    Attribute::string("expire_after")
+                        .default_value(Value::string("720h"))
+                        .describe(
+                            "How long a node may live before Karpenter replaces it, e.g. `720h` (the default, 30 \
+                             days), or `Never`.",
+                        )
+                        .validate(rules::duration_or_never()),
+                    Attribute::string("termination_grace_period")
+                        .describe(
+                            "How long Karpenter waits for a node to drain before it is forcibly terminated, e.g. \
+                             `48h`. Unset: Karpenter waits as long as pods need.",
+                        )
+                        .validate(rules::duration()),
+                ],
+            )
+            .required()
+            .describe("What the nodes of the pool look like: node class, requirements, taints, lifetime."),
+        ],
+    )
+    .required()
+    .describe("Template for the nodes (NodeClaims) the pool creates.")
+}
+
+fn node_class_ref() -> Attribute {
+    Attribute::object(
+        "node_class_ref",
+        vec![
+            Attribute::string("group")
+                .default_value(Value::string("karpenter.k8s.aws"))
+                .replace_on_change()
+                .describe(
+                    "API group of the node class. Defaults to `karpenter.k8s.aws` (EC2NodeClass); cannot be \
+                     changed in place (changing it replaces the pool).",
+                )
+                .validate(v::non_empty())
+                .validate(v::matches(r"^[^/]*$", "an API group without `/` (no version), e.g. `karpenter.k8s.aws`")),
+            Attribute::string("kind")
+                .default_value(Value::string("EC2NodeClass"))
+                .replace_on_change()
+                .describe(
+                    "Kind of the node class. Defaults to `EC2NodeClass`; cannot be changed in place (changing it \
+                     replaces the pool).",
+                )
+                .validate(v::non_empty()),
+            Attribute::string("name")
+                .required()
+                .describe("Name of the node class, e.g. `karpenter_ec2_node_class.default.name`.")
+                .validate(v::non_empty()),
+        ],
+    )
+    .required()
+    .describe("The node class (cloud-provider settings) the nodes are launched with.")
+}
+
+fn requirements() -> Attribute {
+    Attribute::list_of_objects(
+        "requirements",
+        vec![
+            Attribute::string("key")
+                .required()
+                .describe(
+                    "Label key the requirement is about, e.g. `karpenter.sh/capacity-type`, \
+                     `node.kubernetes.io/instance-type`, `karpenter.k8s.aws/instance-family`.",
+                )
+                .validate(rules::requirement_key()),
+            Attribute::string("operator")
+                .required()
+                .describe(
+                    "How the values apply: `In`, `NotIn`, `Exists`, `DoesNotExist`, or the numeric `Gt`, `Lt`, \
+                     `Gte`, `Lte`.",
+                )
+                .validate(v::one_of(rules::OPERATORS)),
+            Attribute::list_of("values", Type::String)
+                .describe(
+                    "Values for the operator: at least one for `In`, exactly one whole number for `Gt`/`Lt`/\
+                     `Gte`/`Lte` (an optional sign is allowed: `+5`). With `In` and `NotIn` each is a label value \
+                     (at most 63 characters).",
+                ),
+            Attribute::number("min_values")
+                .describe(
+                    "Minimum number of distinct values of this key the launch decision must keep open (1–50; alpha \
+                     in Karpenter). With `In`, at least this many values must be listed.",
+                )
+                .validate(v::int_range(1, 50)),
+        ],
+    )
+    .required()
+    .describe(
+        "Constraints on the nodes the pool may launch, as label requirements (at most 100). Pods' own \
+         scheduling constraints narrow them further.",
+    )
+    .validate(v::count(0, 100))
+    .validate(rules::requirements())
+}
+
+fn taints(name: &'static str, description: &'static str) -> Attribute {
+    Attribute::list_of_objects(
+        name,
+        vec![
+            Attribute::string("key")
+                .required()
+                .describe("Taint key, e.g. `nvidia.com/gpu`.")
+                .validate(v::non_empty())
+                .validate(rules::qualified_name("a taint key")),
+            Attribute::string("value")
+                .describe("Taint value (optional).")
+                .validate(rules::qualified_name("a taint value")),
+            Attribute::string("effect")
+                .required()
+                .describe("`NoSchedule`, `PreferNoSchedule` or `NoExecute`.")
+                .validate(v::one_of(TAINT_EFFECTS)),
+            Attribute::string("time_added")
+                .describe("When the taint was added (RFC 3339); only meaningful for `NoExecute`.")
+                .validate(rules::date_time()),
+        ],
+    )
+    .describe(description)
+}
+
+fn budget_attributes() -> Vec<Attribute> {
+    vec![
+        Attribute::string("nodes")
+            .default_value(Value::string("10%"))
+            .describe(
+                "How many of the pool's nodes may be disrupted at once: a whole number or a percentage (`10%`, \
+                 the default). `0` blocks disruption while the budget is active.",
+            )
+            .validate(v::matches(rules::BUDGET_NODES, "a whole number such as `5` or a percentage from `0%` to `100%`")),
+        Attribute::string("schedule")
+            .describe(
+                "When the budget starts being active, as a cron schedule in UTC (`0 9 * * mon-fri`, `@daily`). \
+                 Set together with `duration`; unset means always active.",
+            )
+            .validate(rules::cron_schedule()),
+        Attribute::string("duration")
+            .describe("How long the budget stays active after each `schedule` time, e.g. `8h` or `1h30m`.")
+            .validate(rules::budget_duration()),
+        Attribute::list_of("reasons", Type::String)
+            .describe(
+                "Disruption reasons the budget applies to (`Underutilized`, `Empty`, `Drifted`); unset means all.",
+            )
+            .validate(v::count(0, 50))
+            .validate(v::each(v::one_of(BUDGET_REASONS)))
+            .validate(rules::unique()),
+    ]
+}
+
+fn disruption() -> Attribute {
+    let budget = budget_attributes();
+    let default_budgets = Value::List(vec![object_with(&budget, &[("nodes", Value::string("10%"))])]);
+    let attributes = vec![
+        Attribute::string("consolidate_after")
+            .required()
+            .describe(
+                "How long a node must have had no pod added or removed before Karpenter may consolidate it, \
+                 e.g. `30s`, `5m`, or `Never`. Required when `disruption` is set; `0s` when it is not.",
+            )
+            .validate(rules::duration_or_never()),
+        Attribute::string("consolidation_policy")
+            .default_value(Value::string("WhenEmptyOrUnderutilized"))
+            .describe(
+                "Which nodes Karpenter may consolidate: `WhenEmptyOrUnderutilized` (the default), `WhenEmpty` or \
+                 `Balanced`.",
+            )
+            .validate(v::one_of(CONSOLIDATION_POLICIES)),
+        Attribute::list_of_objects("budgets", budget)
+            .default_value(default_budgets)
+            .describe(
+                "Limits on how many nodes may be disrupted at the same time (at most 50 budgets; the most \
+                 restrictive active one wins). Default: one budget of `10%`.",
+            )
+            .validate(v::count(0, 50))
+            .validate(v::rule(
+                "Each budget sets `schedule` and `duration` together, or neither.",
+                |value, path, diags| {
+                    for (i, b) in rules::elements(value).iter().enumerate() {
+                        if let (Some(s), Some(d)) = (has(b, "schedule"), has(b, "duration"))
+                            && s != d
+                        {
+                            let (missing, set) = if s { ("duration", "schedule") } else { ("schedule", "duration") };
+                            diags.error_at(
+                                &path.index(i).attr(missing),
+                                "Invalid attribute value",
+                                format!(
+                                    "This budget sets {set} but not {missing}: a budget sets schedule and duration together, or neither."
+                                ),
+                            );
+                        }
+                    }
+                },
+            )),
+    ];
+    let default = object_with(&attributes, &[("consolidate_after", Value::string("0s"))]);
+    Attribute::object("disruption", attributes)
+        .default_value(default)
+        .describe(
+            "When and how fast Karpenter may disrupt (consolidate, expire, replace) the pool's nodes. Default: \
+             consolidate empty or underutilized nodes at once (`0s`), at most 10% of the nodes at a time.",
+        )
+}
+
+fn status() -> Attribute {
+    Attribute::object(
+        "status",
+        vec![
+            conditions_attribute(),
+            Attribute::map_of("resources", Type::String)
+                .computed()
+                .describe("Resources the pool's nodes hold together (quantities by resource name)."),
+            Attribute::number("nodes")
+                .computed()
+                .describe("Number of nodes the pool currently has."),
+            Attribute::number("node_class_observed_generation")
+                .computed()
+                .describe("Generation of the node class the pool last reconciled against."),
+        ],
+    )
+    .computed()
+    .not_on_wire()
+    .describe("What Karpenter reports about the pool (read only).")
+}
+
+/// Cross-attribute rules of the NodePool CRD the per-attribute validators cannot express:
+/// S2 (a static pool limits only `nodes`) and S3 (a static pool has no `weight`); and the API
+/// server's 256 KiB limit on the object's annotations together.
+pub fn validate_node_pool(config: &Value, diags: &mut Diagnostics) {
+    let root = AttributePath::root();
+    rules::annotations_total_size(
+        config.get("metadata").and_then(|m| m.get("annotations")),
+        &root.attr("metadata").attr("annotations"),
+        diags,
+    );
+    if has(config, "replicas") != Some(true) {
+        return;
+    }
+    if let Some(limits) = config.get("limits").and_then(Value::as_entries) {
+        for key in limits.keys().filter(|k| k.as_str() != "nodes") {
+            diags.error_at(
+                &root.attr("limits").key(key.clone()),
+                "Invalid attribute value",
+                format!(
+                    "A static node pool (with replicas) may only limit \"nodes\"; remove the {key:?} limit or remove replicas."
+                ),
+            );
+        }
+    }
+    if has(config, "weight") == Some(true) {
+        diags.error_at(
+            &root.attr("weight"),
+            "Invalid attribute value",
+            "weight is not supported on a static node pool (with replicas): remove weight or remove replicas.",
+        );
+    }
+}
+
+/// Replacement paths beyond the `replace_on_change` attributes: rule S1 — a pool cannot switch
+/// between static (`replicas` set) and dynamic (`replicas` unset) in place, so adding or removing
+/// `replicas` replaces it. An unknown planned `replicas` decides nothing (the apply-time plan,
+/// with the value known, decides).
+pub fn node_pool_replacements(prior: &Value, planned: &Value) -> Vec<AttributePath> {
+    if prior.is_null() || planned.is_null() {
+        return Vec::new();
+    }
+    match (has(prior, "replicas"), has(planned, "replicas")) {
+        (Some(a), Some(b)) if a != b => vec![AttributePath::root().attr("replicas")],
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests;
