@@ -119,9 +119,13 @@ resource "karpenter_interruption_queue" "q" {{
         while self.pool_writes() < KILL_AFTER_WRITES || self.put_targets() < 2 || !in_flight() {
             if child.finished() {
                 let (run, _) = child.wait(GUARD);
+                // What the apply did, not the plan it printed first (CI logs keep the ends).
+                let output = run.output();
+                let applied = output.find("Plan:").map_or(output.as_str(), |i| &output[i..]);
                 panic!(
-                    "terraform ended before the middle of the apply:\n{}",
-                    run.output()
+                    "terraform ended before the middle of the apply ({} NodePool writes, {} PutTargets):\n{applied}",
+                    self.pool_writes(),
+                    self.put_targets()
                 );
             }
             assert!(

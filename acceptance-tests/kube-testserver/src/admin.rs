@@ -3,93 +3,18 @@
 //! It is served on the plain-HTTP admin port without authentication, and on the TLS port
 //! behind the same authentication as the API. The library handle offers the same operations.
 
-use crate::controller::ControllerConfig;
+use crate::controller_config::ControllerConfig;
+use crate::direct::{delete_object, install_crd_docs, object, patch_object};
 use crate::faults::FaultSpec;
-use crate::server::{Body, Shared, error_response, json_response, lock, parse_query};
-use crate::store::{ResourceType, Sub, WriteCtx};
-use crate::util::{ApiError, merge_patch, meta_str};
+use crate::shared::{Body, Shared, error_response, json_response, lock, parse_query};
+
+use crate::util::ApiError;
 use http::{Method, Request, Response};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
-
-/// Install every CustomResourceDefinition document in `text` (YAML or JSON, one or more
-/// documents). Existing CRDs are updated in place. Returns the CRD names.
-pub fn install_crd_docs(
-    shared: &Arc<Shared>,
-    text: &str,
-    delay: Option<Duration>,
-) -> Result<Vec<String>, ApiError> {
-    let docs: Vec<Value> = match serde_json::from_str::<Value>(text) {
-        Ok(v) => vec![v],
-        Err(_) => serde_saphyr::from_multiple::<Value>(text)
-            .map_err(|e| ApiError::bad_request(format!("error parsing YAML: {e}")))?,
-    };
-    let rt = ResourceType::crd();
-    let ctx = WriteCtx {
-        manager: "kube-testserver".into(),
-        dry_run: false,
-        strict: false,
-        ignore_unknown: false,
-    };
-    let mut names = Vec::new();
-    for doc in docs.into_iter().filter(|d| !d.is_null()) {
-        if doc.get("kind").and_then(Value::as_str) != Some("CustomResourceDefinition") {
-            continue;
-        }
-        let name = meta_str(&doc, "name").unwrap_or("").to_string();
-        shared.with_state_delay(delay, |st| {
-            if st.get(&rt, "", &name).is_ok() {
-                st.update(&rt, "", &name, doc, Sub::Main, &ctx, true).map(|_| ())
-            } else {
-                st.create(&rt, "", doc, &ctx, false).map(|_| ())
-            }
-        })?;
-        names.push(name);
-    }
-    Ok(names)
-}
-
-/// Out-of-band read of a stored object (any version of its kind; `apiVersion` set to `version`).
-pub fn object(
-    shared: &Shared,
-    group: &str,
-    version: &str,
-    plural: &str,
-    ns: &str,
-    name: &str,
-) -> Option<Value> {
-    let mut o = lock(&shared.state).get_raw(group, plural, ns, name).cloned()?;
-    if let Some(m) = o.as_object_mut() {
-        m.insert("apiVersion".into(), json!(format!("{group}/{version}")));
-    }
-    Some(o)
-}
-
-/// Out-of-band JSON merge patch of a stored object (no validation, no managedFields).
-pub fn patch_object(
-    shared: &Arc<Shared>,
-    group: &str,
-    plural: &str,
-    ns: &str,
-    name: &str,
-    patch: &Value,
-) -> bool {
-    shared.with_state(|st| {
-        let Some(mut o) = st.get_raw(group, plural, ns, name).cloned() else {
-            return false;
-        };
-        merge_patch(&mut o, patch);
-        st.put_out_of_band(group, plural, ns, name, o)
-    })
-}
-
-/// Out-of-band removal of an object, ignoring finalizers.
-pub fn delete_object(shared: &Arc<Shared>, group: &str, plural: &str, ns: &str, name: &str) -> bool {
-    shared.with_state(|st| st.remove_out_of_band(group, plural, ns, name))
-}
 
 fn ok() -> Response<Body> {
     json_response(200, &json!({"ok": true}), &[])

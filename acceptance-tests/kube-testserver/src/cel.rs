@@ -21,7 +21,7 @@ use cel::{Context, Env, ExecutionError, Program, Value as Cel};
 use regex::Regex;
 use serde_json::Value;
 
-use crate::schema::FieldError;
+use crate::field_error::{FieldError, show};
 
 /// A compiled rule, or why it could not be compiled.
 type Compiled = Arc<Result<Program, String>>;
@@ -194,16 +194,12 @@ pub fn check(s: &Value, v: &Value, path: &str, errs: &mut Vec<FieldError>) {
             Verdict::Fails => errs.push(FieldError {
                 reason,
                 field: at,
-                message: format!(
-                    "Invalid value: {}: {}",
-                    crate::schema::show(v),
-                    message_of(validation, rule, v)
-                ),
+                message: format!("Invalid value: {}: {}", show(v), message_of(validation, rule, v)),
             }),
             Verdict::Error(e) => errs.push(FieldError {
                 reason: "FieldValueInvalid",
                 field: at,
-                message: format!("Invalid value: {}: {e}", crate::schema::show(v)),
+                message: format!("Invalid value: {}: {e}", show(v)),
             }),
             Verdict::NotCompiled(e) => errs.push(FieldError {
                 reason: "InternalError",

@@ -60,11 +60,15 @@
 pub mod admin;
 pub mod cel;
 pub mod controller;
+pub mod controller_config;
+pub mod direct;
 pub mod eks;
 pub mod faults;
+pub mod field_error;
 pub mod rbac;
 pub mod schema;
 pub mod server;
+pub mod shared;
 pub mod ssa;
 pub mod store;
 pub mod table;
@@ -78,7 +82,7 @@ pub use rbac::{Grant, PolicyRule};
 pub use util::ApiError;
 
 use base64::Engine;
-use server::{Shared, lock};
+use shared::{Shared, lock};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -245,7 +249,7 @@ impl TestServer {
         });
         for dir in &config.crd_dirs {
             for (path, text) in read_crd_files(dir)? {
-                admin::install_crd_docs(&shared, &text, Some(Duration::ZERO)).map_err(|source| {
+                direct::install_crd_docs(&shared, &text, Some(Duration::ZERO)).map_err(|source| {
                     Error::Crd {
                         path,
                         source: Box::new(source),
@@ -447,7 +451,7 @@ current-context: kube-testserver\nusers:\n- name: kube-testserver\n  user:\n    
         let mut names = Vec::new();
         for (path, text) in read_crd_files(dir.as_ref())? {
             names.extend(
-                admin::install_crd_docs(&self.shared, &text, None).map_err(|source| Error::Crd {
+                direct::install_crd_docs(&self.shared, &text, None).map_err(|source| Error::Crd {
                     path,
                     source: Box::new(source),
                 })?,
@@ -458,7 +462,7 @@ current-context: kube-testserver\nusers:\n- name: kube-testserver\n  user:\n    
 
     /// Install CRDs from YAML text (one or more documents); Established after the establish delay.
     pub fn install_crd(&self, yaml: &str) -> Result<Vec<String>, Error> {
-        Ok(admin::install_crd_docs(&self.shared, yaml, None)?)
+        Ok(direct::install_crd_docs(&self.shared, yaml, None)?)
     }
 
     /// Change the establish delay for CRDs created from now on.
@@ -526,7 +530,7 @@ current-context: kube-testserver\nusers:\n- name: kube-testserver\n  user:\n    
     }
     /// Out-of-band read of a cluster-scoped object.
     pub fn object(&self, group: &str, version: &str, plural: &str, name: &str) -> Option<serde_json::Value> {
-        admin::object(&self.shared, group, version, plural, "", name)
+        direct::object(&self.shared, group, version, plural, "", name)
     }
     /// Out-of-band read of a namespaced object.
     pub fn object_in(
@@ -537,7 +541,7 @@ current-context: kube-testserver\nusers:\n- name: kube-testserver\n  user:\n    
         namespace: &str,
         name: &str,
     ) -> Option<serde_json::Value> {
-        admin::object(&self.shared, group, version, plural, namespace, name)
+        direct::object(&self.shared, group, version, plural, namespace, name)
     }
     /// Out-of-band JSON merge patch (no validation, no managedFields); `namespace` "" for
     /// cluster-scoped objects. Returns false if there is no such object.
@@ -549,11 +553,11 @@ current-context: kube-testserver\nusers:\n- name: kube-testserver\n  user:\n    
         name: &str,
         patch: &serde_json::Value,
     ) -> bool {
-        admin::patch_object(&self.shared, group, plural, namespace, name, patch)
+        direct::patch_object(&self.shared, group, plural, namespace, name, patch)
     }
     /// Out-of-band removal (ignores finalizers). Returns false if there is no such object.
     pub fn delete_object(&self, group: &str, plural: &str, namespace: &str, name: &str) -> bool {
-        admin::delete_object(&self.shared, group, plural, namespace, name)
+        direct::delete_object(&self.shared, group, plural, namespace, name)
     }
 
     /// Stop serving (also done on drop).

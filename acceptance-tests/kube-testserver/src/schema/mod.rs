@@ -7,35 +7,11 @@
 //! is checked (a real calendar date and time, as the server's strfmt parser requires) and the
 //! integer formats `int32`/`int64` bound the value.
 
+pub use crate::field_error::{FieldError, show, type_name};
 use regex::Regex;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
-
-/// One validation failure, shaped like a `metav1.StatusCause`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FieldError {
-    /// `FieldValueRequired`, `FieldValueInvalid`, `FieldValueTypeInvalid`, …
-    pub reason: &'static str,
-    /// Field path, e.g. `spec.template.spec.requirements[0].operator`.
-    pub field: String,
-    /// Message without the field prefix, e.g. `Required value`.
-    pub message: String,
-}
-
-impl FieldError {
-    fn new(reason: &'static str, field: &str, message: String) -> Self {
-        Self {
-            reason,
-            field: field.to_string(),
-            message,
-        }
-    }
-    /// `field: message`, as the real server joins them in `Status.message`.
-    pub fn full(&self) -> String {
-        format!("{}: {}", self.field, self.message)
-    }
-}
 
 /// Keys kept under `metadata` (everything else there is dropped, as ObjectMeta decoding does).
 const META_FIELDS: &[&str] = &[
@@ -231,29 +207,6 @@ pub fn validate_root(schema: &Value, obj: &Value) -> Vec<FieldError> {
         }
     }
     errs
-}
-
-/// The JSON type name of a value, as Go's OpenAPI validator names them.
-fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
-        Value::Number(n) if n.as_f64().is_some_and(|f| f.fract() == 0.0) => "integer",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
-/// How a value is shown after `Invalid value:` in error messages.
-pub fn show(v: &Value) -> String {
-    match v {
-        Value::String(s) => serde_json::to_string(s).unwrap_or_default(),
-        Value::Array(_) | Value::Object(_) => format!("\"{}\"", type_name(v)),
-        other => other.to_string(),
-    }
 }
 
 fn type_ok(expected: &str, v: &Value) -> bool {
