@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use serde_json::Value as Json;
 
-use crate::aws::iam::{Iam, IamError, NewRole, ProfileInfo, RoleInfo};
+use crate::aws::iam::{Iam, IamError, NewRole, ProfileInfo, RoleInfo, Tagged};
 use crate::aws::ownership::{self, OWNER_TAG_KEY};
 use crate::policy::arn::{self, Arn};
 use crate::resources::taken_name::{Marks, Taken, owner_tag_mark};
@@ -195,13 +195,17 @@ pub async fn converge(iam: &Iam, want: &Desired, have: Option<&Actual>) -> Resul
             iam.set_permissions_boundary(&want.name, want.permissions_boundary.as_deref())
                 .await?;
         }
-        iam.sync_role_tags(&want.name, tags, &want.tags).await?;
+        iam.sync_tags(Tagged::Role(&want.name), tags, &want.tags).await?;
         if have.is_some_and(|a| a.owner.is_none()) {
             // A role recorded by an earlier version of the provider, before the ownership
             // tag: it is ours (it is in state), so it gets the tag now.
             let (k, v) = ownership::owner_tag(want.resource_type);
-            iam.sync_role_tags(&want.name, &BTreeMap::new(), &BTreeMap::from([(k, v)]))
-                .await?;
+            iam.sync_tags(
+                Tagged::Role(&want.name),
+                &BTreeMap::new(),
+                &BTreeMap::from([(k, v)]),
+            )
+            .await?;
         }
     }
     let attached = have.map(|a| a.attached.clone()).unwrap_or_default();
@@ -225,7 +229,8 @@ pub async fn converge(iam: &Iam, want: &Desired, have: Option<&Actual>) -> Resul
                     .cloned()
                     .unwrap_or_default();
                 if current != policy_tags {
-                    iam.sync_policy_tags(&policy.arn, &current, &policy_tags).await?;
+                    iam.sync_tags(Tagged::ManagedPolicy(&policy.arn), &current, &policy_tags)
+                        .await?;
                 }
             }
         }
@@ -299,7 +304,8 @@ pub async fn converge(iam: &Iam, want: &Desired, have: Option<&Actual>) -> Resul
             Some(p) => {
                 let wanted = ownership::with_owner_tag(&want.tags, want.resource_type);
                 if p.tags != wanted {
-                    iam.sync_profile_tags(profile, &p.tags, &wanted).await?;
+                    iam.sync_tags(Tagged::InstanceProfile(profile), &p.tags, &wanted)
+                        .await?;
                 }
             }
         }
