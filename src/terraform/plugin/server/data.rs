@@ -1,0 +1,152 @@
+//! The data source and list RPCs: read a data source, validate a list configuration, and stream
+//! what a resource type's listing finds.
+
+use super::*;
+
+impl<P: Provider> ProviderServer<P> {
+    pub(super) async fn read_data_source_rpc(
+        &self,
+        req: Request<pb::read_data_source::Request>,
+    ) -> Rpc<pb::read_data_source::Response> {
+        let req = req.into_inner();
+        let result = async {
+            let ds = self
+                .provider
+                .data_source(&req.type_name)
+                .ok_or_else(|| unknown_type("data source", &req.type_name))?;
+            let ty = ds.schema().value_type();
+            let config = decode_config(req.config.as_ref(), &ty, "data source configuration")?;
+            let ctx = self.context()?;
+            let outcome = self
+                .stop
+                .guard(ds.read_or_defer(&ctx, &config), || Err(stopped_diagnostics()))
+                .await?;
+            let deferral_allowed = req
+                .client_capabilities
+                .as_ref()
+                .is_some_and(|c| c.deferral_allowed);
+            match outcome {
+                DataReadOutcome::Read(state) => encode(&state, &ty, "data source state").map(|s| (s, None)),
+                // Deferred: the computed attributes stay unknown until the read can happen.
+                DataReadOutcome::NotYet(_) if deferral_allowed => {
+                    let state = unknown_computed(&ds.schema().attributes, &config);
+                    encode(&state, &ty, "data source state").map(|s| {
+                        (
+                            s,
+                            Some(pb::Deferred {
+                                reason: pb::deferred::Reason::ProviderConfigUnknown as i32,
+                            }),
+                        )
+                    })
+                }
+                DataReadOutcome::NotYet(d) => Err(d),
+            }
+        }
+        .await;
+        respond!(
+            result.map(|(s, deferred)| pb::read_data_source::Response {
+                state: Some(s),
+                deferred,
+                ..Default::default()
+            }),
+            |d| pb::read_data_source::Response {
+                diagnostics: pb_diags(&d),
+                ..Default::default()
+            }
+        )
+    }
+
+    /// Streams what the resource type's listing finds. Failures before the listing starts
+    /// (an unknown type, a configuration that does not decode, an unconfigured provider) are
+    /// one event with the error, as are failures of the listing itself.
+    pub(super) async fn list_resource_rpc(
+        &self,
+        req: Request<pb::list_resource::Request>,
+    ) -> Rpc<<Self as pb::provider_server::Provider>::ListResourceStream> {
+        let req = req.into_inner();
+        let (tx, rx) = tokio::sync::mpsc::channel(16);
+        let prepared = (|| {
+            let (_, schema) = self.list_resource_type(&req.type_name)?;
+            let config =
+                decode_list_config(schema, req.config.as_ref()).map_err(|d| d.within(&list_config_path()))?;
+            let ctx = self.context()?;
+            Ok::<_, Diagnostics>((config, ctx))
+        })();
+        match prepared {
+            Err(d) => {
+                let event = pb::list_resource::Event {
+                    diagnostic: pb_diags(&d),
+                    ..Default::default()
+                };
+                // The receiver is returned below, so the one event always fits.
+                let _ = tx.try_send(Ok(event));
+            }
+            Ok((config, ctx)) => {
+                let provider = self.provider.clone();
+                let stop = self.stop.clone();
+                let request = ListRequest {
+                    config,
+                    include_resource_object: req.include_resource_object,
+                    limit: req.limit,
+                };
+                tokio::spawn(async move {
+                    let Some(resource) = provider.resource(&req.type_name) else {
+                        return;
+                    };
+                    let (sink, mut events) = ListSink::new(&request);
+                    let listing = async {
+                        let listed = async {
+                            resource.list(&ctx, &request, &sink).await;
+                            true
+                        };
+                        if !stop.guard(listed, || false).await {
+                            sink.fail(stopped_diagnostics()).await;
+                        }
+                        drop(sink);
+                    };
+                    let forward = async {
+                        while let Some(event) = events.recv().await {
+                            if tx.send(Ok(list_event(resource, event))).await.is_err() {
+                                break;
+                            }
+                        }
+                        // Terraform stopped reading: let the listing see it and stop.
+                        drop(events);
+                    };
+                    tokio::join!(listing, forward);
+                });
+            }
+        }
+        Ok(Response::new(tokio_stream::wrappers::ReceiverStream::new(rx)))
+    }
+
+    pub(super) async fn validate_list_resource_config_rpc(
+        &self,
+        req: Request<pb::validate_list_resource_config::Request>,
+    ) -> Rpc<pb::validate_list_resource_config::Response> {
+        let req = req.into_inner();
+        let mut d = match self.list_resource_type(&req.type_name) {
+            Ok((r, schema)) => {
+                validate_decoded(schema, decode_list_config(schema, req.config.as_ref()), |c, d| {
+                    r.validate_list(c, d)
+                })
+            }
+            Err(d) => d,
+        }
+        .within(&list_config_path());
+        // `limit` may come as a value of its own (Terraform validates its type first); it is
+        // an argument of the list block itself.
+        if let Ok(Value::Number(n)) = decode(req.limit.as_ref(), &Type::Number, "list limit")
+            && n.as_i64().is_none_or(|l| l < 0)
+        {
+            d.error_at(
+                &AttributePath::root().attr("limit"),
+                "Invalid list limit",
+                format!("The list block's limit must be a whole number of at least 0, not {n}."),
+            );
+        }
+        Ok(Response::new(pb::validate_list_resource_config::Response {
+            diagnostics: pb_diags(&d),
+        }))
+    }
+}

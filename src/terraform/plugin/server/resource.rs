@@ -1,0 +1,461 @@
+//! The managed-resource RPCs: read, plan, apply, import, move, upgrade of state and identity, and
+//! config generation. The service in `mod.rs` forwards each to the method of the same name here.
+
+use super::*;
+
+impl<P: Provider> ProviderServer<P> {
+    pub(super) async fn upgrade_resource_state_rpc(
+        &self,
+        req: Request<pb::upgrade_resource_state::Request>,
+    ) -> Rpc<pb::upgrade_resource_state::Response> {
+        let req = req.into_inner();
+        let result = (|| {
+            let schema = self.resource_schema(&req.type_name)?;
+            if req.version < 0 {
+                return Err(Diagnostics::from_error(
+                    "Malformed state version",
+                    format!(
+                        "Terraform sent schema version {}; versions start at 0. This is a bug in Terraform or the provider.",
+                        req.version
+                    ),
+                ));
+            }
+            if req.version > schema.version {
+                return Err(Diagnostics::from_error(
+                    "State written by a newer provider",
+                    format!(
+                        "This state has schema version {} but this provider knows version {}. Use the provider version that wrote it, or newer.",
+                        req.version, schema.version
+                    ),
+                ));
+            }
+            let raw = req.raw_state.unwrap_or_default();
+            if raw.json.is_empty() && !raw.flatmap.is_empty() {
+                return Err(Diagnostics::from_error(
+                    "Unsupported state format",
+                    "This state is in the pre-0.12 flatmap format, which this provider never wrote.",
+                ));
+            }
+            let ty = schema.value_type();
+            let state = json::decode_lenient(&raw.json, &ty).map_err(|e| {
+                Diagnostics::from_error(
+                    "Unreadable state",
+                    format!(
+                        "The stored state of this {} could not be read: {e}",
+                        req.type_name
+                    ),
+                )
+            })?;
+            encode(&state, &ty, "upgraded state")
+        })();
+        respond!(
+            result.map(|s| pb::upgrade_resource_state::Response {
+                upgraded_state: Some(s),
+                diagnostics: vec![]
+            }),
+            |d| pb::upgrade_resource_state::Response {
+                upgraded_state: None,
+                diagnostics: pb_diags(&d)
+            }
+        )
+    }
+
+    pub(super) async fn upgrade_resource_identity_rpc(
+        &self,
+        req: Request<pb::upgrade_resource_identity::Request>,
+    ) -> Rpc<pb::upgrade_resource_identity::Response> {
+        let req = req.into_inner();
+        let result = (|| {
+            let resource = self.resource(&req.type_name)?;
+            let schema = resource.identity_schema().ok_or_else(|| {
+                Diagnostics::from_error(
+                    "Resource identity is not supported",
+                    format!("{} declares no resource identity.", req.type_name),
+                )
+            })?;
+            let raw = req.raw_identity.unwrap_or_default();
+            let identity = schema.upgrade(req.version, &raw.json)?;
+            encode(&identity, &schema.value_type(), "upgraded identity")
+        })();
+        respond!(
+            result.map(|i| pb::upgrade_resource_identity::Response {
+                upgraded_identity: Some(pb::ResourceIdentityData {
+                    identity_data: Some(i)
+                }),
+                diagnostics: vec![],
+            }),
+            |d| pb::upgrade_resource_identity::Response {
+                upgraded_identity: None,
+                diagnostics: pb_diags(&d),
+            }
+        )
+    }
+
+    pub(super) async fn read_resource_rpc(
+        &self,
+        req: Request<pb::read_resource::Request>,
+    ) -> Rpc<pb::read_resource::Response> {
+        let req = req.into_inner();
+        let private = req.private.clone();
+        let result = async {
+            let resource = self.resource(&req.type_name)?;
+            let ty = resource.schema().value_type();
+            let current = decode(req.current_state.as_ref(), &ty, "resource state")?;
+            if current.is_null() {
+                return encode(&Value::Null, &ty, "state")
+                    .map(|s| (s, Diagnostics::new(), None, private.clone(), None));
+            }
+            let current_identity = decode_identity(resource, req.current_identity.as_ref())?;
+            let ctx = self.context()?;
+            let outcome = self
+                .stop
+                .guard(resource.read(&ctx, &current), || Err(stopped_diagnostics()))
+                .await?;
+            let deferral_allowed = req
+                .client_capabilities
+                .as_ref()
+                .is_some_and(|c| c.deferral_allowed);
+            // The private state says whether this refresh found the object being deleted (for
+            // the plan that follows); a refresh that could not look keeps what it had.
+            let (new_state, diags, deferred, private) = match outcome {
+                ReadOutcome::Found(v) => (v, Diagnostics::new(), None, private::cleared()),
+                ReadOutcome::BeingDeleted(v, d) => (v, d, None, private::being_deleted()),
+                ReadOutcome::Gone => (Value::Null, Diagnostics::new(), None, private::cleared()),
+                // Where Terraform allows it, defer rather than keep the prior state with a warning.
+                ReadOutcome::KeptPrior(_) if deferral_allowed => (
+                    current,
+                    Diagnostics::new(),
+                    Some(pb::Deferred {
+                        reason: pb::deferred::Reason::ProviderConfigUnknown as i32,
+                    }),
+                    private.clone(),
+                ),
+                ReadOutcome::KeptPrior(d) => (current, d, None, private.clone()),
+            };
+            let mut diags = diags;
+            let identity = identity_value(resource, &new_state);
+            if let Err(d) = check_unchanged(&req.type_name, "refresh", &current_identity, &identity) {
+                diags.extend(d);
+            }
+            let identity = identity_data(resource, &identity)?;
+            encode(&new_state, &ty, "state").map(|s| (s, diags, deferred, private, identity))
+        }
+        .await;
+        respond!(
+            result.map(
+                |(s, d, deferred, private, new_identity)| pb::read_resource::Response {
+                    new_state: Some(s),
+                    diagnostics: pb_diags(&d),
+                    private,
+                    deferred,
+                    new_identity,
+                }
+            ),
+            |d| pb::read_resource::Response {
+                // Keep what Terraform had: a failed refresh must not drop the object from state.
+                new_state: req.current_state.clone(),
+                diagnostics: pb_diags(&d),
+                private: private.clone(),
+                new_identity: req.current_identity.clone(),
+                ..Default::default()
+            }
+        )
+    }
+
+    pub(super) async fn plan_resource_change_rpc(
+        &self,
+        req: Request<pb::plan_resource_change::Request>,
+    ) -> Rpc<pb::plan_resource_change::Response> {
+        let req = req.into_inner();
+        let result = (|| {
+            let resource = self.resource(&req.type_name)?;
+            let schema = resource.schema();
+            let ty = schema.value_type();
+            let prior = decode(req.prior_state.as_ref(), &ty, "prior state")?;
+            let proposed = decode(req.proposed_new_state.as_ref(), &ty, "proposed new state")?;
+            let config = decode(req.config.as_ref(), &ty, "configuration")?;
+            if proposed.is_null() {
+                // Destroy: nothing to plan; the identity stays what it was.
+                return Ok((
+                    encode(&Value::Null, &ty, "plan")?,
+                    vec![],
+                    Diagnostics::new(),
+                    req.prior_identity.clone(),
+                ));
+            }
+            let prior_identity = decode_identity(resource, req.prior_identity.as_ref())?;
+            if config.is_null() {
+                return Err(malformed(
+                    "configuration",
+                    "it is missing or null in a plan that is not a destroy",
+                ));
+            }
+            // The last refresh found the object being deleted: plan its recreation, which the
+            // resource adjusts as it would a create.
+            let recreate = !prior.is_null() && private::is_being_deleted(&req.prior_private);
+            let (mut planned, adjust_from) = if recreate {
+                let p = plan_recreate(&schema.attributes, &schema.blocks, &config, &prior);
+                (p, Value::Null)
+            } else {
+                (
+                    plan(&schema.attributes, &schema.blocks, &config, &prior),
+                    prior.clone(),
+                )
+            };
+            let mut d = Diagnostics::new();
+            let ctx = self.context().ok();
+            resource.modify_plan_in(
+                ctx.as_deref(),
+                &config,
+                &adjust_from,
+                &mut planned.planned,
+                &mut d,
+            );
+            if !prior.is_null() {
+                for path in resource.extra_replacements(&prior, &planned.planned) {
+                    if !planned.requires_replace.contains(&path) {
+                        planned.requires_replace.push(path);
+                    }
+                }
+            }
+            let replace: Vec<_> = planned
+                .requires_replace
+                .iter()
+                .map(super::super::schema_proto::path)
+                .collect();
+            // The identity contract: an update keeps the identity (known); a create or a
+            // replacement plans the new object's, unknown where its name is.
+            let identity = identity_value(resource, &planned.planned);
+            if !prior.is_null() && replace.is_empty() {
+                if !identity.is_null() && !identity.is_wholly_known() {
+                    d.error(
+                        "Provider planned an unknown identity",
+                        format!(
+                            "The update of this {} plans an identity with unknown values. This is a bug in the provider.",
+                            req.type_name
+                        ),
+                    );
+                }
+                if let Err(e) =
+                    check_unchanged(&req.type_name, "planning an update", &prior_identity, &identity)
+                {
+                    d.extend(e);
+                }
+            }
+            let identity = identity_data(resource, &identity)?;
+            Ok::<_, Diagnostics>((encode(&planned.planned, &ty, "plan")?, replace, d, identity))
+        })();
+        respond!(
+            result.map(
+                |(planned, replace, d, planned_identity)| pb::plan_resource_change::Response {
+                    planned_state: Some(planned),
+                    requires_replace: replace,
+                    // The mark has done its work: the apply finds the deletion itself, and the
+                    // state it writes must not plan another recreation.
+                    planned_private: if private::is_being_deleted(&req.prior_private) {
+                        private::cleared()
+                    } else {
+                        req.prior_private.clone()
+                    },
+                    diagnostics: pb_diags(&d),
+                    planned_identity,
+                    ..Default::default()
+                }
+            ),
+            |d| pb::plan_resource_change::Response {
+                diagnostics: pb_diags(&d),
+                ..Default::default()
+            }
+        )
+    }
+
+    pub(super) async fn apply_resource_change_rpc(
+        &self,
+        req: Request<pb::apply_resource_change::Request>,
+    ) -> Rpc<pb::apply_resource_change::Response> {
+        let req = req.into_inner();
+        let private = req.planned_private.clone();
+        let result = async {
+            let resource = self.resource(&req.type_name)?;
+            let ty = resource.schema().value_type();
+            let prior = decode(req.prior_state.as_ref(), &ty, "prior state")?;
+            let planned = decode(req.planned_state.as_ref(), &ty, "planned state")?;
+            // Not used (the plan has it all), but a configuration that does not decode means
+            // the request is not what Terraform planned.
+            decode(req.config.as_ref(), &ty, "configuration")?;
+            let ctx = self.context()?;
+            let planned_identity = decode_identity(resource, req.planned_identity.as_ref())?;
+            let (state, mut diags) = if planned.is_null() {
+                let d = self
+                    .stop
+                    .guard(resource.delete(&ctx, &prior), stopped_diagnostics)
+                    .await;
+                // A failed delete keeps the object in state.
+                (
+                    if d.has_errors() {
+                        prior.clone()
+                    } else {
+                        Value::Null
+                    },
+                    d,
+                )
+            } else if prior.is_null() {
+                let out = self
+                    .stop
+                    .guard(resource.create(&ctx, &planned), || {
+                        crate::terraform::framework::ApplyOutcome::failed(None, stopped_diagnostics())
+                    })
+                    .await;
+                (out.state.unwrap_or(Value::Null), out.diagnostics)
+            } else {
+                let out = self
+                    .stop
+                    .guard(resource.update(&ctx, &prior, &planned), || {
+                        crate::terraform::framework::ApplyOutcome::failed(None, stopped_diagnostics())
+                    })
+                    .await;
+                // A failed update without a better answer keeps the prior state.
+                (out.state.unwrap_or(prior.clone()), out.diagnostics)
+            };
+            let identity = identity_value(resource, &state);
+            // An update applies the identity it planned (a create's planned one may have
+            // been partly unknown, and a replacement's is a new object's).
+            if !prior.is_null()
+                && !planned.is_null()
+                && let Err(d) = check_unchanged(&req.type_name, "an update", &planned_identity, &identity)
+            {
+                diags.extend(d);
+            }
+            let identity = identity_data(resource, &identity)?;
+            Ok::<_, Diagnostics>((encode(&state, &ty, "new state")?, diags, identity))
+        }
+        .await;
+        respond!(
+            result.map(|(s, d, new_identity)| pb::apply_resource_change::Response {
+                new_state: Some(s),
+                private: private.clone(),
+                diagnostics: pb_diags(&d),
+                new_identity,
+                ..Default::default()
+            }),
+            |d| pb::apply_resource_change::Response {
+                new_state: req.prior_state.clone(),
+                private: private.clone(),
+                diagnostics: pb_diags(&d),
+                ..Default::default()
+            }
+        )
+    }
+
+    pub(super) async fn import_resource_state_rpc(
+        &self,
+        req: Request<pb::import_resource_state::Request>,
+    ) -> Rpc<pb::import_resource_state::Response> {
+        let req = req.into_inner();
+        let result = async {
+            let resource = self.resource(&req.type_name)?;
+            let ty = resource.schema().value_type();
+            let by_identity = decode_identity(resource, req.identity.as_ref())?;
+            if req.identity.is_some() && resource.identity_schema().is_none() {
+                return Err(Diagnostics::from_error(
+                    "Import by identity is not supported",
+                    format!("{} has no resource identity; import it by ID.", req.type_name),
+                ));
+            }
+            let ctx = self.context()?;
+            let state = if by_identity.is_null() {
+                self.stop
+                    .guard(resource.import(&ctx, &req.id), || Err(stopped_diagnostics()))
+                    .await?
+            } else {
+                if let Some(schema) = resource.identity_schema() {
+                    schema.check_import(&by_identity, &req.type_name)?;
+                }
+                self.stop
+                    .guard(resource.import_by_identity(&ctx, &by_identity), || {
+                        Err(stopped_diagnostics())
+                    })
+                    .await?
+            };
+            let identity = identity_data(resource, &identity_value(resource, &state))?;
+            Ok((encode(&state, &ty, "imported state")?, identity))
+        }
+        .await;
+        respond!(
+            result.map(|(s, identity)| pb::import_resource_state::Response {
+                imported_resources: vec![pb::import_resource_state::ImportedResource {
+                    type_name: req.type_name.clone(),
+                    state: Some(s),
+                    identity,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }),
+            |d| pb::import_resource_state::Response {
+                diagnostics: pb_diags(&d),
+                ..Default::default()
+            }
+        )
+    }
+
+    pub(super) async fn move_resource_state_rpc(
+        &self,
+        req: Request<pb::move_resource_state::Request>,
+    ) -> Rpc<pb::move_resource_state::Response> {
+        let req = req.into_inner();
+        let result = (|| {
+            let resource = self.resource(&req.target_type_name)?;
+            let json = req
+                .source_state
+                .as_ref()
+                .map(|s| s.json.as_slice())
+                .unwrap_or_default();
+            let source = MoveSource {
+                provider_address: &req.source_provider_address,
+                type_name: &req.source_type_name,
+                schema_version: req.source_schema_version,
+                state_json: json,
+            };
+            let state = resource.move_state(&source)?;
+            let identity = identity_data(resource, &identity_value(resource, &state))?;
+            Ok::<_, Diagnostics>((
+                encode(&state, &resource.schema().value_type(), "moved state")?,
+                identity,
+            ))
+        })();
+        respond!(
+            result.map(|(s, target_identity)| pb::move_resource_state::Response {
+                target_state: Some(s),
+                target_identity,
+                ..Default::default()
+            }),
+            |d| pb::move_resource_state::Response {
+                diagnostics: pb_diags(&d),
+                ..Default::default()
+            }
+        )
+    }
+
+    pub(super) async fn generate_resource_config_rpc(
+        &self,
+        req: Request<pb::generate_resource_config::Request>,
+    ) -> Rpc<pb::generate_resource_config::Response> {
+        let req = req.into_inner();
+        let result = (|| {
+            let resource = self.resource(&req.type_name)?;
+            let ty = resource.schema().value_type();
+            let state = decode(req.state.as_ref(), &ty, "resource state")?;
+            encode(&resource.generate_config(&state), &ty, "generated configuration")
+        })();
+        respond!(
+            result.map(|c| pb::generate_resource_config::Response {
+                config: Some(c),
+                diagnostics: vec![],
+            }),
+            |d| pb::generate_resource_config::Response {
+                config: None,
+                diagnostics: pb_diags(&d),
+            }
+        )
+    }
+}
