@@ -1,0 +1,63 @@
+//! `force_destroy`: when Karpenter is gone, its cleanup ([`crate::resources::kube::teardown`]),
+//! scoped by the provider's cluster name, then the delete again.
+
+use super::*;
+
+/// The attribute that opts into [`super::teardown`].
+pub(super) const FORCE_DESTROY: &str = "force_destroy";
+
+impl KubeObjectType {
+    /// `force_destroy` with Karpenter gone (`why`): Karpenter's cleanup, scoped by the cluster
+    /// name of the provider (`cluster_name`, else `kubernetes { eks { cluster_name } }`), then the
+    /// delete again.
+    pub(super) async fn force_destroy(
+        &self,
+        ctx: &KarpenterContext,
+        client: &kube::Client,
+        name: &str,
+        why: &str,
+        deadline: Instant,
+    ) -> Diagnostics {
+        let path = AttributePath::root().attr(FORCE_DESTROY);
+        let what = self.kind.kind;
+        let Some(cluster) = ctx.settings.cluster_name.clone() else {
+            let mut d = Diagnostics::new();
+            d.error_at(
+                &path,
+                "force_destroy needs the cluster's name",
+                format!(
+                    "Karpenter is not running ({why}), so force_destroy would clean up {what} {name} itself, scoped by \
+                     the tags Karpenter puts on what it creates, which include the cluster's name. The cluster's name \
+                     is not known: set cluster_name = \"...\" in the provider block (or use kubernetes {{ eks {{ cluster_name }} }}), \
+                     then run the destroy again. Nothing was deleted in AWS."
+                ),
+            );
+            return d;
+        };
+        tracing::warn!(
+            kind = what,
+            name,
+            cluster = %cluster,
+            "Karpenter is not running ({why}); force_destroy: doing its cleanup of {what} {name}"
+        );
+        if let Err(e) =
+            crate::resources::kube::teardown::run(ctx, client, &self.kind, name, &cluster, deadline).await
+        {
+            let mut d = Diagnostics::new();
+            d.error_at(
+                &path,
+                format!("force_destroy could not finish Karpenter's cleanup of {what} {name}"),
+                format!(
+                    "{e}. What was already cleaned up stays cleaned up; run the destroy again to continue (every step \
+                     is repeatable). Karpenter is not running: {why}."
+                ),
+            );
+            return d;
+        }
+        // Only cluster-scoped kinds offer force_destroy (Karpenter's own cleanup).
+        match k8s::apply::delete_and_wait(client, &self.kind, None, name, self.dependents, deadline).await {
+            Ok(()) => Diagnostics::new(),
+            Err(e) => self.diagnose(&e, "deleting"),
+        }
+    }
+}
