@@ -7,8 +7,9 @@
 //! - **layers**: `src/terraform/` (the generic provider framework) imports nothing from the
 //!   Karpenter side of `src/`;
 //! - **no non-test file over 800 lines** (a file under `tests/` or named `tests.rs` is a test
-//!   file; lines of a trailing `#[cfg(test)]` module do not count), apart from the files in
-//!   [`STILL_TOO_LONG`], which may only shrink;
+//!   file; lines of a trailing `#[cfg(test)]` module do not count); [`STILL_TOO_LONG`] is where
+//!   a file that cannot be split at once would be listed, with a ceiling that may only go down
+//!   (it is empty);
 //! - **a `//!` header** on every module file.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -16,12 +17,9 @@ use std::path::{Path, PathBuf};
 
 const MAX_LINES: usize = 800;
 
-/// Files not yet split, each with the most lines it may have. Shrink the number when a file
-/// shrinks; delete the line when it is split.
-const STILL_TOO_LONG: &[(&str, usize)] = &[
-    ("acceptance-tests/kube-testserver/src/store.rs", 1367),
-    ("acceptance-tests/kube-testserver/src/server.rs", 1163),
-];
+/// Files not yet split, each with the most lines it may have (none today). Shrink the number
+/// when a file shrinks; delete the line when it is split.
+const STILL_TOO_LONG: &[(&str, usize)] = &[];
 
 /// The source roots whose module graphs are checked.
 const CRATES: &[&str] = &[
