@@ -13,12 +13,30 @@ need cargo "install the Rust toolchain (stable)"
 need terraform "the acceptance tests drive the terraform CLI (1.11 or newer)"
 need python3 "the AWS acceptance tests run moto (installed automatically into target/)"
 
-echo "== rustfmt"
+# Each stage says how long it took (CI logs keep the ends; the closing summary has them all).
+started=$SECONDS
+stage_start=$SECONDS
+stages=()
+stage() {
+  if [[ ${#stages[@]} -gt 0 || -n "${current:-}" ]]; then
+    stages+=("${current}: $((SECONDS - stage_start)) s")
+  fi
+  current="$1"
+  stage_start=$SECONDS
+  echo "== $1"
+}
+summary() {
+  stages+=("${current}: $((SECONDS - stage_start)) s")
+  echo "== stage times: ${stages[*]}; total $((SECONDS - started)) s"
+}
+trap summary EXIT
+
+stage "rustfmt"
 cargo fmt --all -- --check
-echo "== clippy"
+stage "clippy"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
-echo "== tests (unit, property, protocol, test server, acceptance)"
+stage "tests (unit, property, protocol, test server, acceptance)"
 cargo test --workspace --no-fail-fast -- --test-threads="${TEST_THREADS:-2}"
-echo "== fuzz (short: every target for ${FUZZ_CI_SECONDS:-20} s from the committed corpus)"
+stage "fuzz (short: every target for ${FUZZ_CI_SECONDS:-20} s from the committed corpus)"
 need g++ "libFuzzer is built from C++ source by libfuzzer-sys"
 scripts/fuzz.sh ci

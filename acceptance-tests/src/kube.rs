@@ -120,4 +120,23 @@ impl Cluster {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
+
+    /// Applies `resource` (HCL of one Kubernetes kind whose CRD this cluster lacks) and checks
+    /// that the apply fails, saying each of `phrases` (the kind, the CRD, the Karpenter version
+    /// and feature gate it needs), without waiting for the create timeout the resource sets.
+    pub fn assert_kind_not_installed(&self, resource: &str, phrases: &[&str]) {
+        let work = crate::Workdir::new(&format!("{}\n{resource}", self.provider_block()));
+        let started = std::time::Instant::now();
+        let run = work.apply().failed();
+        let took = started.elapsed();
+        let text = run.output().replace('\n', " ");
+        for expected in phrases {
+            assert!(
+                text.contains(expected),
+                "missing {expected:?} in:\n{}",
+                run.output()
+            );
+        }
+        eprintln!("not-installed answer after {took:?}");
+    }
 }

@@ -388,6 +388,17 @@ impl Workdir {
     }
 }
 
+/// The resource at `address` in a state from [`Workdir::state`] (`terraform show -json`);
+/// panics naming the address when it is not there.
+pub fn resource_at<'a>(state: &'a serde_json::Value, address: &str) -> &'a serde_json::Value {
+    state["values"]["root_module"]["resources"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|r| r["address"] == address)
+        .unwrap_or_else(|| panic!("{address} not in state"))
+}
+
 fn with_required_providers(config: &str) -> String {
     if config.contains("required_providers") {
         return config.to_string();

@@ -9,7 +9,7 @@
 use std::time::Instant;
 
 use acceptance_tests::kube::Cluster;
-use acceptance_tests::{Workdir, repo_file};
+use acceptance_tests::{Workdir, repo_file, resource_at};
 use serde_json::{Value, json};
 
 const GROUP: &str = "autoscaling.x-k8s.io";
@@ -23,15 +23,6 @@ fn buffer(cluster: &Cluster, namespace: &str, name: &str) -> Option<Value> {
 
 fn example() -> String {
     repo_file("examples/resources/karpenter_capacity_buffer/resource.tf")
-}
-
-fn in_state<'a>(state: &'a Value, address: &str) -> &'a Value {
-    state["values"]["root_module"]["resources"]
-        .as_array()
-        .expect("resources")
-        .iter()
-        .find(|r| r["address"] == address)
-        .unwrap_or_else(|| panic!("{address} not in state"))
 }
 
 #[test]
@@ -75,7 +66,7 @@ fn example_applies_replans_empty_shows_drift_updates_imports_and_destroys() {
     ])
     .ok();
     let state = work.state();
-    let ci_state = in_state(&state, "karpenter_capacity_buffer.ci_runners");
+    let ci_state = resource_at(&state, "karpenter_capacity_buffer.ci_runners");
     assert_eq!(ci_state["values"]["namespace"], "ci");
     assert_eq!(
         ci_state["values"]["status"]["replicas"], 3,
@@ -87,7 +78,7 @@ fn example_applies_replans_empty_shows_drift_updates_imports_and_destroys() {
         "ci-runner"
     );
     assert_eq!(
-        in_state(&state, "karpenter_capacity_buffer.web_headroom")["values"]["namespace"],
+        resource_at(&state, "karpenter_capacity_buffer.web_headroom")["values"]["namespace"],
         "default"
     );
     assert!(work.plan_is_empty(), "{}", work.plan().output());
@@ -329,36 +320,23 @@ resource "karpenter_capacity_buffer" "x" {{
 #[test]
 fn a_cluster_without_the_crd_gets_the_version_and_gate_it_needs() {
     let cluster = Cluster::with_release_crds("v1.13.1");
-    let work = Workdir::new(&format!(
-        r#"{}
-resource "karpenter_capacity_buffer" "x" {{
+    cluster.assert_kind_not_installed(
+        r#"resource "karpenter_capacity_buffer" "x" {
   name             = "x"
-  pod_template_ref = {{ name = "t" }}
+  pod_template_ref = { name = "t" }
   replicas         = 1
-  timeouts {{
+  timeouts {
     create = "5s"
-  }}
-}}
+  }
+}
 "#,
-        cluster.provider_block()
-    ));
-    let started = Instant::now();
-    let run = work.apply().failed();
-    let took = started.elapsed();
-    let text = run.output().replace('\n', " ");
-    for expected in [
-        "CapacityBuffer is not installed in this cluster",
-        "capacitybuffers.autoscaling.x-k8s.io",
-        "Karpenter v1.14 or later",
-        "CapacityBuffer feature gate",
-        "settings.featureGates.capacityBuffer=true",
-    ] {
-        assert!(
-            text.contains(expected),
-            "missing {expected:?} in:\n{}",
-            run.output()
-        );
-    }
-    eprintln!("not-installed answer after {took:?} (create timeout 5s)");
+        &[
+            "CapacityBuffer is not installed in this cluster",
+            "capacitybuffers.autoscaling.x-k8s.io",
+            "Karpenter v1.14 or later",
+            "CapacityBuffer feature gate",
+            "settings.featureGates.capacityBuffer=true",
+        ],
+    );
     assert!(buffer(&cluster, "default", "x").is_none());
 }

@@ -3,10 +3,10 @@
 //! create, re-plan empty, drift, import with generated configuration, destroy; and a cluster
 //! without the NodeOverlay CRD, where apply says which Karpenter version and gate it needs.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use acceptance_tests::kube::{Cluster, TestServer};
-use acceptance_tests::{Workdir, repo_file};
+use acceptance_tests::{Workdir, repo_file, resource_at};
 use serde_json::json;
 
 fn overlay(cluster: &Cluster, name: &str) -> Option<serde_json::Value> {
@@ -49,13 +49,7 @@ fn example_applies_replans_empty_shows_drift_imports_and_destroys() {
     ])
     .ok();
     let state = work.state();
-    let resources = state["values"]["root_module"]["resources"]
-        .as_array()
-        .expect("resources");
-    let spot = resources
-        .iter()
-        .find(|r| r["address"] == "karpenter_node_overlay.spot_discount")
-        .expect("in state");
+    let spot = resource_at(&state, "karpenter_node_overlay.spot_discount");
     let ready = spot["values"]["status"]["conditions"]
         .as_array()
         .into_iter()
@@ -120,37 +114,24 @@ fn example_applies_replans_empty_shows_drift_imports_and_destroys() {
 #[test]
 fn a_cluster_without_the_crd_gets_the_version_and_gate_it_needs() {
     let cluster = Cluster::with_v1_crds();
-    let work = Workdir::new(&format!(
-        r#"{}
-resource "karpenter_node_overlay" "x" {{
+    cluster.assert_kind_not_installed(
+        r#"resource "karpenter_node_overlay" "x" {
   name         = "x"
   requirements = []
   price        = "0.5"
-  timeouts {{
+  timeouts {
     create = "5s"
-  }}
-}}
+  }
+}
 "#,
-        cluster.provider_block()
-    ));
-    let started = Instant::now();
-    let run = work.apply().failed();
-    let took = started.elapsed();
-    let text = run.output().replace('\n', " ");
-    for expected in [
-        "NodeOverlay is not installed in this cluster",
-        "nodeoverlays.karpenter.sh",
-        "Karpenter v1.7 or later",
-        "NodeOverlay feature gate",
-        "settings.featureGates.nodeOverlay=true",
-    ] {
-        assert!(
-            text.contains(expected),
-            "missing {expected:?} in:\n{}",
-            run.output()
-        );
-    }
-    eprintln!("not-installed answer after {took:?} (create timeout 5s)");
+        &[
+            "NodeOverlay is not installed in this cluster",
+            "nodeoverlays.karpenter.sh",
+            "Karpenter v1.7 or later",
+            "NodeOverlay feature gate",
+            "settings.featureGates.nodeOverlay=true",
+        ],
+    );
     assert!(overlay(&cluster, "x").is_none());
 }
 

@@ -257,16 +257,33 @@ mod tests {
         ]
     }
 
-    #[test]
-    fn create_plans_defaults_and_unknown_computed() {
-        let config = obj(&[
-            ("name", Value::string("a")),
+    /// What the state holds after applying `configured(name)`.
+    fn applied(name: &str) -> Value {
+        obj(&[
+            ("name", Value::string(name)),
+            ("policy", Value::string("WhenEmpty")),
+            ("uid", Value::string("u-1")),
+            ("phase", Value::string("Ready")),
+            ("disruption", obj(&[("after", Value::string("0s"))])),
+            ("labels", Value::Null),
+        ])
+    }
+
+    /// A configuration that sets only `name`.
+    fn configured(name: &str) -> Value {
+        obj(&[
+            ("name", Value::string(name)),
             ("policy", Value::Null),
             ("uid", Value::Null),
             ("phase", Value::Null),
             ("disruption", Value::Null),
             ("labels", Value::Null),
-        ]);
+        ])
+    }
+
+    #[test]
+    fn create_plans_defaults_and_unknown_computed() {
+        let config = configured("a");
         let p = plan(&attrs(), &[], &config, &Value::Null);
         assert_eq!(p.planned.get("policy"), Some(&Value::string("WhenEmpty")));
         assert!(p.planned.get("uid").is_some_and(Value::is_unknown));
@@ -281,44 +298,16 @@ mod tests {
 
     #[test]
     fn unchanged_object_plans_exactly_the_prior_state() {
-        let prior = obj(&[
-            ("name", Value::string("a")),
-            ("policy", Value::string("WhenEmpty")),
-            ("uid", Value::string("u-1")),
-            ("phase", Value::string("Ready")),
-            ("disruption", obj(&[("after", Value::string("0s"))])),
-            ("labels", Value::Null),
-        ]);
-        let config = obj(&[
-            ("name", Value::string("a")),
-            ("policy", Value::Null),
-            ("uid", Value::Null),
-            ("phase", Value::Null),
-            ("disruption", Value::Null),
-            ("labels", Value::Null),
-        ]);
+        let prior = applied("a");
+        let config = configured("a");
         let p = plan(&attrs(), &[], &config, &prior);
         assert_eq!(p.planned, prior);
     }
 
     #[test]
     fn change_keeps_stable_and_unknowns_the_rest() {
-        let prior = obj(&[
-            ("name", Value::string("a")),
-            ("policy", Value::string("WhenEmpty")),
-            ("uid", Value::string("u-1")),
-            ("phase", Value::string("Ready")),
-            ("disruption", obj(&[("after", Value::string("0s"))])),
-            ("labels", Value::Null),
-        ]);
-        let config = obj(&[
-            ("name", Value::string("b")),
-            ("policy", Value::Null),
-            ("uid", Value::Null),
-            ("phase", Value::Null),
-            ("disruption", Value::Null),
-            ("labels", Value::Null),
-        ]);
+        let prior = applied("a");
+        let config = configured("b");
         let p = plan(&attrs(), &[], &config, &prior);
         assert_eq!(p.planned.get("uid"), Some(&Value::string("u-1")));
         assert!(p.planned.get("phase").is_some_and(Value::is_unknown));
@@ -330,36 +319,15 @@ mod tests {
     /// change still replaces.
     #[test]
     fn recreate_plans_computed_unknown_against_an_unchanged_prior() {
-        let prior = obj(&[
-            ("name", Value::string("a")),
-            ("policy", Value::string("WhenEmpty")),
-            ("uid", Value::string("u-1")),
-            ("phase", Value::string("Ready")),
-            ("disruption", obj(&[("after", Value::string("0s"))])),
-            ("labels", Value::Null),
-        ]);
-        let config = obj(&[
-            ("name", Value::string("a")),
-            ("policy", Value::Null),
-            ("uid", Value::Null),
-            ("phase", Value::Null),
-            ("disruption", Value::Null),
-            ("labels", Value::Null),
-        ]);
+        let prior = applied("a");
+        let config = configured("a");
         assert_eq!(plan(&attrs(), &[], &config, &prior).planned, prior);
         let p = plan_recreate(&attrs(), &[], &config, &prior);
         assert!(p.planned.get("uid").is_some_and(Value::is_unknown));
         assert!(p.planned.get("phase").is_some_and(Value::is_unknown));
         assert_eq!(p.planned.get("policy"), Some(&Value::string("WhenEmpty")));
         assert!(p.requires_replace.is_empty());
-        let renamed = match config {
-            Value::Object(mut m) => {
-                m.insert("name".into(), Value::string("b"));
-                Value::Object(m)
-            }
-            other => other,
-        };
-        let p = plan_recreate(&attrs(), &[], &renamed, &prior);
+        let p = plan_recreate(&attrs(), &[], &configured("b"), &prior);
         assert_eq!(p.requires_replace, vec![AttributePath::root().attr("name")]);
     }
 }
