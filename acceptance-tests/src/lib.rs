@@ -12,6 +12,7 @@
 
 pub mod kube;
 pub mod moto;
+pub mod moved;
 pub mod processes;
 
 use std::path::{Path, PathBuf};

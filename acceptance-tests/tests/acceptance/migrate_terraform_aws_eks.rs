@@ -11,13 +11,11 @@
 //! own (created before the old ones are deleted), and the plan after it is empty. Switching the
 //! controller to provider-written permissions then adds them before detaching the module's.
 
-mod iam_common;
-
 use std::collections::BTreeSet;
 
+use crate::iam_common::attached;
 use acceptance_tests::moto::{FaultProxy, Moto, configure_env};
 use acceptance_tests::{Workdir, repo_file};
-use iam_common::attached;
 use serde_json::json;
 
 const ACCOUNT: &str = "123456789012";

@@ -9,10 +9,10 @@
 //! change; identities are valid, unchanged by refresh and update, and equal whether the object
 //! was imported by ID or by identity.
 
-mod protocol;
+use crate::protocol;
 
+use crate::protocol::{Session, attribute_names, has_errors, text, value};
 use acceptance_tests::kube::{Cluster, Config, ControllerConfig, TestServer};
-use protocol::{Session, attribute_names, has_errors, text, value};
 use serde_json::{Value as Json, json};
 use terraform_provider_karpenter::k8s::{Kind, kinds};
 use terraform_provider_karpenter::terraform::plugin::proto::tfplugin6 as pb;

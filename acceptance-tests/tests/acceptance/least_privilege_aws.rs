@@ -14,8 +14,8 @@ use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 
-mod iam_common;
-mod protocol;
+use crate::iam_common;
+use crate::protocol;
 
 use acceptance_tests::moto::{ACCOUNT_ID, FaultProxy, Moto, REGION};
 use acceptance_tests::{Workdir, repo_file};

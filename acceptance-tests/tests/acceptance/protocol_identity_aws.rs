@@ -11,14 +11,13 @@
 //! queue other rules target, a node group role, a role named like Karpenter's without its
 //! policies, a Lambda role, other IRSA and Pod Identity roles.
 
-mod iam_common;
-mod protocol;
+use crate::iam_common;
 
+use crate::protocol::{Listed, Session, attribute_names, has_errors, text, value};
 use acceptance_tests::moto::{ACCOUNT_ID, Moto, REGION};
 use aws_sdk_eventbridge::types::{RuleState, Target};
 use aws_sdk_iam::types::Tag as IamTag;
 use aws_sdk_sqs::types::QueueAttributeName;
-use protocol::{Listed, Session, attribute_names, has_errors, text, value};
 use serde_json::{Value as Json, json};
 use terraform_provider_karpenter::policy::controller::{ControllerPolicyInputs, policy_document};
 use terraform_provider_karpenter::resources::aws::interruption_queue::{self as iq, RULE_KINDS, TARGET_ID};

@@ -6,7 +6,8 @@
 use std::time::Duration;
 
 use acceptance_tests::kube::{Cluster, Config, ControllerConfig, TestServer};
-use acceptance_tests::{Workdir, legacy_standin_dir, repo_file};
+use acceptance_tests::moved::{create_manifests, kubectl_manifest_of, state, workdir, yaml_fixture};
+use acceptance_tests::{Workdir, repo_file};
 use serde_json::json;
 
 fn legacy_cluster(crds_now: bool) -> Cluster {
@@ -140,37 +141,11 @@ fn kubectl_manifest_provisioners_move_without_recreation() {
     let cluster = legacy_cluster(true);
     let yaml = "apiVersion: karpenter.sh/v1alpha5\nkind: Provisioner\nmetadata:\n  name: default\nspec:\n  providerRef:\n    name: default\n  ttlSecondsAfterEmpty: 30\n  requirements:\n    - key: karpenter.sh/capacity-type\n      operator: In\n      values: [spot]\n  limits:\n    resources:\n      cpu: \"100\"\n";
     // The object as kubectl created it.
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let manifest: serde_json::Value = terraform_provider_karpenter::resources::kube::moves::source_manifest(
-        "registry.terraform.io/gavinbunney/kubectl",
-        "kubectl_manifest",
-        json!({"yaml_body": yaml}).to_string().as_bytes(),
-    )
-    .expect("yaml");
-    rt.block_on(async {
-        let client = cluster.server.client().await.expect("client");
-        let ar = kube::core::ApiResource::from_gvk_with_plural(
-            &kube::core::GroupVersionKind::gvk("karpenter.sh", "v1alpha5", "Provisioner"),
-            "provisioners",
-        );
-        let api: kube::Api<kube::core::DynamicObject> = kube::Api::all_with(client, &ar);
-        api.patch(
-            "default",
-            &kube::api::PatchParams::apply("kubectl"),
-            &kube::api::Patch::Apply(&manifest),
-        )
-        .await
-        .expect("create");
-    });
+    create_manifests(&cluster, vec![yaml_fixture(yaml)]);
     let uid = provisioner(&cluster, "default").expect("provisioner")["metadata"]["uid"].clone();
 
-    let standin = legacy_standin_dir();
-    let work = Workdir::with_overrides(
-        &format!(
-            r#"{}
+    let work = workdir(&format!(
+        r#"{}
 moved {{
   from = kubectl_manifest.provisioner
   to   = karpenter_provisioner.default
@@ -183,22 +158,18 @@ resource "karpenter_provisioner" "default" {{
   limits                  = {{ resources = {{ cpu = "100" }} }}
 }}
 "#,
-            cluster.provider_block()
-        ),
-        &[("registry.terraform.io/gavinbunney/kubectl", &standin)],
-    );
+        cluster.provider_block()
+    ));
     work.write(
         "terraform.tfstate",
-        &json!({
-            "version": 4, "terraform_version": "1.5.7", "serial": 2, "lineage": "5c1f7d1e-0000-4000-8000-000000000001",
-            "outputs": {},
-            "resources": [{
-                "mode": "managed", "type": "kubectl_manifest", "name": "provisioner",
-                "provider": "provider[\"registry.terraform.io/gavinbunney/kubectl\"]",
-                "instances": [{"schema_version": 1, "attributes": {"id": "/apis/karpenter.sh/v1alpha5/provisioners/default", "yaml_body": yaml, "api_version": "karpenter.sh/v1alpha5", "kind": "Provisioner", "name": "default"}, "sensitive_attributes": []}]
-            }]
-        })
-        .to_string(),
+        &state(vec![kubectl_manifest_of(
+            "karpenter.sh/v1alpha5",
+            "Provisioner",
+            "provisioner",
+            "gavinbunney/kubectl",
+            yaml,
+            "default",
+        )]),
     );
     let run = work.plan().ok();
     assert!(

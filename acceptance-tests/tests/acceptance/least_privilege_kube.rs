@@ -6,7 +6,7 @@
 //! with it. With a rule taken away, the apply fails with the API server's 403 naming the verb
 //! and the resource.
 
-mod protocol;
+use crate::protocol;
 
 use acceptance_tests::kube::{Cluster, Config, ControllerConfig, TestServer};
 use acceptance_tests::{Workdir, repo_file};

@@ -3,13 +3,13 @@
 //! policy, a removed instance profile) is detected and repaired; import plans empty; destroy
 //! leaves nothing. Also applies the resource's examples.
 
-mod iam_common;
+use crate::iam_common;
 
 use std::collections::BTreeSet;
 
+use crate::iam_common::{assert_nothing_left, attached, attrs, client, run_example, trust};
 use acceptance_tests::Workdir;
 use acceptance_tests::moto::{Fault, FaultProxy, Moto};
-use iam_common::{assert_nothing_left, attached, attrs, client, run_example, trust};
 use serde_json::json;
 
 const CONFIG: &str = r#"

@@ -4,17 +4,17 @@
 //! (inline, or one managed policy per group); drift is detected and repaired; import plans
 //! empty; destroy leaves nothing. Also lints the rendered policy with parliament.
 
-mod iam_common;
+use crate::iam_common;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::Command;
 
-use acceptance_tests::moto::Moto;
-use acceptance_tests::{Workdir, workspace_root};
-use iam_common::{
+use crate::iam_common::{
     assert_nothing_left, attached, client, inline, managed_document, oidc_provider, run_example, trust,
 };
+use acceptance_tests::moto::Moto;
+use acceptance_tests::{Workdir, workspace_root};
 use serde_json::{Value as Json, json};
 
 const ROLE: &str = "KarpenterControllerRole-demo";

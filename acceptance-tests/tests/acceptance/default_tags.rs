@@ -8,13 +8,11 @@
 //! (123456789012) before any call that changes anything: the proxy's call log holds one STS
 //! GetCallerIdentity and nothing else that writes.
 
-mod iam_common;
-
 use std::collections::BTreeMap;
 
+use crate::iam_common::{attrs, client};
 use acceptance_tests::Workdir;
 use acceptance_tests::moto::{ACCOUNT_ID, FaultProxy, Moto, provider_block};
-use iam_common::{attrs, client};
 
 const CLUSTER: &str = "tagged";
 const NODE_ROLE: &str = "KarpenterNodeRole-tagged";

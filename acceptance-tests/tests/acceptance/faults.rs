@@ -23,7 +23,7 @@
 //! only the cases whose name (`<family> <Phase> <step> × <Fault>`) contains the text. Each family prints one `faults[...]` summary line
 //! (run with `--nocapture` to see it).
 
-mod iam_common;
+use crate::iam_common;
 
 use std::time::Duration;
 
