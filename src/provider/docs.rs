@@ -1,6 +1,6 @@
 //! The provider's registry documentation (`docs/`), generated from the schemas of every
 //! registered resource and data source plus the examples under `examples/`. Used by
-//! `cargo run --bin docgen` (write or `--check`) and by `tests/docs.rs`, which fails when the
+//! `cargo run --bin docgen` (write or `--check`) and by `tests/provider/docs.rs`, which fails when the
 //! committed pages are stale.
 //!
 //! Layout (the Terraform registry's): `docs/index.md`, `docs/resources/<name>.md`,

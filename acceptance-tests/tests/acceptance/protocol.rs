@@ -1,6 +1,6 @@
 //! A tfplugin6 client that drives the built provider the way Terraform 1.14/1.15 does for
 //! resource identity, `terraform query` list blocks and generated configuration, over the
-//! plugin's real mTLS transport (the provider's own test helpers in `tests/common`), and the
+//! plugin's real mTLS transport (the provider's own test helpers in `tests/provider/common.rs`), and the
 //! checks Terraform core and its plugin framework make of every answer:
 //!
 //! - schemas: every resource type with a list schema has an identity schema;
@@ -23,7 +23,7 @@ use terraform_provider_karpenter::terraform::plugin::proto::tfplugin6 as pb;
 use terraform_provider_karpenter::terraform::tfvalue::{Type, Value, json, msgpack};
 use tonic::transport::Channel;
 
-#[path = "../../../tests/common/mod.rs"]
+#[path = "../../../tests/provider/common.rs"]
 #[allow(unused_imports)]
 pub mod common;
 

@@ -7,10 +7,10 @@
 //!   the Terraform states read from them (msgpack and JSON), the source states of `moved {}`
 //!   blocks, ARNs, IAM policy documents and durations. `seeds_are_real_inputs` checks that the
 //!   code each target fuzzes accepts them, so they stay meaningful when schemas change; the
-//!   ignored `write_seeds` writes them (`cargo test --test fuzz_corpus -- --ignored write_seeds`,
+//!   ignored `write_seeds` writes them (`cargo test --test provider -- fuzz_corpus:: --ignored write_seeds`,
 //!   then `scripts/fuzz.sh cmin` to minimise).
 
-#[path = "../fuzz/src/lib.rs"]
+#[path = "../../fuzz/src/lib.rs"]
 mod shared;
 
 use std::path::Path;

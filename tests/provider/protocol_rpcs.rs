@@ -4,11 +4,11 @@
 //! it), and state upgrades answer in msgpack.
 
 #[allow(unused_imports)]
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 
-use common::{provider_client, start_and_connect};
+use crate::common::{provider_client, start_and_connect};
 use terraform_provider_karpenter::provider::config::SCHEMA as PROVIDER_SCHEMA;
 use terraform_provider_karpenter::resources::kube::v1::NODE_POOL;
 use terraform_provider_karpenter::terraform::plugin::proto::tfplugin6 as pb;

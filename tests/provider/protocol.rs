@@ -1,11 +1,9 @@
 //! Protocol tests: start the built plugin binary as Terraform does (cookie, protocol versions,
 //! AutoMTLS client certificate), read its handshake, and speak gRPC to it.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use tonic::Code;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;

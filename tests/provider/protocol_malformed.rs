@@ -13,11 +13,11 @@
 //! configuration cleanly, and its stderr must show no panic.
 
 #[allow(unused_imports)]
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 
-use common::{provider_client, start_and_connect};
+use crate::common::{provider_client, start_and_connect};
 use terraform_provider_karpenter::provider::KarpenterProvider;
 use terraform_provider_karpenter::terraform::framework::Provider;
 use terraform_provider_karpenter::terraform::plugin::proto::tfplugin6 as pb;

@@ -1,0 +1,14 @@
+//! The provider crate's integration tests, one module per area, in one test binary (compiled
+//! and linked once): the house rules ([`architecture`]), generated docs, the fuzz corpus, the
+//! Kubernetes side against the test server, the tfplugin6 protocol over the built plugin, and
+//! the real `terraform` CLI smoke test. Run one area with `cargo test --test provider -- <module>::`.
+
+mod architecture;
+mod common;
+mod docs;
+mod fuzz_corpus;
+mod k8s_side;
+mod protocol;
+mod protocol_malformed;
+mod protocol_rpcs;
+mod terraform_smoke;
