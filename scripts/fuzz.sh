@@ -4,6 +4,8 @@
 #   scripts/fuzz.sh ci                     build, then every target for FUZZ_CI_SECONDS (default
 #                                          20) from the committed corpus; exits non-zero on a
 #                                          crash. The committed corpus is not changed.
+#   scripts/fuzz.sh ci-build               only the build of `ci` (FUZZ_NO_BUILD=1 scripts/fuzz.sh ci
+#                                          then runs it)
 #   scripts/fuzz.sh long [SECONDS] [TARGET...]
 #                                          every target (or those named) for SECONDS each
 #                                          (default 600), one job, growing a work corpus in
@@ -75,7 +77,7 @@ run_target() {
 mode="${1:-}"
 shift || true
 case "$mode" in
-    ci)
+    ci | ci-build)
         seconds="${FUZZ_CI_SECONDS:-20}"
         # A CI run starts from a clean clone: build the dependencies fast (no LTO, opt-level 0,
         # parallel codegen) into their own directory. Fewer executions per second than the
@@ -87,6 +89,8 @@ case "$mode" in
         export CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 CARGO_PROFILE_RELEASE_OPT_LEVEL=0
         bin="$CARGO_TARGET_DIR/release"
         build
+        # `ci-build` only builds (scripts/test.sh builds while the tests run, then fuzzes).
+        [[ "$mode" == ci-build ]] && exit 0
         failed=0
         for t in "${targets[@]}"; do
             # A scratch corpus: what the run finds is not written into the repository.

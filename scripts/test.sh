@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every check and test of the project: formatting, clippy (warnings are errors), unit and
 # property tests, protocol tests against the built plugin, the Kubernetes API test server's own
-# tests, and the acceptance tests that drive the real `terraform` binary (moto is installed into
-# target/ by the harness when an AWS test needs it). `.ci/run` calls exactly this.
+# tests, the acceptance tests that drive the real `terraform` binary (moto is installed into
+# target/ by the harness when an AWS test needs it), and a short fuzzing run. Clippy and the
+# fuzz build run beside the tests, at the lowest priority. `.ci/run` calls exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,10 +34,41 @@ trap summary EXIT
 
 stage "rustfmt"
 cargo fmt --all -- --check
-stage "clippy"
-cargo clippy --workspace --all-targets --quiet -- -D warnings
-stage "tests (unit, property, protocol, test server, acceptance)"
-cargo test --workspace --no-fail-fast -- --test-threads="${TEST_THREADS:-2}"
-stage "fuzz (short: every target for ${FUZZ_CI_SECONDS:-20} s from the committed corpus)"
 need g++ "libFuzzer is built from C++ source by libfuzzer-sys"
-scripts/fuzz.sh ci
+
+stage "build (every test and binary of the workspace)"
+cargo test --workspace --no-run --quiet
+
+# While the tests run (mostly waiting on terraform, moto and the test server), the two other
+# builds use the idle CPU at the lowest priority: clippy (its own target directory: check
+# artifacts are not build artifacts, and the tests' own `cargo build` must not wait for its
+# lock), then the instrumented fuzz build. Their output is shown after the tests.
+logs=target/ci-logs
+mkdir -p "$logs"
+(
+  rc=0
+  CARGO_TARGET_DIR=target/clippy nice -n 19 cargo clippy --workspace --all-targets --quiet -- -D warnings \
+    >"$logs/clippy.log" 2>&1 || rc=$?
+  echo "$rc" >"$logs/clippy.rc"
+  rc=0
+  nice -n 19 scripts/fuzz.sh ci-build >"$logs/fuzz-build.log" 2>&1 || rc=$?
+  echo "$rc" >"$logs/fuzz-build.rc"
+) &
+beside=$!
+trap 'kill $beside 2>/dev/null || true; summary' EXIT
+
+stage "tests (unit, property, protocol, test server, acceptance), with clippy and the fuzz build beside them"
+tests_rc=0
+cargo test --workspace --no-fail-fast -- --test-threads="${TEST_THREADS:-2}" || tests_rc=$?
+wait "$beside" || true
+trap summary EXIT
+
+stage "clippy (warnings are errors)"
+cat "$logs/clippy.log"
+[[ "$(cat "$logs/clippy.rc")" == 0 ]] || { echo "clippy failed" >&2; exit 1; }
+[[ $tests_rc == 0 ]] || { echo "tests failed (exit $tests_rc)" >&2; exit "$tests_rc"; }
+
+stage "fuzz (short: every target for ${FUZZ_CI_SECONDS:-20} s from the committed corpus)"
+cat "$logs/fuzz-build.log"
+[[ "$(cat "$logs/fuzz-build.rc")" == 0 ]] || { echo "the fuzz build failed" >&2; exit 1; }
+FUZZ_NO_BUILD=1 scripts/fuzz.sh ci
