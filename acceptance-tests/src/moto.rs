@@ -216,6 +216,12 @@ impl Moto {
         configure_env(work);
     }
 
+    /// A working directory with `config` after this moto's provider block, and the AWS
+    /// environment of [`configure_env`].
+    pub fn workdir(&self, config: &str) -> Workdir {
+        workdir(&self.provider_block(), config)
+    }
+
     /// The provider block with every AWS endpoint pointing at moto.
     pub fn provider_block(&self) -> String {
         provider_block(&self.endpoint)
@@ -257,6 +263,14 @@ fn http_get(port: u16, path: &str) -> Option<u16> {
 }
 
 /// Sets dummy credentials and the region on `work`, isolated from the user's AWS setup.
+/// A working directory with `config` after `provider_block` (a provider block of another
+/// endpoint, such as a fault proxy's), and the AWS environment of [`configure_env`].
+pub fn workdir(provider_block: &str, config: &str) -> Workdir {
+    let mut work = Workdir::new(&format!("{provider_block}\n{config}"));
+    configure_env(&mut work);
+    work
+}
+
 pub fn configure_env(work: &mut Workdir) {
     let missing = work.path().join("no-aws-config");
     let missing = missing.to_string_lossy().into_owned();

@@ -96,19 +96,13 @@ fn trust_doc(statements: Vec<Json>) -> Json {
     json!({"Version": "2012-10-17", "Statement": statements})
 }
 
-fn workdir(moto: &Moto, config: &str) -> Workdir {
-    let mut work = Workdir::new(&format!("{}\n{config}", moto.provider_block()));
-    moto.configure(&mut work);
-    work
-}
-
 fn group_arn(group: &str) -> String {
     format!("arn:aws:iam::123456789012:policy/{ROLE}-{group}")
 }
 
 /// Imports both resources into a fresh working directory and checks the plan is empty.
 fn import_plans_empty(moto: &Moto, config: &str) -> Workdir {
-    let imported = workdir(moto, config);
+    let imported = moto.workdir(config);
     imported
         .terraform(&[
             "import",
@@ -134,7 +128,7 @@ async fn irsa_inline_policy_drift_import_destroy() {
     let iam = client(&moto);
     let oidc = oidc_provider(&iam).await;
     let cfg = config(&irsa(&oidc, None), "inline");
-    let work = workdir(&moto, &cfg);
+    let work = moto.workdir(&cfg);
     work.apply().ok();
 
     let expected_trust = trust_doc(vec![irsa_statement(&oidc, "kube-system")]);
@@ -184,7 +178,7 @@ async fn pod_identity_managed_policies_drift_import_switch_destroy() {
     let moto = Moto::start();
     let iam = client(&moto);
     let cfg = config("pod_identity = true", "managed");
-    let work = workdir(&moto, &cfg);
+    let work = moto.workdir(&cfg);
     work.apply().ok();
 
     assert_eq!(trust(&iam, ROLE).await, trust_doc(vec![pod_identity_statement()]));
@@ -250,7 +244,7 @@ async fn irsa_and_pod_identity_together() {
         &format!("{}\n  pod_identity = true", irsa(&oidc, Some("karpenter"))),
         "inline",
     );
-    let work = workdir(&moto, &cfg);
+    let work = moto.workdir(&cfg);
     work.apply().ok();
     assert_eq!(
         trust(&iam, ROLE).await,
@@ -278,7 +272,7 @@ async fn region_and_account_default_to_the_provider_and_the_node_role() {
         .replace("  region                 = \"us-east-1\"\n", "")
         .replace("  account_id             = \"123456789012\"\n", "");
     assert!(!cfg.contains("region ") && !cfg.contains("account_id"), "{cfg}");
-    let mut work = workdir(&moto, &cfg);
+    let mut work = moto.workdir(&cfg);
     // only the provider block names the region (moto.configure sets AWS_REGION too)
     work.env("AWS_REGION", "").env("AWS_DEFAULT_REGION", "");
     let plan = work.plan().ok();
@@ -538,7 +532,7 @@ async fn an_existing_foreign_policy_or_role_is_refused_and_never_touched() {
         .send()
         .await
         .expect("CreatePolicy");
-    let work = workdir(&moto, &config("pod_identity = true", "managed"));
+    let work = moto.workdir(&config("pod_identity = true", "managed"));
     let failed = work.apply().failed();
     let out = failed.output().split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(out.contains("Managed policy already exists"), "{out}");
@@ -615,7 +609,7 @@ async fn moto_role(iam: &aws_sdk_iam::Client, name: &str) -> Json {
 async fn out_of_band_inline_and_managed_policies_are_drift_and_removed() {
     let moto = Moto::start();
     let iam = client(&moto);
-    let work = workdir(&moto, &config("pod_identity = true", "inline"));
+    let work = moto.workdir(&config("pod_identity = true", "inline"));
     work.apply().ok();
     let before = attached(&iam, ROLE).await;
     let own = iam

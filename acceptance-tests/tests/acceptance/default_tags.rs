@@ -11,8 +11,7 @@
 use std::collections::BTreeMap;
 
 use crate::iam_common::{attrs, client};
-use acceptance_tests::Workdir;
-use acceptance_tests::moto::{ACCOUNT_ID, FaultProxy, Moto, provider_block};
+use acceptance_tests::moto::{self, ACCOUNT_ID, FaultProxy, Moto, provider_block};
 
 const CLUSTER: &str = "tagged";
 const NODE_ROLE: &str = "KarpenterNodeRole-tagged";
@@ -51,12 +50,6 @@ fn default_tags(pairs: &[(&str, &str)]) -> String {
         "    default_tags {{\n      tags = {{ {} }}\n    }}",
         body.join(", ")
     )
-}
-
-fn workdir(config: &str) -> Workdir {
-    let mut work = Workdir::new(config);
-    acceptance_tests::moto::configure_env(&mut work);
-    work
 }
 
 fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
@@ -212,10 +205,10 @@ fn assert_tags(
 async fn default_tags_reach_every_part_show_in_plan_and_update_in_place() {
     let moto = Moto::start();
     let defaults = default_tags(&[("env", "prod"), ("team", "platform")]);
-    let work = workdir(&format!(
-        "{}\n{RESOURCES}",
-        provider_with(moto.endpoint(), &defaults)
-    ));
+    let work = moto::workdir(
+        "",
+        &format!("{}\n{RESOURCES}", provider_with(moto.endpoint(), &defaults)),
+    );
 
     // The plan shows the merged set before anything exists; the resource's team wins.
     let plan = work.plan().ok();
@@ -345,7 +338,10 @@ resource "karpenter_node_role" "this" {
         ),
     ] {
         proxy.clear_log();
-        let work = workdir(&format!("{}\n{config}", provider_with(&proxy.endpoint(), guard)));
+        let work = moto::workdir(
+            "",
+            &format!("{}\n{config}", provider_with(&proxy.endpoint(), guard)),
+        );
         let run = work.apply().failed();
         let text = run.text();
         assert!(text.contains(summary), "{setting}: {text}");
@@ -379,7 +375,10 @@ resource "karpenter_node_role" "this" {
     // moto's own account allowed: the same configuration applies.
     proxy.clear_log();
     let guard = format!("    allowed_account_ids = [\"{ACCOUNT_ID}\"]");
-    let work = workdir(&format!("{}\n{config}", provider_with(&proxy.endpoint(), &guard)));
+    let work = moto::workdir(
+        "",
+        &format!("{}\n{config}", provider_with(&proxy.endpoint(), &guard)),
+    );
     work.apply().ok();
     let identity = proxy
         .log()
@@ -397,10 +396,10 @@ resource "karpenter_node_role" "this" {
 async fn states_without_tags_all_and_imports_plan_empty_under_default_tags() {
     let moto = Moto::start();
     let defaults = default_tags(&[("env", "prod"), ("team", "platform")]);
-    let work = workdir(&format!(
-        "{}\n{RESOURCES}",
-        provider_with(moto.endpoint(), &defaults)
-    ));
+    let work = moto::workdir(
+        "",
+        &format!("{}\n{RESOURCES}", provider_with(moto.endpoint(), &defaults)),
+    );
     work.apply().ok();
 
     // The state as an earlier provider version wrote it: no tags_all anywhere.

@@ -125,12 +125,6 @@ impl Aws {
     }
 }
 
-fn workdir(provider_block: &str, config: &str) -> Workdir {
-    let mut work = Workdir::new(&format!("{provider_block}\n{config}"));
-    moto::configure_env(&mut work);
-    work
-}
-
 /// The resource's instance in `terraform show -json`.
 fn resource_values(work: &Workdir) -> serde_json::Value {
     let state = work.state();
@@ -198,7 +192,7 @@ async fn example_lifecycle_drift_import_destroy() {
     let moto = Moto::start();
     let aws = Aws::new(&moto);
     let example = repo_file("examples/resources/karpenter_interruption_queue/resource.tf");
-    let work = workdir(&moto.provider_block(), &example);
+    let work = moto::workdir(&moto.provider_block(), &example);
     work.apply().ok();
     assert_matches_template(&aws, "demo", "Karpenter-demo-").await;
     let outputs = work.outputs();
@@ -300,7 +294,7 @@ async fn failure_midway_is_recorded_and_the_next_apply_converges() {
     let moto = Moto::start();
     let aws = Aws::new(&moto);
     let proxy = FaultProxy::start(moto.port());
-    let work = workdir(
+    let work = moto::workdir(
         &proxy.provider_block(),
         r#"
 resource "karpenter_interruption_queue" "this" {
@@ -365,7 +359,7 @@ async fn recently_deleted_queue_name_is_retried() {
     let moto = Moto::start();
     let aws = Aws::new(&moto);
     let proxy = FaultProxy::start(moto.port());
-    let work = workdir(
+    let work = moto::workdir(
         &proxy.provider_block(),
         r#"
 resource "karpenter_interruption_queue" "this" {
@@ -394,7 +388,7 @@ resource "karpenter_interruption_queue" "this" {
 /// Plan-time validation needs no AWS: bad values fail at plan with the attribute named.
 #[test]
 fn invalid_values_fail_at_plan() {
-    let work = workdir(
+    let work = moto::workdir(
         &moto::provider_block("http://127.0.0.1:9"),
         r#"
 resource "karpenter_interruption_queue" "this" {
@@ -418,7 +412,7 @@ resource "karpenter_interruption_queue" "this" {
 async fn updates_in_place_and_replaces_on_a_new_name() {
     let moto = Moto::start();
     let aws = Aws::new(&moto);
-    let work = workdir(
+    let work = moto::workdir(
         &moto.provider_block(),
         r#"
 resource "karpenter_interruption_queue" "this" {
@@ -609,7 +603,7 @@ resource "karpenter_interruption_queue" "this" {
 fn access_denied_names_the_action() {
     let moto = Moto::start();
     let proxy = FaultProxy::start(moto.port());
-    let work = workdir(
+    let work = moto::workdir(
         &proxy.provider_block(),
         r#"
 resource "karpenter_interruption_queue" "this" {
@@ -646,7 +640,7 @@ resource "karpenter_interruption_queue" "this" {
   name         = "prod-karpenter-events"
 }
 "#;
-    let work = workdir(&moto.provider_block(), config);
+    let work = moto::workdir(&moto.provider_block(), config);
     work.apply().ok();
     assert_matches_template(&aws, "prod-karpenter-events", "Karpenter-prod-").await;
     work.terraform(&["state", "rm", "karpenter_interruption_queue.this"])
@@ -681,7 +675,7 @@ async fn create_and_destroy_make_the_fewest_calls_and_foreign_targets_are_left_a
     let moto = Moto::start();
     let aws = Aws::new(&moto);
     let proxy = FaultProxy::start(moto.port());
-    let work = workdir(
+    let work = moto::workdir(
         &proxy.provider_block(),
         r#"
 resource "karpenter_interruption_queue" "this" {
@@ -873,7 +867,7 @@ async fn an_existing_queue_or_rule_of_our_name_is_refused_and_left_alone() {
         .await
         .unwrap();
 
-    let work = workdir(
+    let work = moto::workdir(
         &moto.provider_block(),
         r#"
 resource "karpenter_interruption_queue" "taken" {
@@ -960,7 +954,7 @@ resource "karpenter_interruption_queue" "ruled" {
 async fn a_queue_deleted_out_of_band_is_recreated_and_destroy_removes_the_rules_left() {
     let moto = Moto::start();
     let aws = Aws::new(&moto);
-    let work = workdir(
+    let work = moto::workdir(
         &moto.provider_block(),
         r#"
 resource "karpenter_interruption_queue" "this" {
@@ -1028,7 +1022,7 @@ async fn a_new_rule_prefix_builds_the_new_rules_before_deleting_the_old() {
             proxy.provider_block()
         )
     };
-    let work = workdir("", &config("old-"));
+    let work = moto::workdir("", &config("old-"));
     work.apply().ok();
     assert_eq!(aws.rule_names("old-").await.len(), 5);
     work.set_config(&config("new-"));
@@ -1078,7 +1072,7 @@ async fn import_with_generated_config_plans_empty_for_short_and_long_cluster_nam
     for (cluster, name) in [("short", None), (long.as_str(), Some("long-events"))] {
         let name_line = name.map(|n| format!("  name = \"{n}\"\n")).unwrap_or_default();
         let queue = name.unwrap_or(cluster);
-        let work = workdir(
+        let work = moto::workdir(
             &moto.provider_block(),
             &format!(
                 "resource \"karpenter_interruption_queue\" \"q\" {{\n  cluster_name = \"{cluster}\"\n{name_line}}}\n"
@@ -1132,7 +1126,7 @@ async fn untagged_parts_recorded_by_an_earlier_version_stay_ours() {
             moto.provider_block()
         )
     };
-    let work = workdir("", &config("a"));
+    let work = moto::workdir("", &config("a"));
     work.apply().ok();
     // What an earlier version left: no bookkeeping tags in AWS, no `other_target_ids` in state.
     let bookkeeping = [

@@ -38,17 +38,11 @@ fn expected_policies() -> BTreeSet<String> {
     .collect()
 }
 
-fn workdir(moto: &Moto, config: &str) -> Workdir {
-    let mut work = Workdir::new(&format!("{}\n{config}", moto.provider_block()));
-    moto.configure(&mut work);
-    work
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn node_role_lifecycle_drift_import_destroy() {
     let moto = Moto::start();
     let iam = client(&moto);
-    let work = workdir(&moto, CONFIG);
+    let work = moto.workdir(CONFIG);
     work.apply().ok();
     let role = "KarpenterNodeRole-demo";
 
@@ -152,7 +146,7 @@ async fn node_role_lifecycle_drift_import_destroy() {
     assert!(work.plan_is_empty(), "reformatted trust policy shows as drift");
 
     // Import into a fresh working directory: the plan is empty.
-    let imported = workdir(&moto, CONFIG);
+    let imported = moto.workdir(CONFIG);
     imported
         .terraform(&["import", "-no-color", "karpenter_node_role.this", role])
         .ok();
@@ -315,8 +309,7 @@ async fn an_existing_foreign_role_or_profile_is_refused_and_never_touched() {
         .send()
         .await
         .expect("CreateRole");
-    let work = workdir(
-        &moto,
+    let work = moto.workdir(
         r#"
 resource "karpenter_node_role" "this" {
   name = "someone-elses"
@@ -419,7 +412,7 @@ resource "karpenter_node_role" "this" {{
     };
     let good = "arn:aws:iam::aws:policy/CloudWatchAgentServerPolicy";
     let typo = "arn:aws:iam::aws:policy/CloudWatchAgentServerPolicyy";
-    let work = workdir(&moto, &config(typo));
+    let work = moto.workdir(&config(typo));
     let failed = work.apply().failed();
     let out = failed.output();
     assert!(out.contains("Managed policy not found"), "{out}");
@@ -476,10 +469,9 @@ async fn out_of_band_inline_and_managed_policies_are_drift_and_removed() {
     let moto = Moto::start();
     let iam = client(&moto);
     let role = "KarpenterNodeRole-demo";
-    let work = workdir(
-        &moto,
-        &format!("resource \"karpenter_node_role\" \"this\" {{\n  name = \"{role}\"\n}}\n"),
-    );
+    let work = moto.workdir(&format!(
+        "resource \"karpenter_node_role\" \"this\" {{\n  name = \"{role}\"\n}}\n"
+    ));
     work.apply().ok();
     let before = attached(&iam, role).await;
     iam_common::add_out_of_band_permissions(&iam, role).await;
