@@ -10,5 +10,4 @@ pub mod iam_role;
 pub mod interruption_queue;
 pub mod listing;
 pub mod node_role;
-pub mod queue_policy;
 pub mod tags_all;

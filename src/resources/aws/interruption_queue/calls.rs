@@ -414,7 +414,7 @@ pub(super) fn read_queue(
         .get("Policy")
         .filter(|p| !p.is_empty())
         .map(|p| match &ours {
-            Some(ours) if crate::resources::aws::queue_policy::equivalent(p, ours) => ours.clone(),
+            Some(ours) if policy_equivalence::equivalent(p, ours) => ours.clone(),
             _ => canonical_json(p),
         });
     set_attr(out, "policy_json", opt_string(policy));

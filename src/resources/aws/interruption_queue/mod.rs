@@ -36,6 +36,7 @@ mod document;
 mod kinds;
 mod list;
 mod model;
+mod policy_equivalence;
 mod schema;
 pub(crate) use calls::*;
 pub use document::*;
