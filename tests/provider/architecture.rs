@@ -5,7 +5,9 @@
 //!   from paths that start with an imported module's name (test modules left out), has no
 //!   strongly connected component of more than one module;
 //! - **layers**: `src/terraform/` (the generic provider framework) imports nothing from the
-//!   Karpenter side of `src/`;
+//!   Karpenter side of `src/`, whose layers point downwards (settings and policy, then aws, then
+//!   k8s, then context, then the two resource families, which do not use each other, then the
+//!   provider);
 //! - **no non-test file over 800 lines** (a file under `tests/` or named `tests.rs` is a test
 //!   file; lines of a trailing `#[cfg(test)]` module do not count); [`STILL_TOO_LONG`] is where
 //!   a file that cannot be split at once would be listed, with a ceiling that may only go down
@@ -326,6 +328,73 @@ fn the_framework_layer_imports_nothing_from_karpenter() {
     assert!(
         found.is_empty(),
         "src/terraform/ must stay generic:\n{}",
+        found.join("\n")
+    );
+}
+
+/// The Karpenter side's layers, bottom up: a module may use its own layer and those below it,
+/// and the two resource families do not use each other.
+#[test]
+fn the_karpenter_layers_point_downwards() {
+    let edges = graph(&root().join("src"));
+    let top = |m: &[String]| -> String {
+        match (m.first().map(String::as_str), m.get(1).map(String::as_str)) {
+            (Some("resources"), Some(family @ ("kube" | "aws"))) => format!("resources::{family}"),
+            (Some(first), _) => first.to_string(),
+            (None, _) => String::new(),
+        }
+    };
+    // What each layer must not use.
+    let forbidden: &[(&str, &[&str])] = &[
+        (
+            "settings",
+            &[
+                "aws",
+                "k8s",
+                "context",
+                "resources::kube",
+                "resources::aws",
+                "provider",
+            ],
+        ),
+        (
+            "policy",
+            &[
+                "aws",
+                "k8s",
+                "context",
+                "resources::kube",
+                "resources::aws",
+                "provider",
+            ],
+        ),
+        (
+            "aws",
+            &["k8s", "context", "resources::kube", "resources::aws", "provider"],
+        ),
+        (
+            "k8s",
+            &["context", "resources::kube", "resources::aws", "provider"],
+        ),
+        ("context", &["resources::kube", "resources::aws", "provider"]),
+        ("resources::kube", &["resources::aws", "provider"]),
+        ("resources::aws", &["resources::kube", "provider"]),
+    ];
+    let mut found = Vec::new();
+    for (module, uses) in &edges {
+        let from = top(module);
+        let Some((_, banned)) = forbidden.iter().find(|(layer, _)| *layer == from) else {
+            continue;
+        };
+        for target in uses {
+            if banned.contains(&top(target).as_str()) {
+                found.push(format!("{} uses {}", module.join("::"), target.join("::")));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "imports against the layering of CONTRIBUTING.md:\n{}",
         found.join("\n")
     );
 }
