@@ -38,9 +38,10 @@ targets=(tfvalue_msgpack tfvalue_json kube_read kube_write move_state policy_tex
 build() {
     [[ -n "${FUZZ_NO_BUILD:-}" ]] && return 0
     local start=$SECONDS
-    # A `cargo build --release` of the main crate has built every dependency exactly as this
-    # build needs them (same profile, same lock file): start from a copy of those.
-    if [[ ! -d "$CARGO_TARGET_DIR/release" && -d "$root/target/release/deps" ]]; then
+    # A `cargo build --release` of the main crate has built every dependency exactly as the
+    # shipped-profile build needs them (same profile, same lock file): start from a copy of
+    # those. Not for `ci`, whose unoptimised dependencies would find nothing to reuse there.
+    if [[ -z "${ci_profile:-}" && ! -d "$CARGO_TARGET_DIR/release" && -d "$root/target/release/deps" ]]; then
         mkdir -p "$CARGO_TARGET_DIR/release"
         cp -a "$root/target/release/deps" "$root/target/release/build" "$root/target/release/.fingerprint" \
             "$CARGO_TARGET_DIR/release/"
@@ -87,6 +88,7 @@ case "$mode" in
         # 20 s smoke run does not need their speed); this repository's crates keep opt-level 1
         # from fuzz/Cargo.toml, with the instrumentation and every debug check.
         export CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 CARGO_PROFILE_RELEASE_OPT_LEVEL=0
+        ci_profile=1
         bin="$CARGO_TARGET_DIR/release"
         build
         # `ci-build` only builds (scripts/test.sh builds while the tests run, then fuzzes).

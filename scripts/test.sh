@@ -19,7 +19,7 @@ started=$SECONDS
 stage_start=$SECONDS
 stages=()
 stage() {
-  if [[ ${#stages[@]} -gt 0 || -n "${current:-}" ]]; then
+  if [[ -n "${current:-}" ]]; then
     stages+=("${current}: $((SECONDS - stage_start)) s")
   fi
   current="$1"
