@@ -12,7 +12,7 @@
 //! ([`stop`]) stops the renewals, so the Lease goes stale as when the controller's pods are gone,
 //! and optionally releases it first, as a graceful shutdown does.
 
-pub use crate::controller_config::{ControllerConfig, LeaseConfig};
+use crate::controller_config::LeaseConfig;
 use crate::shared::{Shared, lock};
 use crate::store::{Event, Sub, WriteCtx};
 use crate::util::{finalizers, meta_str, now_rfc3339, set_finalizers};

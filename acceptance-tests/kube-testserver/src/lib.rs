@@ -76,7 +76,7 @@ pub mod tls;
 pub mod util;
 pub mod webhooks;
 
-pub use controller::{ControllerConfig, LeaseConfig};
+pub use controller_config::{ControllerConfig, LeaseConfig};
 pub use faults::{FaultKind, FaultSpec, LoggedRequest};
 pub use rbac::{Grant, PolicyRule};
 pub use util::ApiError;

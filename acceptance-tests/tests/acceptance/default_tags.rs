@@ -205,10 +205,7 @@ fn assert_tags(
 async fn default_tags_reach_every_part_show_in_plan_and_update_in_place() {
     let moto = Moto::start();
     let defaults = default_tags(&[("env", "prod"), ("team", "platform")]);
-    let work = moto::workdir(
-        "",
-        &format!("{}\n{RESOURCES}", provider_with(moto.endpoint(), &defaults)),
-    );
+    let work = moto::workdir(&provider_with(moto.endpoint(), &defaults), RESOURCES);
 
     // The plan shows the merged set before anything exists; the resource's team wins.
     let plan = work.plan().ok();
@@ -338,10 +335,7 @@ resource "karpenter_node_role" "this" {
         ),
     ] {
         proxy.clear_log();
-        let work = moto::workdir(
-            "",
-            &format!("{}\n{config}", provider_with(&proxy.endpoint(), guard)),
-        );
+        let work = moto::workdir(&provider_with(&proxy.endpoint(), guard), config);
         let run = work.apply().failed();
         let text = run.text();
         assert!(text.contains(summary), "{setting}: {text}");
@@ -375,10 +369,7 @@ resource "karpenter_node_role" "this" {
     // moto's own account allowed: the same configuration applies.
     proxy.clear_log();
     let guard = format!("    allowed_account_ids = [\"{ACCOUNT_ID}\"]");
-    let work = moto::workdir(
-        "",
-        &format!("{}\n{config}", provider_with(&proxy.endpoint(), &guard)),
-    );
+    let work = moto::workdir(&provider_with(&proxy.endpoint(), &guard), config);
     work.apply().ok();
     let identity = proxy
         .log()
@@ -396,10 +387,7 @@ resource "karpenter_node_role" "this" {
 async fn states_without_tags_all_and_imports_plan_empty_under_default_tags() {
     let moto = Moto::start();
     let defaults = default_tags(&[("env", "prod"), ("team", "platform")]);
-    let work = moto::workdir(
-        "",
-        &format!("{}\n{RESOURCES}", provider_with(moto.endpoint(), &defaults)),
-    );
+    let work = moto::workdir(&provider_with(moto.endpoint(), &defaults), RESOURCES);
     work.apply().ok();
 
     // The state as an earlier provider version wrote it: no tags_all anywhere.

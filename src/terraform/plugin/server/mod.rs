@@ -633,9 +633,6 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
     type ListResourceStream =
         tokio_stream::wrappers::ReceiverStream<Result<pb::list_resource::Event, Status>>;
 
-    /// Streams what the resource type's listing finds. Failures before the listing starts
-    /// (an unknown type, a configuration that does not decode, an unconfigured provider) are
-    /// one event with the error, as are failures of the listing itself.
     async fn list_resource(&self, req: Request<pb::list_resource::Request>) -> Rpc<Self::ListResourceStream> {
         self.list_resource_rpc(req).await
     }
