@@ -11,11 +11,14 @@
 //! category becomes a case. Hand-written cases add the contradictory combinations that the
 //! resources' cross-attribute rules reject.
 //!
-//! All cases go into one `cases.tf.json` (one resource, data source or aliased provider block per
-//! line) beside valid baseline configurations of every type, and `terraform validate -json` runs
-//! once. Each case must come back as an error diagnostic on its own line whose detail starts with
-//! the expected attribute path; every baseline must validate clean in the same run (so the plugin
-//! kept serving after all the bad input), and terraform's debug log must show no plugin crash.
+//! All cases go into one `cases.tf.json` (each resource, data source or aliased provider block
+//! with its top-level attributes on lines of their own) beside valid baseline configurations of
+//! every type, and `terraform validate -json` runs once. Each case must come back as an error
+//! diagnostic whose detail starts with the expected attribute path, shown on the line of the
+//! top-level attribute that path starts with (#28: never on the resource's header line, where
+//! Terraform puts a path it cannot follow); every baseline must validate clean in the same run
+//! (so the plugin kept serving after all the bad input), and terraform's debug log must show no
+//! plugin crash.
 //! A second, smaller batch feeds bad values through variables, unknown at validate and known at
 //! plan, so the same checks must hold at plan time.
 //!
@@ -1131,11 +1134,20 @@ struct Entry<'a> {
     body: &'a Map<String, Json>,
 }
 
-/// Writes the entries as a JSON configuration, one entry per line; returns the text and the
-/// entry on each line.
-fn render(entries: &[Entry<'_>], extra: &str) -> (String, BTreeMap<usize, usize>) {
+/// Where each entry of a rendered configuration is: the lines it spans, and the line of each
+/// of its top-level attributes.
+#[derive(Default)]
+struct Lines {
+    entry_of_line: BTreeMap<usize, usize>,
+    attribute: BTreeMap<(usize, String), usize>,
+}
+
+/// Writes the entries as a JSON configuration, each entry's top-level attributes on lines of
+/// their own (as a reader writes them, so the line an error points at says which attribute it
+/// is on); returns the text and where each entry and attribute is.
+fn render(entries: &[Entry<'_>], extra: &str) -> (String, Lines) {
     let mut lines: Vec<String> = vec!["{".into()];
-    let mut on_line = BTreeMap::new();
+    let mut at = Lines::default();
     let mut groups: BTreeMap<(u8, String), Vec<usize>> = BTreeMap::new();
     for (i, e) in entries.iter().enumerate() {
         let key = match e.kind {
@@ -1145,6 +1157,7 @@ fn render(entries: &[Entry<'_>], extra: &str) -> (String, BTreeMap<usize, usize>
         };
         groups.entry(key).or_default().push(i);
     }
+    // Lines marked "\0<entry>\0<attribute>\0<text>" belong to an entry ("" for its header).
     let mut sections: Vec<String> = Vec::new();
     for block in [0u8, 1, 2] {
         let mine: Vec<_> = groups.iter().filter(|((b, _), _)| *b == block).collect();
@@ -1164,14 +1177,23 @@ fn render(entries: &[Entry<'_>], extra: &str) -> (String, BTreeMap<usize, usize>
             for (mi, &i) in members.iter().enumerate() {
                 let e = &entries[i];
                 let comma = if mi + 1 < members.len() { "," } else { "" };
-                let text = if block == 2 {
-                    let mut body = e.body.clone();
+                let mut body = e.body.clone();
+                let header = if block == 2 {
                     body.insert("alias".into(), json!(e.name));
-                    format!("{}{comma}", Json::Object(body))
+                    "{".to_string()
                 } else {
-                    format!("\"{}\": {}{comma}", e.name, Json::Object(e.body.clone()))
+                    format!("\"{}\": {{", e.name)
                 };
-                section.push(format!("\u{0}{i}\u{0}{text}"));
+                section.push(format!("\u{0}{i}\u{0}\u{0}{header}"));
+                let n = body.len();
+                for (ai, (key, value)) in body.iter().enumerate() {
+                    let sep = if ai + 1 < n { "," } else { "" };
+                    section.push(format!(
+                        "\u{0}{i}\u{0}{key}\u{0}{}: {value}{sep}",
+                        Json::String(key.clone())
+                    ));
+                }
+                section.push(format!("\u{0}{i}\u{0}\u{0}}}{comma}"));
             }
             if block != 2 {
                 section.push(if ti + 1 < ntypes { "}," } else { "}" }.to_string());
@@ -1186,15 +1208,28 @@ fn render(entries: &[Entry<'_>], extra: &str) -> (String, BTreeMap<usize, usize>
     }
     for line in body.lines() {
         if let Some(rest) = line.strip_prefix('\u{0}') {
-            let (index, text) = rest.split_once('\u{0}').expect("marker");
-            on_line.insert(lines.len() + 1, index.parse().expect("index"));
+            let mut parts = rest.splitn(3, '\u{0}');
+            let index: usize = parts.next().and_then(|i| i.parse().ok()).expect("entry index");
+            let attribute = parts.next().expect("attribute marker");
+            let text = parts.next().expect("text");
+            let number = lines.len() + 1;
+            at.entry_of_line.insert(number, index);
+            if !attribute.is_empty() {
+                at.attribute.insert((index, attribute.to_string()), number);
+            }
             lines.push(text.to_string());
         } else {
             lines.push(line.to_string());
         }
     }
     lines.push("}".into());
-    (lines.join("\n"), on_line)
+    (lines.join("\n"), at)
+}
+
+/// The top-level attribute an attribute path starts with (`template` of
+/// `template.spec.requirements[0].operator`).
+fn top_level(path: &str) -> &str {
+    path.split(['.', '[']).next().unwrap_or(path)
 }
 
 /// One diagnostic terraform reported: severity, detail, and the line it points at.
@@ -1289,7 +1324,7 @@ fn run_batch(cases: &[Case], baselines: &[(Kind, Map<String, Json>)], plan: bool
             body,
         });
     }
-    let (text, on_line) = render(&entries, "");
+    let (text, at) = render(&entries, "");
     let mut work = Workdir::new("");
     work.write("cases.tf.json", &text);
     if plan {
@@ -1326,24 +1361,32 @@ fn run_batch(cases: &[Case], baselines: &[(Kind, Map<String, Json>)], plan: bool
     let by_entry = |i: usize| -> Vec<&Reported> {
         diags
             .iter()
-            .filter(|d| d.line.and_then(|l| on_line.get(&l)) == Some(&i) && i < checked)
+            .filter(|d| d.line.and_then(|l| at.entry_of_line.get(&l)) == Some(&i) && i < checked)
             .collect()
     };
     for (i, c) in cases.iter().enumerate() {
         let mine = by_entry(i);
-        let hit = mine
-            .iter()
-            .any(|d| d.error && c.expected.iter().any(|p| d.detail.starts_with(&format!("{p}: "))));
+        // On the line of the attribute the path starts with (#28: not on the resource's
+        // header); anywhere in the entry for an attribute the case does not set (Terraform
+        // shows where it is missing).
+        let line_of = |p: &str| at.attribute.get(&(i, top_level(p).to_string())).copied();
+        let hit = mine.iter().any(|d| {
+            d.error
+                && c.expected.iter().any(|p| {
+                    d.detail.starts_with(&format!("{p}: ")) && line_of(p).is_none_or(|l| d.line == Some(l))
+                })
+        });
         if !hit {
             failures.push(format!(
-                "case_{i} {} {} [{:?}] {} expected an error at {:?}; got {:?}",
+                "case_{i} {} {} [{:?}] {} expected an error at {:?} on line {:?}; got {:?}",
                 c.kind.label(),
                 c.attribute,
                 c.category,
                 c.shown,
                 c.expected,
+                c.expected.iter().map(|p| line_of(p)).collect::<Vec<_>>(),
                 mine.iter()
-                    .map(|d| format!("{}: {}", d.summary, d.detail))
+                    .map(|d| format!("line {:?}: {}: {}", d.line, d.summary, d.detail))
                     .collect::<Vec<_>>()
             ));
         }

@@ -42,6 +42,7 @@ mod protocol_identity_aws;
 mod protocol_identity_kube;
 mod provider_example;
 mod quick_start;
+mod readable_plans;
 mod release;
 mod secrets;
 mod status_plan;

@@ -4,7 +4,8 @@
 //! - after create, state holds the status the server has (not an empty one until a refresh);
 //! - a change of the NodePool's own labels (or of provider-side settings) plans no `status`
 //!   "(known after apply)", and applies without an inconsistent result;
-//! - a `spec` change still plans `status` unknown, and applies cleanly;
+//! - a `spec` change keeps the prior `status` in the plan too (#28: a one-value change reads as
+//!   one line), applies cleanly, and the next refresh reads the status Karpenter wrote since;
 //! - the plan after each apply is empty.
 //!
 //! Plan sizes are printed (`--nocapture`).
@@ -89,14 +90,32 @@ fn status_is_filled_after_create_and_planned_unknown_only_for_spec_changes() {
     assert_eq!(state_status(&work), status, "the prior status, as planned");
     assert!(work.plan_is_empty(), "{}", work.plan().output());
 
-    // A spec change: status is planned unknown (Karpenter reacts to it).
+    // A spec change: the prior status stays in the plan too; a refresh then reads the new one.
     work.set_config(&format!("{provider}\n{}", pool("b", "200", true)));
     let (plan, lines, unknown) = plan_counts(&work);
     eprintln!("spec plan: {lines} lines, {unknown} \"(known after apply)\"");
-    assert!(plan.contains("status"), "{plan}");
-    assert!(unknown >= 1, "{plan}");
+    assert!(plan.contains("\"200\""), "{plan}");
+    assert!(!plan.contains("status"), "{plan}");
+    assert_eq!(unknown, 0, "{plan}");
     let run = work.apply().ok();
     assert!(!run.text().contains("inconsistent"), "{}", run.output());
     assert!(ready(&state_status(&work)["conditions"]));
     assert!(work.plan_is_empty(), "{}", work.plan().output());
+    assert!(
+        cluster.server.patch_object(
+            "karpenter.sh",
+            "nodepools",
+            "",
+            "default",
+            &serde_json::json!({"status": {"nodes": 7}})
+        ),
+        "the NodePool"
+    );
+    work.terraform(&["apply", "-refresh-only", "-auto-approve", "-no-color"])
+        .ok();
+    assert_eq!(
+        state_status(&work)["nodes"],
+        7,
+        "a refresh reads the status Karpenter wrote"
+    );
 }

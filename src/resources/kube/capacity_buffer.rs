@@ -9,6 +9,7 @@
 //! change) addresses the object, and import takes `namespace/name`; the rest is the shared
 //! [`super::object`] code of every kind.
 
+use crate::resources::kube::object::STATUS_IN_PLANS;
 use std::sync::LazyLock;
 
 use crate::resources::kube::object::DEFAULT_NAMESPACE;
@@ -137,7 +138,9 @@ fn status() -> Attribute {
     )
     .computed()
     .not_on_wire()
-    .describe("What the buffer controller reports (read only).")
+    .describe(format!(
+        "What the buffer controller reports (read only). {STATUS_IN_PLANS}"
+    ))
 }
 
 /// The CRD's cross-field rules: a `pod_template_ref` needs `replicas` or `limits`, and

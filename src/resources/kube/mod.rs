@@ -37,6 +37,8 @@ pub fn ec2_node_class() -> KubeObjectType {
     KubeObjectType {
         validate: v1::validate_ec2_node_class,
         wait_for_ready: Some("wait_for_ready"),
+        // Karpenter makes the instance profile from `role` (or takes the one named).
+        status_follows: &[("instance_profile", &["role", "instance_profile"])],
         ..KubeObjectType::new(
             "karpenter_ec2_node_class",
             kinds::EC2_NODE_CLASS,

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::diagnostics::Diagnostics;
 use super::validate::Validator;
-use crate::terraform::tfvalue::{AttributePath, Type, Value};
+use crate::terraform::tfvalue::{AttributePath, PathStep, Type, Value};
 
 /// Whether the user sets an attribute, the provider does, or either.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -350,6 +350,28 @@ impl Schema {
     pub fn block(&self, name: &str) -> Option<&Block> {
         self.blocks.iter().find(|b| b.name == name)
     }
+
+    /// The part of `path` whose source line Terraform can show. Terraform follows a
+    /// diagnostic's path through blocks and ends at one attribute (or at one element of a list
+    /// or map written literally as its value); it does not look inside an object value, and
+    /// falls back to the resource's header line for a path that tries to. So the path is cut
+    /// after its first attribute (and that attribute's element key, if one follows): the
+    /// error shows on the line of the top-level attribute, and its text names the whole path.
+    pub fn locatable(&self, path: &AttributePath) -> AttributePath {
+        let mut out = AttributePath::root();
+        let mut blocks: &[Block] = &self.blocks;
+        let mut steps = path.steps.iter().peekable();
+        while let Some(PathStep::Attribute(name)) = steps.next() {
+            out.steps.push(PathStep::Attribute(name.clone()));
+            let key = steps.next_if(|s| !matches!(s, PathStep::Attribute(_)));
+            out.steps.extend(key.cloned());
+            match blocks.iter().find(|b| b.name == name.as_str()) {
+                Some(block) => blocks = &block.blocks,
+                None => break,
+            }
+        }
+        out
+    }
 }
 
 fn object_type(attributes: &[Attribute], blocks: &[Block]) -> Type {
@@ -458,6 +480,30 @@ fn validate_attribute(attribute: &Attribute, value: &Value, path: &AttributePath
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// #28: Terraform shows the line of a block's attribute, of a top-level attribute and of
+    /// an element written literally in it, never of an attribute inside an object value.
+    #[test]
+    fn locatable_paths_end_at_the_first_attribute_outside_blocks() {
+        let schema = Schema::new(
+            "",
+            vec![
+                Attribute::object("template", vec![Attribute::string("name")]),
+                Attribute::list_of_objects("requirements", vec![Attribute::string("operator")]),
+            ],
+        )
+        .with_blocks(vec![Block::single("timeouts", vec![Attribute::string("create")])]);
+        let cut = |p: AttributePath| schema.locatable(&p).to_string();
+        let root = AttributePath::root;
+        assert_eq!(cut(root().attr("template").attr("spec").attr("name")), "template");
+        assert_eq!(
+            cut(root().attr("requirements").index(2).attr("operator")),
+            "requirements[2]"
+        );
+        assert_eq!(cut(root().attr("timeouts").attr("create")), "timeouts.create");
+        assert_eq!(cut(root().attr("template")), "template");
+        assert_eq!(cut(root()), "");
+    }
 
     #[test]
     fn camel_case_follows_crd_names() {

@@ -130,8 +130,8 @@ pub fn path(p: &AttributePath) -> pb::AttributePath {
 }
 
 /// Terraform shows the source line of a configured top-level attribute, but cannot point
-/// inside an object or list value, nor at an attribute that is absent; so the detail itself
-/// names the attribute path.
+/// inside an object value, nor at an attribute that is absent; so the detail itself names
+/// the whole attribute path.
 fn detail_with_path(d: &Diagnostic) -> String {
     match &d.path {
         Some(p) if !p.is_root() => format!("{p}: {}", d.detail),
@@ -140,7 +140,17 @@ fn detail_with_path(d: &Diagnostic) -> String {
 }
 
 pub fn diagnostic(d: &Diagnostic) -> pb::Diagnostic {
+    located_diagnostic(d, None)
+}
+
+/// A diagnostic about a configuration of `schema`: its attribute path is cut to what
+/// Terraform can show the line of ([`Schema::locatable`]), its detail names the whole path.
+fn located_diagnostic(d: &Diagnostic, schema: Option<&Schema>) -> pb::Diagnostic {
     use pb::diagnostic::Severity as S;
+    let attribute = match (&d.path, schema) {
+        (Some(p), Some(schema)) => Some(schema.locatable(p)),
+        (p, _) => p.clone(),
+    };
     pb::Diagnostic {
         severity: match d.severity {
             Severity::Error => S::Error,
@@ -148,10 +158,15 @@ pub fn diagnostic(d: &Diagnostic) -> pb::Diagnostic {
         } as i32,
         summary: d.summary.clone(),
         detail: detail_with_path(d),
-        attribute: d.path.as_ref().map(path),
+        attribute: attribute.as_ref().map(path),
     }
 }
 
 pub fn diagnostics(d: &Diagnostics) -> Vec<pb::Diagnostic> {
     d.iter().map(diagnostic).collect()
+}
+
+/// [`diagnostics`] about a configuration of `schema`, placed where Terraform can show them.
+pub fn diagnostics_in(d: &Diagnostics, schema: &Schema) -> Vec<pb::Diagnostic> {
+    d.iter().map(|d| located_diagnostic(d, Some(schema))).collect()
 }

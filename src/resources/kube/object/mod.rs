@@ -8,8 +8,9 @@
 //!   what was unknown (status) from the stored object (read once more after the write when
 //!   the answer has no status yet). An object found being deleted is waited for (bounded by
 //!   `timeouts.create`) and created again.
-//! - **plan**: `status` is planned unknown only when `name` or a `spec` field changes, not for
-//!   labels, annotations or provider-side settings.
+//! - **plan**: `status` is planned unknown on create; an update keeps the prior status (a
+//!   one-value change reads as one line), except the fields that follow a changed spec
+//!   attribute (`status_follows`), and the next refresh reads what Karpenter wrote since.
 //! - **read**: only fields of the schema are read back, and only the labels and annotations
 //!   Terraform manages, so what Karpenter itself writes never shows as drift. A deleted object
 //!   is reported gone; one being deleted (a `deletionTimestamp`) stays in state with a warning
@@ -68,6 +69,11 @@ const STATUS_READ: Duration = Duration::from_secs(5);
 /// as hashicorp/kubernetes and kubectl do.
 pub const DEFAULT_NAMESPACE: &str = "default";
 
+/// What a plan shows of a kind's `status`, appended to each status attribute's description.
+pub const STATUS_IN_PLANS: &str = "On create it is known after apply. An update plans the status of the last \
+     refresh, so a change shows only the values that change, and the apply keeps it; the next refresh reads \
+     what Karpenter wrote since.";
+
 /// Annotation prefixes written by tools and controllers, never imported as user intent.
 const FOREIGN_ANNOTATIONS: &[&str] = &[
     "kubectl.kubernetes.io/",
@@ -94,6 +100,11 @@ pub struct KubeObjectType {
     /// For kinds only some installations have: the Karpenter version and feature gate they
     /// need, so an absent CRD fails fast with that instead of waiting the whole timeout.
     pub requires: Option<&'static Availability>,
+    /// Status fields that change when Karpenter reacts to a spec attribute, and are
+    /// referenced by other resources: `(status field, spec attributes)`. An update that changes
+    /// one of those attributes plans the field unknown; the rest of the status keeps its prior
+    /// value.
+    pub status_follows: &'static [(&'static str, &'static [&'static str])],
 }
 
 fn no_replacements(_: &Value, _: &Value) -> Vec<AttributePath> {
@@ -112,6 +123,7 @@ impl KubeObjectType {
             wait_for_ready: None,
             drop_admission_defaults: |_, _| {},
             requires: None,
+            status_follows: &[],
         }
     }
 
@@ -344,12 +356,12 @@ impl Resource<KarpenterContext> for KubeObjectType {
         (self.replacements)(prior, planned)
     }
 
-    /// `status` is what Karpenter reports about the `spec`: it is planned unknown only when
-    /// the name or a `spec` field changes. A change of what Karpenter does not react to (the
-    /// object's labels and annotations, `timeouts`, `wait_for_ready`, `force_destroy`) keeps
-    /// the prior status in the plan, and the apply returns it as planned ([`merge_known`]).
+    /// `status` is what Karpenter reports about the `spec`. An update keeps the prior status
+    /// in the plan, so a one-value change reads as one line; the apply returns it as planned
+    /// ([`merge_known`]) and the next refresh reads what Karpenter wrote since. Only the
+    /// status fields of `status_follows` whose spec attributes change are planned unknown.
     fn modify_plan(&self, _config: &Value, prior: &Value, planned: &mut Value, _diags: &mut Diagnostics) {
-        keep_status_unless_spec_changed(self.schema, prior, planned);
+        keep_prior_status(prior, planned, self.status_follows);
     }
 
     async fn create(&self, ctx: &KarpenterContext, planned: &Value) -> ApplyOutcome {

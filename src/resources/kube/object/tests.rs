@@ -157,10 +157,11 @@ fn writes_fit_the_served_schema() {
     );
 }
 
-/// #18: a change of labels only (or of provider-side settings) keeps the prior status in
-/// the plan; a spec change, a rename or a create plans it unknown.
+/// #18, #28: an update keeps the prior status in the plan (labels, provider-side settings
+/// and spec changes alike), except the status fields that follow a changed spec attribute; a
+/// create plans it unknown.
 #[test]
-fn status_is_unknown_only_when_the_spec_changes() {
+fn status_is_kept_on_update_and_unknown_on_create() {
     use crate::resources::kube::v1::NODE_POOL;
     use crate::resources::kube::v1::testing::config;
     use crate::terraform::framework::plan::plan;
@@ -190,7 +191,7 @@ fn status_is_unknown_only_when_the_spec_changes() {
     let planned_for = |json: &Json| {
         let cfg = config(&NODE_POOL, json);
         let mut p = plan(&NODE_POOL.attributes, &NODE_POOL.blocks, &cfg, &prior).planned;
-        keep_status_unless_spec_changed(&NODE_POOL, &prior, &mut p);
+        keep_prior_status(&prior, &mut p, &[("nodes", &["weight"])]);
         p
     };
     let mut labels = base.clone();
@@ -201,13 +202,16 @@ fn status_is_unknown_only_when_the_spec_changes() {
     assert_eq!(p.get("status"), Some(&status));
 
     let mut spec = base.clone();
+    spec["limits"] = json!({"cpu": "5"});
+    assert_eq!(planned_for(&spec).get("status"), Some(&status));
+    // A status field that follows a changed spec attribute is read anew.
     spec["weight"] = json!(5);
-    assert!(planned_for(&spec).get("status").is_some_and(Value::is_unknown));
-    let mut renamed = base.clone();
-    renamed["name"] = json!("b");
-    assert!(planned_for(&renamed).get("status").is_some_and(Value::is_unknown));
+    let followed = planned_for(&spec);
+    let kept = followed.get("status").expect("status");
+    assert!(kept.get("nodes").is_some_and(Value::is_unknown), "{kept:?}");
+    assert_eq!(kept.get("conditions"), status.get("conditions"));
     let mut create = created_planned_status(&base);
-    keep_status_unless_spec_changed(&NODE_POOL, &Value::Null, &mut create);
+    keep_prior_status(&Value::Null, &mut create, &[]);
     assert!(create.get("status").is_some_and(Value::is_unknown));
 }
 

@@ -90,25 +90,31 @@ pub(super) fn keep_defaults_the_cluster_lacks(
     }
 }
 
-/// See [`KubeObjectType`]'s `modify_plan`: the prior `status` where the planner made it
-/// unknown although neither `name` nor any `spec` attribute (one with a wire field) changed.
-pub(super) fn keep_status_unless_spec_changed(schema: &Schema, prior: &Value, planned: &mut Value) {
+/// See [`KubeObjectType`]'s `modify_plan`: on an update, the prior `status` where the planner
+/// made it unknown, so a one-value change reads as one line instead of the whole status
+/// rendered as removed. The apply returns it as planned; the next refresh reads what
+/// Karpenter wrote since. The status fields of `follows` (`(status field, spec attributes)`)
+/// whose spec attributes change are planned unknown, as the apply reads them anew.
+pub(super) fn keep_prior_status(prior: &Value, planned: &mut Value, follows: &[(&str, &[&str])]) {
     if prior.is_null() {
         return;
     }
-    let changed = schema
-        .attributes
-        .iter()
-        .filter(|a| a.name == "name" || a.wire_field().is_some())
-        .any(|a| planned.get(a.name) != prior.get(a.name));
-    if changed {
+    let Value::Object(fields) = planned else { return };
+    let Some(Value::Object(status)) = prior.get("status") else {
+        return;
+    };
+    if !fields.get("status").is_some_and(Value::is_unknown) {
         return;
     }
-    if let (Value::Object(fields), Some(status)) = (planned, prior.get("status"))
-        && fields.get("status").is_some_and(Value::is_unknown)
-    {
-        fields.insert("status".into(), status.clone());
+    let mut status = status.clone();
+    for (field, sources) in follows {
+        if sources.iter().any(|a| fields.get(*a) != prior.get(a))
+            && let Some(slot) = status.get_mut(*field)
+        {
+            *slot = Value::unknown();
+        }
     }
+    fields.insert("status".into(), Value::Object(status));
 }
 
 /// Whether a stored object has a non-empty `status`.

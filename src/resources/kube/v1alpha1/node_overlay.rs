@@ -6,6 +6,7 @@
 //! the reserved resource names of `capacity`, the `price` and `price_adjustment` patterns, the
 //! `weight` range, and (in [`validate_node_overlay`]) "not both price and price_adjustment".
 
+use crate::resources::kube::object::STATUS_IN_PLANS;
 use std::sync::LazyLock;
 
 use crate::resources::kube::v1::rules::{self, QUALIFIED_NAME, elements, has};
@@ -222,7 +223,9 @@ fn status() -> Attribute {
     Attribute::object("status", vec![conditions_attribute()])
         .computed()
         .not_on_wire()
-        .describe("What Karpenter reports about the overlay (read only): `Ready` once it validated it.")
+        .describe(format!(
+            "What Karpenter reports about the overlay (read only): `Ready` once it validated it. {STATUS_IN_PLANS}"
+        ))
 }
 
 /// The CRD's cross-field rule: `price` and `price_adjustment` are exclusive.

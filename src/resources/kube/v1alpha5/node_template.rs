@@ -6,6 +6,7 @@
 //! ones that span attributes: what `launch_template` excludes, which selectors are required,
 //! and `ami_family = "Custom"` needing `ami_selector`.
 
+use crate::resources::kube::object::STATUS_IN_PLANS;
 use std::sync::LazyLock;
 
 use crate::resources::kube::v1::ec2_node_class::VOLUME_TYPES;
@@ -347,7 +348,9 @@ fn status() -> Attribute {
     )
     .computed()
     .not_on_wire()
-    .describe("What Karpenter reports about the node template (read only).")
+    .describe(format!(
+        "What Karpenter reports about the node template (read only). {STATUS_IN_PLANS}"
+    ))
 }
 
 fn invalid(diags: &mut Diagnostics, path: &AttributePath, detail: impl Into<String>) {

@@ -6,6 +6,7 @@
 //! that span attributes (consolidation vs. `ttl_seconds_after_empty`, `provider_json` vs.
 //! `provider_ref`, taint key/effect pairs unique across `taints` and `startup_taints`).
 
+use crate::resources::kube::object::STATUS_IN_PLANS;
 use std::collections::BTreeSet;
 use std::sync::LazyLock;
 
@@ -277,7 +278,9 @@ fn status() -> Attribute {
     )
     .computed()
     .not_on_wire()
-    .describe("What Karpenter reports about the Provisioner (read only).")
+    .describe(format!(
+        "What Karpenter reports about the Provisioner (read only). {STATUS_IN_PLANS}"
+    ))
 }
 
 fn invalid(diags: &mut Diagnostics, path: &AttributePath, detail: impl Into<String>) {

@@ -50,7 +50,7 @@ impl<P: Provider> ProviderServer<P> {
                 ..Default::default()
             }),
             |d| pb::read_data_source::Response {
-                diagnostics: pb_diags(&d),
+                diagnostics: self.data_source_diags(&req.type_name, &d),
                 ..Default::default()
             }
         )

@@ -11,7 +11,8 @@ use tonic::{Request, Response, Status};
 
 use super::proto::tfplugin6 as pb;
 use super::schema_proto::{
-    diagnostics as pb_diags, identity_schema as pb_identity_schema, schema as pb_schema,
+    diagnostics as pb_diags, diagnostics_in as pb_diags_in, identity_schema as pb_identity_schema,
+    schema as pb_schema,
 };
 use crate::terraform::framework::identity::check_unchanged;
 use crate::terraform::framework::plan::{plan, plan_recreate};
@@ -100,6 +101,22 @@ impl<P: Provider> ProviderServer<P> {
         self.provider
             .resource(type_name)
             .ok_or_else(|| unknown_type("resource", type_name))
+    }
+
+    /// Diagnostics about a resource of `type_name`, placed where Terraform can show them.
+    fn resource_diags(&self, type_name: &str, d: &Diagnostics) -> Vec<pb::Diagnostic> {
+        match self.provider.resource(type_name) {
+            Some(r) => pb_diags_in(d, r.schema()),
+            None => pb_diags(d),
+        }
+    }
+
+    /// Diagnostics about a data source of `type_name`, placed where Terraform can show them.
+    fn data_source_diags(&self, type_name: &str, d: &Diagnostics) -> Vec<pb::Diagnostic> {
+        match self.provider.data_source(type_name) {
+            Some(ds) => pb_diags_in(d, ds.schema()),
+            None => pb_diags(d),
+        }
     }
 
     fn resource_schema(&self, type_name: &str) -> Result<&Schema, Diagnostics> {
@@ -455,7 +472,7 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
             |c, d| self.provider.validate(c, d),
         );
         Ok(Response::new(pb::validate_provider_config::Response {
-            diagnostics: pb_diags(&diags),
+            diagnostics: pb_diags_in(&diags, self.provider.schema()),
         }))
     }
 
@@ -464,17 +481,20 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
         req: Request<pb::validate_resource_config::Request>,
     ) -> Rpc<pb::validate_resource_config::Response> {
         let req = req.into_inner();
-        let diags = match self.provider.resource(&req.type_name) {
-            Some(r) => validate_config(
+        let diagnostics = match self.provider.resource(&req.type_name) {
+            Some(r) => pb_diags_in(
+                &validate_config(
+                    r.schema(),
+                    req.config.as_ref(),
+                    "resource configuration",
+                    |c, d| r.validate(c, d),
+                ),
                 r.schema(),
-                req.config.as_ref(),
-                "resource configuration",
-                |c, d| r.validate(c, d),
             ),
-            None => unknown_type("resource", &req.type_name),
+            None => pb_diags(&unknown_type("resource", &req.type_name)),
         };
         Ok(Response::new(pb::validate_resource_config::Response {
-            diagnostics: pb_diags(&diags),
+            diagnostics,
         }))
     }
 
@@ -483,17 +503,20 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
         req: Request<pb::validate_data_resource_config::Request>,
     ) -> Rpc<pb::validate_data_resource_config::Response> {
         let req = req.into_inner();
-        let diags = match self.provider.data_source(&req.type_name) {
-            Some(ds) => validate_config(
+        let diagnostics = match self.provider.data_source(&req.type_name) {
+            Some(ds) => pb_diags_in(
+                &validate_config(
+                    ds.schema(),
+                    req.config.as_ref(),
+                    "data source configuration",
+                    |c, d| ds.validate(c, d),
+                ),
                 ds.schema(),
-                req.config.as_ref(),
-                "data source configuration",
-                |c, d| ds.validate(c, d),
             ),
-            None => unknown_type("data source", &req.type_name),
+            None => pb_diags(&unknown_type("data source", &req.type_name)),
         };
         Ok(Response::new(pb::validate_data_resource_config::Response {
-            diagnostics: pb_diags(&diags),
+            diagnostics,
         }))
     }
 
@@ -535,7 +558,7 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
         let diags = result.err().unwrap_or_default();
         tracing::debug!(terraform_version = %req.terraform_version, "provider configured");
         Ok(Response::new(pb::configure_provider::Response {
-            diagnostics: pb_diags(&diags),
+            diagnostics: pb_diags_in(&diags, schema),
         }))
     }
 

@@ -55,7 +55,7 @@ impl<P: Provider> ProviderServer<P> {
             }),
             |d| pb::upgrade_resource_state::Response {
                 upgraded_state: None,
-                diagnostics: pb_diags(&d)
+                diagnostics: self.resource_diags(&req.type_name, &d)
             }
         )
     }
@@ -86,7 +86,7 @@ impl<P: Provider> ProviderServer<P> {
             }),
             |d| pb::upgrade_resource_identity::Response {
                 upgraded_identity: None,
-                diagnostics: pb_diags(&d),
+                diagnostics: self.resource_diags(&req.type_name, &d),
             }
         )
     }
@@ -145,7 +145,7 @@ impl<P: Provider> ProviderServer<P> {
             result.map(
                 |(s, d, deferred, private, new_identity)| pb::read_resource::Response {
                     new_state: Some(s),
-                    diagnostics: pb_diags(&d),
+                    diagnostics: self.resource_diags(&req.type_name, &d),
                     private,
                     deferred,
                     new_identity,
@@ -154,7 +154,7 @@ impl<P: Provider> ProviderServer<P> {
             |d| pb::read_resource::Response {
                 // Keep what Terraform had: a failed refresh must not drop the object from state.
                 new_state: req.current_state.clone(),
-                diagnostics: pb_diags(&d),
+                diagnostics: self.resource_diags(&req.type_name, &d),
                 private: private.clone(),
                 new_identity: req.current_identity.clone(),
                 ..Default::default()
@@ -257,13 +257,13 @@ impl<P: Provider> ProviderServer<P> {
                     } else {
                         req.prior_private.clone()
                     },
-                    diagnostics: pb_diags(&d),
+                    diagnostics: self.resource_diags(&req.type_name, &d),
                     planned_identity,
                     ..Default::default()
                 }
             ),
             |d| pb::plan_resource_change::Response {
-                diagnostics: pb_diags(&d),
+                diagnostics: self.resource_diags(&req.type_name, &d),
                 ..Default::default()
             }
         )
@@ -334,14 +334,14 @@ impl<P: Provider> ProviderServer<P> {
             result.map(|(s, d, new_identity)| pb::apply_resource_change::Response {
                 new_state: Some(s),
                 private: private.clone(),
-                diagnostics: pb_diags(&d),
+                diagnostics: self.resource_diags(&req.type_name, &d),
                 new_identity,
                 ..Default::default()
             }),
             |d| pb::apply_resource_change::Response {
                 new_state: req.prior_state.clone(),
                 private: private.clone(),
-                diagnostics: pb_diags(&d),
+                diagnostics: self.resource_diags(&req.type_name, &d),
                 ..Default::default()
             }
         )
@@ -392,7 +392,7 @@ impl<P: Provider> ProviderServer<P> {
                 ..Default::default()
             }),
             |d| pb::import_resource_state::Response {
-                diagnostics: pb_diags(&d),
+                diagnostics: self.resource_diags(&req.type_name, &d),
                 ..Default::default()
             }
         )
@@ -430,7 +430,7 @@ impl<P: Provider> ProviderServer<P> {
                 ..Default::default()
             }),
             |d| pb::move_resource_state::Response {
-                diagnostics: pb_diags(&d),
+                diagnostics: self.resource_diags(&req.target_type_name, &d),
                 ..Default::default()
             }
         )
@@ -454,7 +454,7 @@ impl<P: Provider> ProviderServer<P> {
             }),
             |d| pb::generate_resource_config::Response {
                 config: None,
-                diagnostics: pb_diags(&d),
+                diagnostics: self.resource_diags(&req.type_name, &d),
             }
         )
     }

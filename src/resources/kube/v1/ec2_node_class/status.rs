@@ -1,6 +1,7 @@
 //! The computed `status` of an EC2NodeClass, as Karpenter writes it.
 
 use super::*;
+use crate::resources::kube::object::STATUS_IN_PLANS;
 
 pub(super) fn status() -> Attribute {
     Attribute::object(
@@ -79,5 +80,8 @@ pub(super) fn status() -> Attribute {
     )
     .computed()
     .not_on_wire()
-    .describe("What Karpenter reports about the node class (read only).")
+    .describe(format!(
+        "What Karpenter reports about the node class (read only). {STATUS_IN_PLANS} An update that changes `role` \
+         or `instance_profile` plans `instance_profile` known after apply."
+    ))
 }

@@ -6,6 +6,7 @@
 //! [`validate_node_pool`] adds the cross-attribute ones (S2, S3) and [`node_pool_replacements`]
 //! the transition rule S1 (a pool cannot switch between static and dynamic).
 
+use crate::resources::kube::object::STATUS_IN_PLANS;
 use std::sync::LazyLock;
 
 use super::rules::{self, has};
@@ -315,7 +316,9 @@ fn status() -> Attribute {
     )
     .computed()
     .not_on_wire()
-    .describe("What Karpenter reports about the pool (read only).")
+    .describe(format!(
+        "What Karpenter reports about the pool (read only). {STATUS_IN_PLANS}"
+    ))
 }
 
 /// Cross-attribute rules of the NodePool CRD the per-attribute validators cannot express:
