@@ -13,6 +13,7 @@ use tokio::time::Instant;
 
 use super::FIELD_MANAGER;
 use super::error::{KubeError, humantime};
+use super::karpenter_holds;
 use super::karpenter_liveness::{self, Liveness, Watchdog};
 use super::kinds::Kind;
 use super::retry::{Also, retry};
@@ -191,7 +192,7 @@ pub async fn delete_and_wait(
     name: &str,
     dependents: &[Kind],
     deadline: Instant,
-) -> Result<(), KubeError> {
+) -> Result<Waited, KubeError> {
     let api = api(client, kind, namespace);
     let label = object_label(namespace, name);
     let params = DeleteParams {
@@ -211,14 +212,16 @@ pub async fn delete_and_wait(
         },
     )
     .await?;
-    let Some(deleted) = deleted else { return Ok(()) };
+    let Some(deleted) = deleted else {
+        return Ok(Waited::default());
+    };
     let uid = deleted.either(
         |obj| obj.metadata.uid.unwrap_or_default(),
         |status| status.details.map(|d| d.uid).unwrap_or_default(),
     );
     if uid.is_empty() {
         // The server deleted it outright (the Status form of the answer).
-        return Ok(());
+        return Ok(Waited::default());
     }
     tracing::info!(
         kind = kind.kind,
@@ -232,6 +235,24 @@ pub async fn delete_and_wait(
         uid: &uid,
     };
     wait_gone(client, kind, object, dependents, deadline, Waiting::Delete).await
+}
+
+/// What a wait that ended well has to tell.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Waited {
+    /// Why whether Karpenter is running could not be checked while Karpenter's finalizers
+    /// held the object (its Lease unreadable, e.g. RBAC): had Karpenter been gone, the wait
+    /// would have lasted the whole timeout.
+    pub liveness_unchecked: Option<String>,
+}
+
+/// The sentence that says what an unreadable Lease costs.
+pub fn liveness_unchecked_cost(reason: &str) -> String {
+    format!(
+        "Whether Karpenter is running could not be checked ({reason}). Had Karpenter not been running, the delete \
+         would have waited its whole timeouts.delete instead of failing within about a minute. Grant get and list \
+         on leases in coordination.k8s.io (see the least-privilege ClusterRole in the docs)."
+    )
 }
 
 /// Why [`wait_gone`] waits, for its progress lines and its timeout message.
@@ -265,7 +286,7 @@ pub async fn wait_gone(
     dependents: &[Kind],
     deadline: Instant,
     why: Waiting,
-) -> Result<(), KubeError> {
+) -> Result<Waited, KubeError> {
     let Incarnation { namespace, name, uid } = object;
     let api = api(client, kind, namespace);
     let label = object_label(namespace, name);
@@ -273,7 +294,8 @@ pub async fn wait_gone(
     let mut delay = super::retry::FIRST_DELAY;
     let mut ticker = tokio::time::interval_at(Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY);
     let mut probe = tokio::time::interval_at(Instant::now() + PROBE_EVERY, PROBE_EVERY);
-    let mut watchdog = Watchdog::new();
+    let mut watchdog = Watchdog::shared();
+    let mut unchecked: Option<String> = None;
     loop {
         let wait = tokio::time::timeout_at(
             deadline,
@@ -287,16 +309,24 @@ pub async fn wait_gone(
                     let Ok(Ok(Some(obj))) = tokio::time::timeout(PROGRESS_READ, api.get_opt(name)).await else {
                         continue;
                     };
-                    let finalizers = obj.metadata.finalizers.unwrap_or_default();
-                    if !waits_on_karpenter(&finalizers) {
+                    // Only Karpenter's own finalizers (on the object, or on what it owns) are
+                    // Karpenter's to finish; `foregroundDeletion` alone is the collector's.
+                    let holds = karpenter_holds::holds(client, &obj, uid, dependents).await;
+                    if holds.is_empty() {
                         continue;
                     }
                     let seen = karpenter_liveness::look(client).await;
-                    if let Liveness::Gone(why) = watchdog.observe(seen, &finalizers, Instant::now()) {
+                    if let karpenter_liveness::Seen::Unreadable(reason) = &seen {
+                        if unchecked.is_none() {
+                            tracing::warn!(kind = kind.kind, name, "{}", liveness_unchecked_cost(reason));
+                        }
+                        unchecked = Some(reason.clone());
+                    }
+                    if let Liveness::Gone(why) = watchdog.observe(seen, &holds.fingerprint(), Instant::now()) {
                         let what = format!(
                             "{} {label} is being deleted and waits for {}",
                             kind.kind,
-                            waiting_for(&finalizers).trim_start_matches("waiting for ")
+                            holds.describe(kind.kind)
                         );
                         tracing::warn!(kind = kind.kind, name, "{what}, but Karpenter is not running: {why}");
                         return Err(KubeError::KarpenterGone { what, why, waited: started.elapsed() });
@@ -329,7 +359,11 @@ pub async fn wait_gone(
             }
         };
         match outcome {
-            Ok(Ok(_)) => return Ok(()),
+            Ok(Ok(_)) => {
+                return Ok(Waited {
+                    liveness_unchecked: unchecked,
+                });
+            }
             Ok(Err(e)) => {
                 tracing::debug!(error = %e, "watch while deleting failed; watching again");
                 if Instant::now() + delay >= deadline {
@@ -341,8 +375,12 @@ pub async fn wait_gone(
             Err(_) => break,
         }
     }
+    let mut what = holders(client, kind, namespace, name, uid, dependents, why).await;
+    if let Some(reason) = &unchecked {
+        what = format!("{what}. {}", liveness_unchecked_cost(reason));
+    }
     Err(KubeError::Timeout {
-        what: holders(client, kind, namespace, name, uid, dependents, why).await,
+        what,
         waited: started.elapsed(),
     })
 }
@@ -350,12 +388,12 @@ pub async fn wait_gone(
 /// How often a delete that waits on Karpenter checks that Karpenter is running.
 const PROBE_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// Whether something Karpenter does holds the object: one of its finalizers, or foreground
-/// deletion (waiting on owned NodeClaims, which carry Karpenter's finalizer).
+/// Whether one of Karpenter's own finalizers holds the object (`foregroundDeletion` is the
+/// garbage collector's: what it waits for is checked by [`karpenter_holds::holds`]).
 pub fn waits_on_karpenter(finalizers: &[String]) -> bool {
-    finalizers.iter().any(|f| {
-        f == "foregroundDeletion" || f.starts_with("karpenter.sh/") || f.starts_with("karpenter.k8s.aws/")
-    })
+    finalizers
+        .iter()
+        .any(|f| karpenter_holds::is_karpenter_finalizer(f))
 }
 
 /// How often a delete that waits says what it waits for.

@@ -39,13 +39,8 @@ pub enum KubeError {
     /// ([`super::karpenter_liveness`]): `what` is the stuck object and its finalizers, `why`
     /// how Karpenter was seen to be gone.
     #[error(
-        "{what}, but Karpenter is not running: {why} (noticed after {}). Only Karpenter removes these finalizers, \
-         so the delete cannot finish. Either start Karpenter again (its Helm release, its controller's IAM role and \
-         the nodes it runs on must exist; then run the destroy again), or set force_destroy = true on this resource \
-         and apply before destroying: the provider then does Karpenter's cleanup itself (terminates the EC2 \
-         instances, deletes the launch templates and instance profiles Karpenter created for it, tagged for this \
-         cluster) and removes the finalizers. Removing the finalizers by hand (kubectl patch) would leave those \
-         EC2 resources running and billed",
+        "{what}, but Karpenter is not running: {why} (noticed after {}). Only Karpenter's controller removes \
+         those finalizers, so the delete cannot finish.",
         humantime(*waited)
     )]
     KarpenterGone {

@@ -16,8 +16,15 @@
 //! - no Lease anywhere for 30 s while the object's finalizers do not change → gone (Karpenter
 //!   uninstalled with its namespace; a Karpenter running without leader election still makes
 //!   the finalizers change as it works);
-//! - the Lease cannot be read (RBAC) → unknown: the delete waits as before.
+//! - the Lease cannot be read (RBAC) → unknown: the delete waits as before, and warns once
+//!   what that costs ([`unreadable_warning`]).
+//!
+//! A verdict is shared within the provider process ([`Watchdog::shared`]): once one delete
+//! found Karpenter gone, the next delete of the same run that sees the same Leases (still
+//! absent, still released, still not renewed) concludes at once instead of waiting its own
+//! 30 seconds.
 
+use std::sync::Mutex;
 use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::Lease;
@@ -63,6 +70,9 @@ pub enum Liveness {
     Unknown,
 }
 
+/// The last "gone" verdict of this process, and the observation it was made on.
+static LAST_GONE: Mutex<Option<(Seen, String)>> = Mutex::new(None);
+
 /// Turns observations over time into a verdict.
 #[derive(Debug, Default)]
 pub struct Watchdog {
@@ -70,16 +80,48 @@ pub struct Watchdog {
     last: Option<(Seen, Instant)>,
     /// The object's finalizers at the last look, and when they last changed.
     finalizers: Option<(Vec<String>, Instant)>,
+    /// Whether verdicts are shared with the other watchdogs of the process.
+    shared: bool,
 }
 
 impl Watchdog {
+    /// A watchdog on its own: its verdicts use only its own observations.
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Records what was seen at `now` (and the waited-on object's finalizers) and says whether
-    /// Karpenter is running.
+    /// A watchdog that shares "gone" verdicts within the process: it concludes at once when
+    /// it sees what an earlier verdict was made on, and records its own.
+    pub fn shared() -> Self {
+        Self {
+            shared: true,
+            ..Self::default()
+        }
+    }
+
+    /// Records what was seen at `now` (and what of Karpenter's holds the waited-on object) and
+    /// says whether Karpenter is running.
     pub fn observe(&mut self, seen: Seen, finalizers: &[String], now: Instant) -> Liveness {
+        if self.shared
+            && let Ok(last) = LAST_GONE.lock()
+            && let Some((earlier, why)) = last.as_ref()
+            && *earlier == seen
+        {
+            return Liveness::Gone(format!(
+                "{why}; found earlier in this run, and the Lease has not changed since"
+            ));
+        }
+        let verdict = self.judge(seen.clone(), finalizers, now);
+        if self.shared
+            && let Liveness::Gone(why) = &verdict
+            && let Ok(mut last) = LAST_GONE.lock()
+        {
+            *last = Some((seen, why.clone()));
+        }
+        verdict
+    }
+
+    fn judge(&mut self, seen: Seen, finalizers: &[String], now: Instant) -> Liveness {
         let finalizers_since = match &self.finalizers {
             Some((f, since)) if f.as_slice() == finalizers => *since,
             _ => {

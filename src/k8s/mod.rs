@@ -1,6 +1,7 @@
 //! The Kubernetes side: building a `kube` client from the provider block, the CRD readiness
 //! gate, server-side apply with retries, reads, and deletion that waits for finalizers. Knows
-//! Also whether a Karpenter controller is running (its leader-election Lease). Knows
+//! also whether a Karpenter controller is running (its leader-election Lease) and what of
+//! Karpenter's holds an object being deleted. Knows
 //! `kube`, not Terraform: the resources translate between the two.
 
 pub mod apply;
@@ -8,6 +9,7 @@ pub mod client;
 pub mod eks;
 pub mod error;
 pub mod gate;
+pub mod karpenter_holds;
 pub mod karpenter_liveness;
 pub mod kinds;
 pub mod ownership;

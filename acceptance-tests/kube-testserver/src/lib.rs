@@ -159,6 +159,10 @@ pub struct Config {
     /// Where to write `kubeconfig`, `ca.crt` and the client certificate; a fresh temporary
     /// directory (removed on drop) when `None`.
     pub work_dir: Option<PathBuf>,
+    /// How long the garbage collector takes to notice a kind after its CRD is established
+    /// (kube-controller-manager rediscovers resources every ~30 s): until then, it finishes no
+    /// foreground deletion of that kind's objects. Zero (the default): at once.
+    pub gc_discovery_delay: Duration,
 }
 
 impl Default for Config {
@@ -172,6 +176,7 @@ impl Default for Config {
             port: 0,
             admin_port: Some(0),
             work_dir: None,
+            gc_discovery_delay: Duration::ZERO,
         }
     }
 }
@@ -273,6 +278,18 @@ impl TestServer {
             acceptor,
             shared.clone(),
         ))];
+        if !config.gc_discovery_delay.is_zero() {
+            lock(&shared.state).gc_discovery_delay = config.gc_discovery_delay;
+            // The collector runs after each write; once a kind is discovered it must also run
+            // when nothing is written.
+            let collector = shared.clone();
+            tasks.push(tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(Duration::from_millis(250)).await;
+                    collector.with_state(|s| s.gc());
+                }
+            }));
+        }
         let admin_addr = match config.admin_port {
             Some(p) => {
                 let l = TcpListener::bind(("127.0.0.1", p))

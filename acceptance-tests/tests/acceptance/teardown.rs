@@ -369,12 +369,31 @@ fn assert_only_decoys_left(aws: &Aws) {
 
 #[test]
 fn force_destroy_finishes_karpenters_cleanup_and_touches_only_ours() {
-    let stack = Stack::new(true);
+    let mut stack = Stack::new(true);
     stack.apply_and_seed();
     assert_eq!(stack.karpenter_objects(), (true, true, 1));
     stack.cluster.server.stop_controller(false);
+    let log = stack.work.path().join("provider.log");
+    stack
+        .work
+        .env("TF_LOG_PROVIDER", "warn")
+        .env("TF_LOG_PATH", &log.display().to_string());
     let started = Instant::now();
     let run = stack.work.destroy().ok();
+    // #28: the pool's wait established that Karpenter is gone; the class's delete, later in
+    // the same run, takes that verdict instead of waiting for its own.
+    let log = std::fs::read_to_string(&log).unwrap_or_default();
+    let verdicts: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("force_destroy: doing its cleanup"))
+        .collect();
+    assert_eq!(verdicts.len(), 2, "{log}");
+    assert!(
+        verdicts
+            .iter()
+            .any(|l| l.contains("EC2NodeClass") && l.contains("found earlier in this run")),
+        "{verdicts:#?}"
+    );
     println!(
         "destroy with force_destroy, Karpenter stopped: {:?}",
         started.elapsed()
@@ -409,6 +428,8 @@ fn without_force_destroy_a_destroy_fails_fast_and_says_what_to_do() {
     for expected in [
         "Karpenter is not running",
         "NodePool default",
+        // #28: what blocks is named: the NodeClaims the pool owns, and their finalizer.
+        "NodeClaim(s) it owns",
         "karpenter.sh/termination",
         "karpenter-leader-election",
         "has not been renewed",
@@ -420,6 +441,11 @@ fn without_force_destroy_a_destroy_fails_fast_and_says_what_to_do() {
             "missing {expected:?} in:\n{}",
             run.output()
         );
+    }
+    // The garbage collector's finalizer is not Karpenter's, and the pool's force_destroy
+    // promises only what it does (launch templates and profiles are the class's).
+    for wrong in ["foregroundDeletion", "launch template", "instance profile"] {
+        assert!(!text.contains(wrong), "{wrong:?} in:\n{}", run.output());
     }
     // Nothing in AWS was touched, and the objects are still there (only being deleted).
     stack.assert_aws_untouched(&before);
@@ -524,4 +550,40 @@ fn force_destroy_without_a_cluster_name_deletes_nothing_until_the_name_is_config
     stack.work.destroy().ok();
     assert_eq!(stack.karpenter_objects(), (false, false, 0));
     assert_only_decoys_left(&stack.aws());
+}
+
+/// #28: with no Karpenter installed at all, a NodePool that owns nothing waits only for the
+/// garbage collector's `foregroundDeletion`. A collector slow to notice a freshly installed
+/// kind (kube-controller-manager rediscovers resources every ~30 s; here 45 s) must be waited
+/// for, never blamed on Karpenter nor answered with `force_destroy`.
+#[test]
+fn a_pool_that_owns_nothing_waits_for_a_slow_garbage_collector() {
+    let cluster = Cluster::start(Config {
+        crd_dirs: vec![TestServer::shared_crds_dir("v1")],
+        gc_discovery_delay: Duration::from_secs(45),
+        ..Config::default()
+    });
+    let work = Workdir::new(&format!(
+        r#"{}
+resource "karpenter_node_pool" "p" {{
+  name = "p"
+  template = {{
+    spec = {{
+      node_class_ref = {{ group = "karpenter.k8s.aws", kind = "EC2NodeClass", name = "default" }}
+      requirements   = [{{ key = "karpenter.sh/capacity-type", operator = "In", values = ["on-demand"] }}]
+    }}
+  }}
+}}
+"#,
+        cluster.provider_block()
+    ));
+    work.apply().ok();
+    let started = Instant::now();
+    let run = work.destroy();
+    println!("destroy with a slow garbage collector: {:?}", started.elapsed());
+    assert!(run.success, "{}", run.output());
+    // (The plan lists force_destroy among the attributes destroyed; the diagnostics must not.)
+    assert!(!run.stderr.contains("Karpenter is not running"), "{}", run.output());
+    assert!(!run.stderr.contains("force_destroy"), "{}", run.output());
+    assert!(cluster.node_pool("p").is_none());
 }

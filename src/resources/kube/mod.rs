@@ -18,7 +18,19 @@ pub mod v1alpha1;
 pub mod v1alpha5;
 
 use crate::k8s::kinds;
-use object::KubeObjectType;
+use object::{ClassRef, KubeObjectType};
+
+/// A NodePool's node class: `template.spec.node_class_ref`.
+static NODE_POOL_CLASS: ClassRef = ClassRef {
+    path: &["template", "spec", "node_class_ref"],
+    kinds: &[kinds::EC2_NODE_CLASS],
+};
+
+/// A Provisioner's node template: `provider_ref`.
+static PROVISIONER_TEMPLATE: ClassRef = ClassRef {
+    path: &["provider_ref"],
+    kinds: &[kinds::AWS_NODE_TEMPLATE],
+};
 
 /// `karpenter_node_pool` ↔ `karpenter.sh/v1` NodePool. Deleting it waits for the NodeClaims
 /// it owns (Karpenter drains and terminates their nodes first).
@@ -27,6 +39,8 @@ pub fn node_pool() -> KubeObjectType {
         validate: v1::validate_node_pool,
         replacements: v1::node_pool_replacements,
         dependents: &[kinds::NODE_CLAIM],
+        force_destroy_cleanup: Some(v1::node_pool::NODE_POOL_CLEANUP),
+        class_ref: Some(&NODE_POOL_CLASS),
         ..KubeObjectType::new("karpenter_node_pool", kinds::NODE_POOL, &v1::NODE_POOL)
     }
 }
@@ -39,6 +53,7 @@ pub fn ec2_node_class() -> KubeObjectType {
         wait_for_ready: Some("wait_for_ready"),
         // Karpenter makes the instance profile from `role` (or takes the one named).
         status_follows: &[("instance_profile", &["role", "instance_profile"])],
+        force_destroy_cleanup: Some(v1::ec2_node_class::EC2_NODE_CLASS_CLEANUP),
         ..KubeObjectType::new(
             "karpenter_ec2_node_class",
             kinds::EC2_NODE_CLASS,
@@ -54,6 +69,8 @@ pub fn provisioner() -> KubeObjectType {
     KubeObjectType {
         validate: v1alpha5::validate_provisioner,
         drop_admission_defaults: v1alpha5::webhook_defaults::drop_webhook_defaults,
+        force_destroy_cleanup: Some(v1alpha5::provisioner::PROVISIONER_CLEANUP),
+        class_ref: Some(&PROVISIONER_TEMPLATE),
         ..KubeObjectType::new(
             "karpenter_provisioner",
             kinds::PROVISIONER,
@@ -66,6 +83,7 @@ pub fn provisioner() -> KubeObjectType {
 pub fn node_template() -> KubeObjectType {
     KubeObjectType {
         validate: v1alpha5::validate_node_template,
+        force_destroy_cleanup: Some(v1alpha5::node_template::NODE_TEMPLATE_CLEANUP),
         ..KubeObjectType::new(
             "karpenter_node_template",
             kinds::AWS_NODE_TEMPLATE,

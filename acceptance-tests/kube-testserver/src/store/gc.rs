@@ -63,6 +63,19 @@ impl State {
         }
     }
 
+    /// Whether the garbage collector has discovered the kind `group`/`plural` yet
+    /// (`Config::gc_discovery_delay` after its CRD was established; built-in kinds at once).
+    fn collector_knows(&self, group: &str, plural: &str) -> bool {
+        if self.gc_discovery_delay.is_zero() {
+            return true;
+        }
+        let Some(at) = self.established_at.get(&format!("{plural}.{group}")) else {
+            return true;
+        };
+        let delay = u64::try_from(self.gc_discovery_delay.as_micros()).unwrap_or(u64::MAX);
+        crate::util::unix_micros(std::time::SystemTime::now()) >= at.saturating_add(delay)
+    }
+
     /// The garbage collector and CRD cleanup, run to a fixed point after each write.
     pub fn gc(&mut self) {
         for _ in 0..64 {
@@ -97,7 +110,7 @@ impl State {
                 }
                 let f = finalizers(o);
                 let uid = meta_str(o, "uid").unwrap_or("");
-                if f.iter().any(|x| x == "foregroundDeletion") {
+                if f.iter().any(|x| x == "foregroundDeletion") && self.collector_knows(&key.0, &key.1) {
                     let deps: Vec<(Key, Value)> = all
                         .iter()
                         .filter(|(_, d)| {

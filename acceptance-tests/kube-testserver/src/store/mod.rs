@@ -256,6 +256,8 @@ pub struct State {
     /// When each CRD (by name) last became Established, in microseconds since the Unix epoch:
     /// the known moment a gate-reaction measurement starts from.
     pub established_at: BTreeMap<String, u64>,
+    /// `Config::gc_discovery_delay`.
+    pub gc_discovery_delay: std::time::Duration,
     /// Resolved kinds by (group, version, plural), valid while the CRD's resourceVersion matches.
     rt_cache: std::cell::RefCell<TypeCache>,
     /// Admit Provisioners as Karpenter v0.32's mutating webhook did ([`crate::webhooks`]).
@@ -348,6 +350,7 @@ impl State {
             tx,
             pending_establish: Vec::new(),
             established_at: BTreeMap::new(),
+            gc_discovery_delay: std::time::Duration::ZERO,
             rt_cache: Default::default(),
             legacy_webhook_defaults: false,
             namespaces: None,

@@ -7,6 +7,45 @@ use super::*;
 pub(super) const FORCE_DESTROY: &str = "force_destroy";
 
 impl KubeObjectType {
+    /// What to do when Karpenter is gone and its finalizers hold an object of this kind:
+    /// start it again, or (for a kind that has it) `force_destroy`, promising only what this
+    /// kind's `force_destroy` does. `recreate`: the object is deleted to be created again.
+    pub(super) fn karpenter_gone_help(&self, recreate: bool) -> String {
+        let what = self.kind.kind;
+        let then = if recreate {
+            format!("it then finishes the deletion and the next apply creates the {what}")
+        } else {
+            "then run the destroy again".to_string()
+        };
+        let restart = format!(
+            "start Karpenter again (its Helm release, its controller's IAM role and the nodes it runs on must exist); {then}"
+        );
+        match self.force_destroy_cleanup {
+            Some(cleanup) => format!(
+                "Either {restart}, or set force_destroy = true on this resource and apply{}: the provider then does \
+                 Karpenter's part itself: {cleanup} Removing the finalizers by hand (kubectl patch) would leave what \
+                 Karpenter launched running and billed.",
+                if recreate { " again" } else { " before destroying" }
+            ),
+            None => format!("{}{}.", restart[..1].to_uppercase(), &restart[1..]),
+        }
+    }
+
+    /// Warnings about a delete that finished: what it could not check.
+    pub(super) fn waited_notes(&self, waited: &k8s::apply::Waited) -> Diagnostics {
+        let mut d = Diagnostics::new();
+        if let Some(reason) = &waited.liveness_unchecked {
+            d.warning(
+                format!(
+                    "Could not check whether Karpenter is running while deleting the {}",
+                    self.kind.kind
+                ),
+                k8s::apply::liveness_unchecked_cost(reason),
+            );
+        }
+        d
+    }
+
     /// `force_destroy` with Karpenter gone (`why`): Karpenter's cleanup, scoped by the cluster
     /// name of the provider (`cluster_name`, else `kubernetes { eks { cluster_name } }`), then the
     /// delete again.
@@ -56,7 +95,7 @@ impl KubeObjectType {
         }
         // Only cluster-scoped kinds offer force_destroy (Karpenter's own cleanup).
         match k8s::apply::delete_and_wait(client, &self.kind, None, name, self.dependents, deadline).await {
-            Ok(()) => Diagnostics::new(),
+            Ok(_) => Diagnostics::new(),
             Err(e) => self.diagnose(&e, "deleting"),
         }
     }

@@ -52,9 +52,11 @@ use crate::terraform::framework::{
 use crate::terraform::tfvalue::{AttributePath, PathStep, Value};
 
 mod delete;
+mod references;
 mod values;
 mod write;
 use delete::*;
+pub use references::ClassRef;
 pub use values::*;
 
 const DEFAULT_CREATE: Duration = Duration::from_secs(10 * 60);
@@ -105,6 +107,11 @@ pub struct KubeObjectType {
     /// one of those attributes plans the field unknown; the rest of the status keeps its prior
     /// value.
     pub status_follows: &'static [(&'static str, &'static [&'static str])],
+    /// What `force_destroy` does for this kind (the text its attribute's docs give), for the
+    /// error that suggests it; `None` for a kind without `force_destroy`.
+    pub force_destroy_cleanup: Option<&'static str>,
+    /// Where the kind refers to its node class, checked after each write ([`ClassRef`]).
+    pub class_ref: Option<&'static ClassRef>,
 }
 
 fn no_replacements(_: &Value, _: &Value) -> Vec<AttributePath> {
@@ -124,6 +131,8 @@ impl KubeObjectType {
             drop_admission_defaults: |_, _| {},
             requires: None,
             status_follows: &[],
+            force_destroy_cleanup: None,
+            class_ref: None,
         }
     }
 
@@ -433,7 +442,7 @@ impl Resource<KarpenterContext> for KubeObjectType {
         match k8s::apply::delete_and_wait(client, &self.kind, namespace, &name, self.dependents, deadline)
             .await
         {
-            Ok(()) => Diagnostics::new(),
+            Ok(waited) => self.waited_notes(&waited),
             Err(KubeError::KarpenterGone { why, .. }) if force => {
                 self.force_destroy(ctx, client, &name, &why, deadline).await
             }
@@ -444,9 +453,10 @@ impl Resource<KarpenterContext> for KubeObjectType {
                     self.kind.kind,
                     self.label(prior)
                 );
-                match self.schema.attribute(FORCE_DESTROY) {
-                    Some(_) => d.error_at(&AttributePath::root().attr(FORCE_DESTROY), summary, e.to_string()),
-                    None => d.error(summary, e.to_string()),
+                let detail = format!("{e} {}", self.karpenter_gone_help(false));
+                match self.force_destroy_cleanup {
+                    Some(_) => d.error_at(&AttributePath::root().attr(FORCE_DESTROY), summary, detail),
+                    None => d.error(summary, detail),
                 }
                 d
             }

@@ -86,6 +86,8 @@ impl KubeObjectType {
         if let Some(prior_manifest) = &prior_manifest {
             self.check_removals(&stored, prior_manifest, &manifest, &mut diags);
         }
+        self.check_class_reference(client, planned, deadline, &mut diags)
+            .await;
         let mut latest = stored;
         let wants_ready = self
             .wait_for_ready
@@ -206,7 +208,7 @@ impl KubeObjectType {
         .await;
         let force = planned.get(FORCE_DESTROY).and_then(Value::as_bool) == Some(true);
         match waited {
-            Ok(()) => {}
+            Ok(_) => {}
             Err(KubeError::KarpenterGone { why, .. }) if force => {
                 let d = self.force_destroy(ctx, client, name, &why, deadline).await;
                 if d.has_errors() {
@@ -222,22 +224,10 @@ impl KubeObjectType {
                 let summary = format!(
                     "Karpenter is not running: {what} {name} cannot finish deleting, so it cannot be created again"
                 );
-                let help = match self.schema.attribute(FORCE_DESTROY) {
-                    Some(_) => format!(
-                        "Either start Karpenter again (its Helm release, its controller's IAM role and the nodes it runs on \
-                         must exist; it then finishes the deletion and the next apply creates the {what}), or set \
-                         force_destroy = true on this resource and apply again: the provider then does Karpenter's cleanup \
-                         itself (terminates the EC2 instances, deletes the launch templates and instance profiles Karpenter \
-                         created for it, tagged for this cluster), removes the finalizers and creates the {what} anew."
-                    ),
-                    None => format!(
-                        "Start Karpenter again (its Helm release, its controller's IAM role and the nodes it runs on must \
-                         exist); it then finishes the deletion and the next apply creates the {what}."
-                    ),
-                };
+                let help = self.karpenter_gone_help(true);
                 let detail = format!(
-                    "{stuck}, but Karpenter is not running: {why} (noticed after {}). Only Karpenter removes these \
-                     finalizers. {help} Nothing was created.",
+                    "{stuck}, but Karpenter is not running: {why} (noticed after {}). Only Karpenter's controller \
+                     removes those finalizers. {help} Nothing was created.",
                     k8s::error::humantime(waited)
                 );
                 match self.schema.attribute(FORCE_DESTROY) {

@@ -155,6 +155,7 @@ fn requirements() -> Attribute {
                     );
                 }
             }
+            rules::warn_contradictions(value, path, rules::NO_INSTANCE_TYPE, diags);
         },
     ))
 }

@@ -45,6 +45,9 @@ const MIN_VOLUME_BYTES: f64 = (1u64 << 30) as f64;
 const MAX_VOLUME_BYTES: f64 = (1u64 << 46) as f64;
 
 /// The schema of `karpenter_node_template`.
+
+/// What `force_destroy` does for this kind (its docs, and the error that suggests it).
+pub const NODE_TEMPLATE_CLEANUP: &str = "Karpenter's v1alpha5 releases tag nothing in EC2 with a node template's name (instances are cleaned up through their Provisioner's `force_destroy`), so this only removes the finalizers that only Karpenter would remove.";
 pub static NODE_TEMPLATE: LazyLock<Schema> = LazyLock::new(|| {
     Schema::new(
         "A legacy Karpenter AWSNodeTemplate (`karpenter.k8s.aws/v1alpha1`, Karpenter ≤ 0.32): the AWS settings \
@@ -98,10 +101,7 @@ pub static NODE_TEMPLATE: LazyLock<Schema> = LazyLock::new(|| {
             metadata_options(),
             block_device_mappings(),
             status(),
-            force_destroy_attribute(
-                "AWSNodeTemplate",
-                "Karpenter's v1alpha5 releases tag nothing in EC2 with a node template's name (instances are cleaned up through their Provisioner's `force_destroy`), so this only removes the finalizers that only Karpenter would remove.",
-            ),
+            force_destroy_attribute("AWSNodeTemplate", NODE_TEMPLATE_CLEANUP),
         ],
     )
     .with_blocks(vec![timeouts_block()])

@@ -25,6 +25,9 @@ pub const OPERATORS: &[&str] = &["In", "NotIn", "Exists", "DoesNotExist", "Gt", 
 const TAINT_EFFECTS: &[&str] = &["NoSchedule", "PreferNoSchedule", "NoExecute"];
 
 /// The schema of `karpenter_provisioner`.
+
+/// What `force_destroy` does for this kind (its docs, and the error that suggests it).
+pub const PROVISIONER_CLEANUP: &str = "it terminates the EC2 instances tagged `karpenter.sh/provisioner-name` = this Provisioner's name and `kubernetes.io/cluster/<cluster name>` = `owned`, waits until they are shutting down or terminated, then removes the Kubernetes Nodes of the Provisioner and the finalizers that only Karpenter would remove.";
 pub static PROVISIONER: LazyLock<Schema> = LazyLock::new(|| {
     Schema::new(
         "A legacy Karpenter Provisioner (`karpenter.sh/v1alpha5`, Karpenter ≤ 0.32): which nodes Karpenter may \
@@ -121,10 +124,7 @@ pub static PROVISIONER: LazyLock<Schema> = LazyLock::new(|| {
                 .describe("Priority over other Provisioners (1–100, higher first); unset counts as 0.")
                 .validate(v::int_range(1, 100)),
             status(),
-            force_destroy_attribute(
-                "Provisioner",
-                "it terminates the EC2 instances tagged `karpenter.sh/provisioner-name` = this Provisioner's name and `kubernetes.io/cluster/<cluster name>` = `owned`, waits until they are shutting down or terminated, then removes the Kubernetes Nodes of the Provisioner and the finalizers that only Karpenter would remove.",
-            ),
+            force_destroy_attribute("Provisioner", PROVISIONER_CLEANUP),
         ],
     )
     .with_blocks(vec![timeouts_block()])
@@ -207,6 +207,7 @@ fn requirements() -> Attribute {
                     rules::check_requirement(r, &path.index(i), diags, well_known_values);
                 }
             }
+            rules::warn_contradictions(value, path, rules::NO_NODE, diags);
         },
     ))
 }

@@ -62,6 +62,14 @@ const VOLUME_SIZE: &str = r"^((?:[1-9][0-9]{0,3}|[1-4][0-9]{4}|[5][0-8][0-9]{3}|
 const EVICTION_THRESHOLD: &str = r"^(([0-9]{1,2}(\.[0-9]{1,2})?|100(\.0{1,2})?)%||(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?)$";
 
 /// The schema of `karpenter_ec2_node_class`.
+
+/// What `force_destroy` does for this kind (its docs, and the error that suggests it).
+pub const EC2_NODE_CLASS_CLEANUP: &str = "it terminates the EC2 instances tagged `karpenter.k8s.aws/ec2nodeclass` = this class's name and \
+                 `kubernetes.io/cluster/<cluster name>` = `owned`, deletes the launch templates tagged with this \
+                 class's name and the cluster's (`eks:eks-cluster-name`, or `karpenter.k8s.aws/cluster` as older \
+                 v1 releases tag them), and the instance profile Karpenter created for the class (the one in \
+                 `status.instance_profile` when `role` is set, and only if it is tagged with the class's and the \
+                 cluster's name), then removes the finalizers of the class and of its NodeClaims.";
 pub static EC2_NODE_CLASS: LazyLock<Schema> = LazyLock::new(|| {
     Schema::new(
         "A Karpenter EC2NodeClass (`karpenter.k8s.aws/v1`): the AWS settings of the nodes that node pools \
@@ -149,15 +157,7 @@ pub static EC2_NODE_CLASS: LazyLock<Schema> = LazyLock::new(|| {
                      (AMIs, subnets, security groups and instance profile resolved), and fail with the condition \
                      messages if that does not happen within the timeout.",
                 ),
-            force_destroy_attribute(
-                "EC2NodeClass",
-                "it terminates the EC2 instances tagged `karpenter.k8s.aws/ec2nodeclass` = this class's name and \
-                 `kubernetes.io/cluster/<cluster name>` = `owned`, deletes the launch templates tagged with this \
-                 class's name and the cluster's (`eks:eks-cluster-name`, or `karpenter.k8s.aws/cluster` as older \
-                 v1 releases tag them), and the instance profile Karpenter created for the class (the one in \
-                 `status.instance_profile` when `role` is set, and only if it is tagged with the class's and the \
-                 cluster's name), then removes the finalizers of the class and of its NodeClaims.",
-            ),
+            force_destroy_attribute("EC2NodeClass", EC2_NODE_CLASS_CLEANUP),
         ],
     )
     .with_blocks(vec![timeouts_block()])

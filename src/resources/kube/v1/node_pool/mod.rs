@@ -23,6 +23,9 @@ const TAINT_EFFECTS: &[&str] = &["NoSchedule", "PreferNoSchedule", "NoExecute"];
 const BUDGET_REASONS: &[&str] = &["Underutilized", "Empty", "Drifted"];
 
 /// The schema of `karpenter_node_pool`.
+
+/// What `force_destroy` does for this kind (its docs, and the error that suggests it).
+pub const NODE_POOL_CLEANUP: &str = "it terminates the EC2 instances tagged `karpenter.sh/nodepool` = this pool's name and `kubernetes.io/cluster/<cluster name>` = `owned`, waits until they are shutting down or terminated, then removes the Kubernetes Nodes and NodeClaims of the pool and the finalizers that only Karpenter would remove.";
 pub static NODE_POOL: LazyLock<Schema> = LazyLock::new(|| {
     Schema::new(
         "A Karpenter NodePool (`karpenter.sh/v1`): which nodes Karpenter may launch (requirements, taints, \
@@ -55,10 +58,7 @@ pub static NODE_POOL: LazyLock<Schema> = LazyLock::new(|| {
                 )
                 .validate(rules::whole_number(Some(0), false)),
             status(),
-            force_destroy_attribute(
-                "NodePool",
-                "it terminates the EC2 instances tagged `karpenter.sh/nodepool` = this pool's name and `kubernetes.io/cluster/<cluster name>` = `owned`, waits until they are shutting down or terminated, then removes the Kubernetes Nodes and NodeClaims of the pool and the finalizers that only Karpenter would remove.",
-            ),
+            force_destroy_attribute("NodePool", NODE_POOL_CLEANUP),
         ],
     )
     .with_blocks(vec![timeouts_block()])

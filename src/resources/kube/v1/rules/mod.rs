@@ -10,6 +10,8 @@
 //! Validators only see known values; inside lists and objects they skip unknown parts, because
 //! a configuration may be partly unknown at plan time.
 
+mod contradictions;
+pub use contradictions::{NO_INSTANCE_TYPE, NO_NODE, warn_contradictions};
 use std::collections::BTreeSet;
 use std::sync::LazyLock;
 
@@ -623,6 +625,7 @@ pub fn requirements() -> impl Validator {
                 check_requirement(r, &path.index(i), diags, well_known_values);
                 check_label_values(r, &path.index(i), diags);
             }
+            warn_contradictions(value, path, NO_NODE, diags);
         },
     )
 }
