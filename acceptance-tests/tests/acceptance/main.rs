@@ -45,6 +45,7 @@ mod quick_start;
 mod readable_plans;
 mod release;
 mod secrets;
+mod silent_mistakes;
 mod status_plan;
 mod taken_names_aws;
 mod taken_names_kube;

@@ -583,7 +583,11 @@ resource "karpenter_node_pool" "p" {{
     println!("destroy with a slow garbage collector: {:?}", started.elapsed());
     assert!(run.success, "{}", run.output());
     // (The plan lists force_destroy among the attributes destroyed; the diagnostics must not.)
-    assert!(!run.stderr.contains("Karpenter is not running"), "{}", run.output());
+    assert!(
+        !run.stderr.contains("Karpenter is not running"),
+        "{}",
+        run.output()
+    );
     assert!(!run.stderr.contains("force_destroy"), "{}", run.output());
     assert!(cluster.node_pool("p").is_none());
 }
