@@ -114,7 +114,8 @@ module "eks" {
   node_security_group_tags = local.discovery_tags
 }
 
-# Both providers reach the cluster through its outputs, with a token from the AWS CLI.
+# Helm reaches the cluster through its outputs, with a token from the AWS CLI; the karpenter
+# provider makes the EKS token itself (`eks {}`), with no CLI.
 provider "helm" {
   kubernetes {
     host                   = module.eks.cluster_endpoint
@@ -133,10 +134,8 @@ provider "karpenter" {
   kubernetes {
     host                   = module.eks.cluster_endpoint
     cluster_ca_certificate = base64decode(module.eks.cluster_certificate_authority_data)
-    exec {
-      api_version = "client.authentication.k8s.io/v1beta1"
-      command     = "aws"
-      args        = ["eks", "get-token", "--cluster-name", module.eks.cluster_name, "--region", var.region]
+    eks {
+      cluster_name = module.eks.cluster_name
     }
   }
   aws {

@@ -13,6 +13,7 @@ pub mod karpenter_holds;
 pub mod karpenter_liveness;
 pub mod kinds;
 pub mod ownership;
+pub mod permissions;
 pub mod retry;
 pub mod skew;
 pub mod transport;

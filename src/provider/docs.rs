@@ -63,17 +63,26 @@ pub fn generate(root: &Path) -> Result<BTreeMap<PathBuf, String>, DocsError> {
     let mut pages = BTreeMap::new();
 
     let example = read_optional(&root.join("examples/provider/provider.tf"))?;
+    let authentication = fill_generated(AUTHENTICATION);
     pages.insert(
         PathBuf::from("docs/index.md"),
         markdown::render_provider_page(
             &ProviderPage {
                 provider_name: name,
                 example: example.as_deref(),
-                guide: Some(AUTHENTICATION),
+                guide: Some(&authentication),
             },
             provider.schema(),
         ),
     );
+    // Guides are written by hand, except their generated sections.
+    for guide in guide_paths(root)? {
+        let text = read_optional(&root.join(&guide))?.unwrap_or_default();
+        let filled = fill_generated(&text);
+        if filled != text {
+            pages.insert(guide, filled);
+        }
+    }
 
     for r in provider.resources() {
         let type_name = r.type_name();
@@ -148,6 +157,66 @@ pub fn generate(root: &Path) -> Result<BTreeMap<PathBuf, String>, DocsError> {
         );
     }
     Ok(pages)
+}
+
+/// The hand-written guides, `docs/guides/*.md`.
+fn guide_paths(root: &Path) -> Result<Vec<PathBuf>, DocsError> {
+    let dir = root.join("docs/guides");
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => return Err(DocsError::Read { path: dir, source }),
+    };
+    let mut out: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter(|n| n.ends_with(".md"))
+        .map(|n| Path::new("docs/guides").join(n))
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
+/// The end of a generated section of a hand-written page.
+const END_GENERATED: &str = "<!-- end generated -->";
+
+/// What each generated section holds, by the name in its opening marker
+/// (`<!-- generated: NAME -->`).
+fn generated_section(name: &str) -> Option<String> {
+    match name {
+        "kubernetes-permissions" => Some(crate::k8s::permissions::markdown_table()),
+        "kubernetes-cluster-role" => Some(format!(
+            "```yaml\n{}```\n",
+            crate::k8s::permissions::cluster_role_yaml("terraform-karpenter")
+        )),
+        _ => None,
+    }
+}
+
+/// `text` with every generated section written anew (one source for what several pages show).
+pub fn fill_generated(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("<!-- generated: ") {
+        let Some(close) = rest[start..].find(" -->").map(|i| start + i) else {
+            break;
+        };
+        let name = &rest[start + "<!-- generated: ".len()..close];
+        let open_end = close + " -->".len();
+        let (Some(content), Some(end)) = (generated_section(name), rest[open_end..].find(END_GENERATED))
+        else {
+            out.push_str(&rest[..open_end]);
+            rest = &rest[open_end..];
+            continue;
+        };
+        out.push_str(&rest[..open_end]);
+        out.push('\n');
+        out.push_str(&content);
+        out.push_str(END_GENERATED);
+        rest = &rest[open_end + end + END_GENERATED.len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 fn page_path(dir: &str, type_name: &str, prefix: &str) -> Result<PathBuf, DocsError> {

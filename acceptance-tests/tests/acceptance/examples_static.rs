@@ -308,7 +308,7 @@ fn check_block(
 }
 
 /// Checks every `karpenter_*` resource and data block in `source`; `place` names the file.
-fn check_source(provider: &KarpenterProvider, place: &str, source: &str) -> (usize, Vec<String>) {
+pub(crate) fn check_source(provider: &KarpenterProvider, place: &str, source: &str) -> (usize, Vec<String>) {
     let body = match hcl::parse(source) {
         Ok(body) => body,
         Err(e) => return (0, vec![format!("{place}: not valid HCL: {e}")]),

@@ -16,7 +16,7 @@ use serde_json::Value;
 const TOKEN: &str = "least-privilege-token";
 
 /// The rules of the ClusterRole documented in the guide (the first YAML block there).
-fn documented_rules() -> Vec<PolicyRule> {
+pub(crate) fn documented_rules() -> Vec<PolicyRule> {
     let guide = repo_file("docs/guides/least-privilege.md");
     let yaml = guide
         .split("```yaml\n")
@@ -74,7 +74,7 @@ fn objects(cluster: &Cluster) -> [Option<Value>; 8] {
 }
 
 /// (verb, group/resource) of every request the restricted token made, from the request log.
-fn forbidden_requests(cluster: &Cluster) -> Vec<String> {
+pub(crate) fn forbidden_requests(cluster: &Cluster) -> Vec<String> {
     cluster
         .server
         .request_log()

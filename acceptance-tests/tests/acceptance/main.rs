@@ -14,6 +14,7 @@ mod controller_policy;
 mod controller_role;
 mod data_sources;
 mod default_tags;
+mod doc_snippets;
 mod eks_auth;
 mod eks_describe;
 mod examples_static;

@@ -591,3 +591,84 @@ resource "karpenter_node_pool" "p" {{
     assert!(!run.stderr.contains("force_destroy"), "{}", run.output());
     assert!(cluster.node_pool("p").is_none());
 }
+
+/// The token the documented-role tests use.
+const DOCUMENTED_TOKEN: &str = "documented-role-token";
+
+/// A stack (token login with the provider's `cluster_name`) applied with full rights, then
+/// switched to a token limited to `rules`.
+fn stack_with_rules(force_destroy: bool, rules: Vec<kube_testserver::PolicyRule>) -> Stack {
+    let stack = Stack::scoped(force_destroy, ClusterScope::ProviderAttribute);
+    stack.apply_and_seed();
+    stack
+        .cluster
+        .server
+        .grant(kube_testserver::Grant::new(DOCUMENTED_TOKEN, rules));
+    let restricted = stack
+        .config
+        .replace(stack.cluster.server.token(), DOCUMENTED_TOKEN);
+    assert_ne!(restricted, stack.config);
+    stack.work.set_config(&restricted);
+    stack
+}
+
+/// #28: the least-privilege ClusterRole of the docs is enough for the "is Karpenter running"
+/// check (a destroy without `force_destroy` fails fast, not on its timeout) and for a
+/// `force_destroy` teardown; no request is refused.
+#[test]
+fn the_documented_cluster_role_is_enough_for_the_liveness_check_and_force_destroy() {
+    use crate::least_privilege_kube::{documented_rules, forbidden_requests};
+    let stack = stack_with_rules(false, documented_rules());
+    stack.cluster.server.stop_controller(false);
+    let run = stack.work.destroy().failed();
+    assert!(
+        run.text().contains("Karpenter is not running"),
+        "{}",
+        run.output()
+    );
+    assert!(
+        forbidden_requests(&stack.cluster).is_empty(),
+        "{:?}",
+        forbidden_requests(&stack.cluster)
+    );
+
+    let stack = stack_with_rules(true, documented_rules());
+    stack.cluster.server.stop_controller(false);
+    let run = stack.work.destroy().ok();
+    assert!(!run.text().contains("Could not check"), "{}", run.output());
+    assert_eq!(stack.karpenter_objects(), (false, false, 0));
+    assert_only_decoys_left(&stack.aws());
+    assert!(
+        forbidden_requests(&stack.cluster).is_empty(),
+        "{:?}",
+        forbidden_requests(&stack.cluster)
+    );
+}
+
+/// #28: without the `leases` rule, a destroy while Karpenter runs still finishes, with a
+/// warning that says what the missing rule costs.
+#[test]
+fn without_lease_access_a_destroy_warns_what_it_costs() {
+    let mut rules = crate::least_privilege_kube::documented_rules();
+    rules.retain(|r| !r.resources.iter().any(|x| x == "leases"));
+    let stack = stack_with_rules(false, rules);
+    // Karpenter takes a few seconds to finish (draining), so the delete looks at the Lease.
+    let mut controller = ControllerConfig::karpenter();
+    controller.leader_lease = Some(LeaseConfig {
+        duration_seconds: 2,
+        renew_every: Duration::from_millis(500),
+        ..LeaseConfig::default()
+    });
+    controller.finalizer_removal_delay = Duration::from_secs(6);
+    stack.cluster.server.set_controller(controller);
+    let run = stack.work.destroy().ok();
+    let text = run.text();
+    assert!(
+        text.contains("Could not check whether Karpenter is running"),
+        "{}",
+        run.output()
+    );
+    assert!(text.contains("timeouts.delete"), "{}", run.output());
+    assert!(text.contains("leases in coordination.k8s.io"), "{}", run.output());
+    assert_eq!(stack.karpenter_objects(), (false, false, 0));
+}

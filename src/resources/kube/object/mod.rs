@@ -317,10 +317,9 @@ impl KubeObjectType {
                 d.error(
                     summary,
                     format!(
-                        "{e}. The credentials are valid but lack RBAC permissions: the provider needs get, list, watch, \
-                         create, patch and delete on {} and get, list and watch on customresourcedefinitions \
-                         (see the least-privilege ClusterRole in the docs).",
-                        self.kind.crd_name()
+                        "{e}. The credentials are valid but lack RBAC permissions: the provider needs {} (see the \
+                         permissions table and the least-privilege ClusterRole in the docs).",
+                        k8s::permissions::needed_for(&self.kind.crd_name())
                     ),
                 )
             }
