@@ -250,7 +250,7 @@ pub struct Waited {
 pub fn liveness_unchecked_cost(reason: &str) -> String {
     format!(
         "Whether Karpenter is running could not be checked ({reason}). Had Karpenter not been running, the delete \
-         would have waited its whole timeouts.delete instead of failing within about a minute. Grant get and list \
+         would have waited its whole timeouts.delete instead of failing within about half a minute. Grant list \
          on leases in coordination.k8s.io (see the least-privilege ClusterRole in the docs)."
     )
 }

@@ -38,6 +38,9 @@ pub struct Served {
 #[derive(Default)]
 pub struct CrdGate {
     ready: Mutex<HashMap<String, Arc<OnceCell<Arc<Served>>>>>,
+    /// Per CRD: whether it was found to exist (`Ok`) or absent for how long (`Err`), looked
+    /// for once per process ([`CrdGate::present`]).
+    present: Mutex<HashMap<String, Arc<OnceCell<Result<(), Duration>>>>>,
     waits: AtomicU64,
 }
 
@@ -70,12 +73,69 @@ impl CrdGate {
     }
 
     /// How many waits this gate has run (one per CRD unless a wait failed and was retried).
+    /// Whether the CRD of `kind` exists (established or not), looked for every 2 s for up to
+    /// `absent_for` (never past `deadline`); `Err(waited)` when it stayed absent. Once per
+    /// kind and process: concurrent callers share the one look, and its verdict.
+    pub async fn present(
+        &self,
+        client: &kube::Client,
+        kind: &Kind,
+        absent_for: Duration,
+        deadline: Instant,
+    ) -> Result<Result<(), Duration>, KubeError> {
+        let cell = {
+            let mut present = self
+                .present
+                .lock()
+                .map_err(|_| KubeError::Client("CRD gate lock poisoned".into()))?;
+            present.entry(kind.crd_name()).or_default().clone()
+        };
+        cell.get_or_try_init(|| look_for(client, kind, absent_for, deadline))
+            .await
+            .cloned()
+    }
+
     pub fn waits(&self) -> u64 {
         self.waits.load(Ordering::Relaxed)
     }
 }
 
 /// The CRD is established and serves `kind.version`.
+/// How often a missing CRD is looked for.
+const LOOK_EVERY: Duration = Duration::from_secs(2);
+
+async fn look_for(
+    client: &kube::Client,
+    kind: &Kind,
+    absent_for: Duration,
+    deadline: Instant,
+) -> Result<Result<(), Duration>, KubeError> {
+    let name = kind.crd_name();
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let started = Instant::now();
+    let give_up = (started + absent_for).min(deadline);
+    loop {
+        let found = retry(
+            &format!("reading CRD {name}"),
+            deadline,
+            Also::Nothing,
+            || async { crds.get_opt(&name).await.map_err(KubeError::from) },
+        )
+        .await?;
+        if found.is_some() {
+            return Ok(Ok(()));
+        }
+        let now = Instant::now();
+        if now + LOOK_EVERY >= give_up {
+            return Ok(Err(now - started));
+        }
+        if now == started {
+            tracing::info!(crd = %name, "CRD {name} does not exist yet; looking again for up to {}", humantime(give_up - now));
+        }
+        tokio::time::sleep(LOOK_EVERY).await;
+    }
+}
+
 fn serves(kind: &Kind) -> impl Fn(Option<&CustomResourceDefinition>) -> bool + Send + Clone + 'static {
     let version = kind.version;
     move |crd| {

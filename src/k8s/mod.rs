@@ -15,6 +15,7 @@ pub mod kinds;
 pub mod ownership;
 pub mod permissions;
 pub mod retry;
+pub mod served_values;
 pub mod skew;
 pub mod transport;
 

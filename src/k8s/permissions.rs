@@ -61,7 +61,7 @@ pub const PERMISSIONS: &[Permission] = &[
         verbs: &["list"],
         why: "while a delete waits on Karpenter's finalizers: whether Karpenter's leader-election Lease is held \
               and renewed. Without it a destroy after Karpenter is gone waits its whole `timeouts.delete` (with a \
-              warning) instead of failing within about a minute",
+              warning) instead of failing within about half a minute",
     },
     Permission {
         group: "apiextensions.k8s.io",

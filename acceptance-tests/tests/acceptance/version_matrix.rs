@@ -152,3 +152,44 @@ fn a_setting_the_installed_crds_lack_fails_at_once_on_its_attribute() {
     assert!(work.plan_is_empty(), "{}", work.plan().output());
     work.destroy().ok();
 }
+
+/// #28: values a v1.0 cluster's CRDs lack (`consolidation_policy = "Balanced"`, Karpenter v1.14;
+/// the `Gte` operator, v1.9) fail before the first write, one error per value, on its attribute,
+/// naming the release that added it; nothing is sent, and there is no raw 422 beside them.
+#[test]
+fn values_the_installed_crds_lack_fail_before_the_write_one_error_each() {
+    let old = Cluster::with_release_crds("v1.0.14");
+    let work = Workdir::new(&format!(
+        r#"{}
+resource "karpenter_node_pool" "p" {{
+  name = "p"
+  template = {{
+    spec = {{
+      node_class_ref = {{ name = "default" }}
+      requirements   = [{{ key = "karpenter.k8s.aws/instance-cpu", operator = "Gte", values = ["4"] }}]
+    }}
+  }}
+  disruption = {{
+    consolidation_policy = "Balanced"
+    consolidate_after    = "1m"
+  }}
+}}
+"#,
+        old.provider_block()
+    ));
+    let run = work.apply().failed();
+    let text = run.output();
+    assert_eq!(run.stderr.matches("Error:").count(), 2, "{text}");
+    assert!(
+        text.contains("disruption.consolidation_policy")
+            && text.contains("Karpenter added \"Balanced\" in v1.14"),
+        "{text}"
+    );
+    assert!(
+        text.contains("template.spec.requirements[0].operator")
+            && text.contains("Karpenter added \"Gte\" in v1.9"),
+        "{text}"
+    );
+    assert!(!text.contains("The API server rejected"), "{text}");
+    assert!(old.requests(Some("PATCH"), "/nodepools/").is_empty(), "{text}");
+}

@@ -1,9 +1,10 @@
-//! Kinds that only some Karpenter installations have (newer releases, behind a feature gate).
-//! Before the CRD gate waits for such a kind, this module checks that its CRD exists at all:
-//! a CRD that is absent for [`ABSENT_CRD_WAIT`] (or until the operation's deadline, whichever
-//! comes first) will not come by itself, so apply fails with the Karpenter version and the
-//! feature gate the kind needs instead of waiting the whole `timeouts.create` for nothing. A CRD
-//! that exists but is not `Established` yet is left to the normal gate and its full wait.
+//! Which Karpenter installations have a kind: the release that first ships its CRD, the last one
+//! that does (the legacy kinds), the feature gate it needs. Before the CRD gate waits for a kind,
+//! this module checks that its CRD exists at all, the same way for every kind: a CRD that is
+//! absent for [`ABSENT_CRD_WAIT`] (or until the operation's deadline, whichever comes first) is
+//! not being installed, so apply fails with what the kind needs instead of waiting the whole
+//! `timeouts.create` for nothing. A CRD that exists but is not `Established` yet is being
+//! installed: it is left to the normal gate and its full wait.
 //!
 //! Why 60 seconds: Helm and `kubectl apply` create CRDs in one request, so a CRD that is being
 //! installed in the same run (a `helm_release` of the CRD chart beside this resource) shows up
@@ -12,57 +13,86 @@
 
 use std::time::Duration;
 
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::Api;
 use thiserror::Error;
 use tokio::time::Instant;
 
 use crate::k8s::error::humantime;
-use crate::k8s::retry::{Also, retry};
+use crate::k8s::gate::CrdGate;
 use crate::k8s::{Kind, KubeError};
 
 /// How long a missing CRD may take to appear before the kind counts as not installed.
 pub const ABSENT_CRD_WAIT: Duration = Duration::from_secs(60);
-/// How often the CRD is looked for while it is missing.
-const POLL_EVERY: Duration = Duration::from_secs(2);
 
-/// Where a kind comes from: the first Karpenter release that ships its CRD and the feature gate
-/// that turns its controller on.
+/// Where a kind comes from: the Karpenter releases that ship its CRD and the feature gate that
+/// turns its controller on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Availability {
     /// First Karpenter release with the CRD, e.g. `v1.7`.
     pub since: &'static str,
-    /// The feature gate's name, as in `--feature-gates`/`FEATURE_GATES` (e.g. `NodeOverlay`).
-    pub feature_gate: &'static str,
-    /// The Karpenter Helm chart value that enables the gate.
-    pub helm_value: &'static str,
+    /// Last Karpenter release with the CRD (the legacy kinds), e.g. `v0.32`.
+    pub until: Option<&'static str>,
+    /// The feature gate's name, as in `--feature-gates`/`FEATURE_GATES` (e.g. `NodeOverlay`),
+    /// and the Karpenter Helm chart value that enables it.
+    pub feature_gate: Option<(&'static str, &'static str)>,
 }
+
+/// NodePool and EC2NodeClass: every Karpenter v1 release.
+pub const V1: Availability = Availability {
+    since: "v1.0",
+    until: None,
+    feature_gate: None,
+};
+
+/// Provisioner and AWSNodeTemplate: Karpenter v0.32 and earlier.
+pub const V1ALPHA5: Availability = Availability {
+    since: "v0.5",
+    until: Some("v0.32"),
+    feature_gate: None,
+};
 
 /// NodeOverlay: Karpenter v1.7 (its CRD first ships in v1.7.x), gate `NodeOverlay`.
 pub const NODE_OVERLAY: Availability = Availability {
     since: "v1.7",
-    feature_gate: "NodeOverlay",
-    helm_value: "settings.featureGates.nodeOverlay",
+    until: None,
+    feature_gate: Some(("NodeOverlay", "settings.featureGates.nodeOverlay")),
 };
 
 /// CapacityBuffer: Karpenter v1.14 (its CRD first ships in v1.14.x), gate `CapacityBuffer`.
 pub const CAPACITY_BUFFER: Availability = Availability {
     since: "v1.14",
-    feature_gate: "CapacityBuffer",
-    helm_value: "settings.featureGates.capacityBuffer",
+    until: None,
+    feature_gate: Some(("CapacityBuffer", "settings.featureGates.capacityBuffer")),
 };
+
+impl Availability {
+    /// "Karpenter v1.7 or later with the NodeOverlay feature gate enabled (Helm value …=true)".
+    fn needs(&self) -> String {
+        let releases = match self.until {
+            Some(until) => format!("Karpenter {until} or earlier (the CRD was removed in later releases)"),
+            None => format!("Karpenter {} or later", self.since),
+        };
+        match self.feature_gate {
+            Some((gate, helm)) => {
+                format!("{releases} with the {gate} feature gate enabled (Helm value {helm}=true)")
+            }
+            None => releases,
+        }
+    }
+}
 
 #[derive(Debug, Error)]
 pub enum AvailabilityError {
     #[error(
-        "The cluster has no {crd} CRD (looked for {waited}), so it has no {kind} kind. {kind} needs Karpenter {since} or later with the {gate} feature gate enabled (Helm value {helm}=true; the CRD comes with the Karpenter CRDs of {since} and later). Upgrade Karpenter or enable the gate, then apply again; or remove this resource."
+        "The cluster has no {crd} CRD (looked for {waited}, and nothing created it), so it has no {kind} kind. {kind} \
+         needs {needs}; its CRD comes with Karpenter's CRDs (the karpenter or karpenter-crd Helm chart). Install or \
+         upgrade Karpenter, then apply again. When Karpenter is installed later in the same apply, make this resource \
+         depend on that install (depends_on = [helm_release.karpenter]): the provider waits for a CRD that is being \
+         established, not for one nothing creates."
     )]
     NotInstalled {
         crd: String,
         kind: &'static str,
-        since: &'static str,
-        gate: &'static str,
-        helm: &'static str,
+        needs: String,
         waited: String,
     },
     #[error(transparent)]
@@ -74,9 +104,7 @@ impl AvailabilityError {
         AvailabilityError::NotInstalled {
             crd: kind.crd_name(),
             kind: kind.kind,
-            since: availability.since,
-            gate: availability.feature_gate,
-            helm: availability.helm_value,
+            needs: availability.needs(),
             waited: humantime(waited),
         }
     }
@@ -84,41 +112,20 @@ impl AvailabilityError {
 
 /// Returns once the CRD of `kind` exists (established or not), or fails with
 /// [`AvailabilityError::NotInstalled`] when it is still absent after [`ABSENT_CRD_WAIT`] or at
-/// `deadline`, whichever is first.
+/// `deadline`, whichever is first. Looked for once per kind and process ([`CrdGate::present`]).
 pub async fn ensure_crd_exists(
+    gate: &CrdGate,
     client: &kube::Client,
     kind: &Kind,
     availability: &Availability,
     deadline: Instant,
 ) -> Result<(), AvailabilityError> {
-    let name = kind.crd_name();
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    let started = Instant::now();
-    let give_up = (started + ABSENT_CRD_WAIT).min(deadline);
-    loop {
-        let found = retry(
-            &format!("reading CRD {name}"),
-            deadline,
-            Also::Nothing,
-            || async { crds.get_opt(&name).await.map_err(KubeError::from) },
-        )
-        .await?;
-        if found.is_some() {
-            return Ok(());
+    match gate.present(client, kind, ABSENT_CRD_WAIT, deadline).await? {
+        Ok(()) => Ok(()),
+        Err(waited) => {
+            tracing::info!(crd = %kind.crd_name(), "CRD {} is not installed; {} needs {}", kind.crd_name(), kind.kind, availability.needs());
+            Err(AvailabilityError::not_installed(kind, availability, waited))
         }
-        let now = Instant::now();
-        if now + POLL_EVERY >= give_up {
-            tracing::info!(crd = %name, "CRD {name} is not installed; {} needs Karpenter {} with the {} feature gate", kind.kind, availability.since, availability.feature_gate);
-            return Err(AvailabilityError::not_installed(
-                kind,
-                availability,
-                now - started,
-            ));
-        }
-        if now == started {
-            tracing::info!(crd = %name, "CRD {name} does not exist yet; looking again for up to {}", humantime(give_up - now));
-        }
-        tokio::time::sleep(POLL_EVERY).await;
     }
 }
 

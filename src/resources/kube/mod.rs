@@ -40,6 +40,7 @@ pub fn node_pool() -> KubeObjectType {
         replacements: v1::node_pool_replacements,
         dependents: &[kinds::NODE_CLAIM],
         force_destroy_cleanup: Some(v1::node_pool::NODE_POOL_CLEANUP),
+        requires: Some(&availability::V1),
         class_ref: Some(&NODE_POOL_CLASS),
         ..KubeObjectType::new("karpenter_node_pool", kinds::NODE_POOL, &v1::NODE_POOL)
     }
@@ -54,6 +55,7 @@ pub fn ec2_node_class() -> KubeObjectType {
         // Karpenter makes the instance profile from `role` (or takes the one named).
         status_follows: &[("instance_profile", &["role", "instance_profile"])],
         force_destroy_cleanup: Some(v1::ec2_node_class::EC2_NODE_CLASS_CLEANUP),
+        requires: Some(&availability::V1),
         ..KubeObjectType::new(
             "karpenter_ec2_node_class",
             kinds::EC2_NODE_CLASS,
@@ -70,6 +72,7 @@ pub fn provisioner() -> KubeObjectType {
         validate: v1alpha5::validate_provisioner,
         drop_admission_defaults: v1alpha5::webhook_defaults::drop_webhook_defaults,
         force_destroy_cleanup: Some(v1alpha5::provisioner::PROVISIONER_CLEANUP),
+        requires: Some(&availability::V1ALPHA5),
         class_ref: Some(&PROVISIONER_TEMPLATE),
         ..KubeObjectType::new(
             "karpenter_provisioner",
@@ -84,6 +87,7 @@ pub fn node_template() -> KubeObjectType {
     KubeObjectType {
         validate: v1alpha5::validate_node_template,
         force_destroy_cleanup: Some(v1alpha5::node_template::NODE_TEMPLATE_CLEANUP),
+        requires: Some(&availability::V1ALPHA5),
         ..KubeObjectType::new(
             "karpenter_node_template",
             kinds::AWS_NODE_TEMPLATE,

@@ -53,7 +53,10 @@ pub(super) fn arn_check(what: &'static str, parse: fn(&str) -> Result<Arn, arn::
 }
 
 pub(super) static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
-    let mut attributes = iam_role::common_attributes(DEFAULT_PREFIX);
+    let mut attributes = iam_role::common_attributes(
+        DEFAULT_PREFIX,
+        "the managed policies of `policy_attachment = \"managed\"`",
+    );
     attributes.extend([
         Attribute::string("cluster_name")
             .required()

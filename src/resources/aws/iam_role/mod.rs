@@ -657,7 +657,8 @@ pub fn path_validator() -> impl Validator {
 
 pub fn policy_arn_validator() -> impl Validator {
     v::check(
-        "Must be an IAM policy ARN (`arn:aws:iam::aws:policy/NAME`).",
+        "Must be an IAM policy ARN: AWS managed (`arn:aws:iam::aws:policy/NAME`) or customer managed \
+         (`arn:aws:iam::123456789012:policy/NAME`).",
         |value| {
             let s = value.as_str()?;
             match Arn::parse(s) {
@@ -670,7 +671,8 @@ pub fn policy_arn_validator() -> impl Validator {
                     None
                 }
                 Ok(_) => Some(format!(
-                    "{s:?} is not an IAM policy ARN such as \"arn:aws:iam::aws:policy/NAME\"."
+                    "{s:?} is not an IAM policy ARN such as \"arn:aws:iam::aws:policy/NAME\" or \
+                     \"arn:aws:iam::123456789012:policy/NAME\"."
                 )),
                 Err(e) => Some(e.to_string()),
             }
@@ -679,7 +681,9 @@ pub fn policy_arn_validator() -> impl Validator {
 }
 
 /// Attributes both roles have: naming, path, boundary, tags, extra policies, outputs.
-pub fn common_attributes(default_prefix: &'static str) -> Vec<Attribute> {
+/// `owned_parts` names what the role's tags also go on (its instance profile, its managed
+/// policies).
+pub fn common_attributes(default_prefix: &'static str, owned_parts: &'static str) -> Vec<Attribute> {
     vec![
         Attribute::string("name")
             .optional_computed()
@@ -706,7 +710,7 @@ pub fn common_attributes(default_prefix: &'static str) -> Vec<Attribute> {
         Attribute::map_of("tags", Type::String)
             .optional()
             .describe(format!(
-                "Tags of the role (and of what it owns: instance profile, managed policies), merged with the provider's `aws {{ default_tags }}` (a key here wins; see `tags_all`). The key `{OWNER_TAG_KEY}` is reserved: the provider puts it on every part it creates, to recognise its own parts; it is never shown here."
+                "Tags of the role (and of what it owns: {owned_parts}), merged with the provider's `aws {{ default_tags }}` (a key here wins; see `tags_all`). The key `{OWNER_TAG_KEY}` is reserved: the provider puts it on every part it creates, to recognise its own parts; it is never shown here."
             ))
             .validate(v::each_key(v::length(1, 128)))
             .validate(v::each_key(reserved_tag_key_validator())),

@@ -37,7 +37,7 @@ const ECR_POLICIES: &[&str] = &[
 ];
 
 static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
-    let mut attributes = iam_role::common_attributes(DEFAULT_PREFIX);
+    let mut attributes = iam_role::common_attributes(DEFAULT_PREFIX, "its instance profile");
     attributes.extend([
         Attribute::string("partition")
             .optional_computed()

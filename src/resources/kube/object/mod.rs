@@ -291,7 +291,11 @@ impl KubeObjectType {
             }
             KubeError::Api(status) if status.code == 422 => {
                 let causes = status.details.as_ref().map(|x| x.causes.as_slice()).unwrap_or_default();
-                d.error(format!("The API server rejected the {what}"), status.message.clone());
+                // One error per problem: the causes when the server names them, its message
+                // (which repeats them) only when it does not.
+                if causes.is_empty() {
+                    d.error(format!("The API server rejected the {what}"), status.message.clone());
+                }
                 for cause in causes {
                     let detail = format!("{} ({})", cause.message, cause.field);
                     match wire_path_to_attribute(&self.schema.attributes, &cause.field) {

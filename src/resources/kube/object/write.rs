@@ -28,7 +28,7 @@ impl KubeObjectType {
             Err(d) => return ApplyOutcome::failed(None, d),
         };
         if let Some(requires) = self.requires
-            && let Err(e) = ensure_crd_exists(client, &self.kind, requires, deadline).await
+            && let Err(e) = ensure_crd_exists(&ctx.crd_gate, client, &self.kind, requires, deadline).await
         {
             let d = match e {
                 AvailabilityError::Kube(k) => self.diagnose(&k, "looking for the CRD"),
@@ -353,7 +353,48 @@ impl KubeObjectType {
                 self.undeclared_field(&mut d, &wire);
             }
         }
+        for refusal in k8s::served_values::refused(schema, &manifest) {
+            self.refused_value(&mut d, &refusal);
+        }
         if d.has_errors() { Err(d) } else { Ok(manifest) }
+    }
+
+    /// The error for a configured value the cluster's CRD refuses (an enum value an older
+    /// Karpenter lacks, a stricter pattern or bound).
+    fn refused_value(&self, d: &mut Diagnostics, refusal: &k8s::served_values::Refusal) {
+        let crd = self.kind.crd_name();
+        let what = self.kind.kind;
+        let wire = &refusal.path;
+        let shown = match &refusal.value {
+            Json::String(s) => format!("{s:?}"),
+            other => other.to_string(),
+        };
+        let since = refusal
+            .enum_value
+            .as_deref()
+            .and_then(|v| k8s::served_values::first_value_release(&crd, wire, v));
+        let advice = match since {
+            Some(release) => format!(
+                "Karpenter added {shown} in {release}. Upgrade the Karpenter CRDs in this cluster (the karpenter-crd \
+                 chart, or the karpenter chart) to {release} or later, or use one of the values it allows."
+            ),
+            None => format!(
+                "This provider's schema follows Karpenter {}; upgrade the Karpenter CRDs in this cluster, or use a value \
+                 they allow.",
+                k8s::skew::SCHEMA_RELEASE
+            ),
+        };
+        let summary = "Not supported by the Karpenter installed in this cluster";
+        let detail = |place: String| {
+            format!(
+                "{place} = {shown} {} in the {what} schema of the Karpenter CRDs installed in this cluster ({crd}). {advice}",
+                refusal.problem
+            )
+        };
+        match wire_path_to_attribute(&self.schema.attributes, wire) {
+            Some(path) => d.error_at(&path, summary, detail(format!("`{path}` ({wire})"))),
+            None => d.error(summary, detail(wire.clone())),
+        }
     }
 
     /// The error for a configured field (`spec.x[0].y`) that the cluster's CRD does not have.

@@ -65,8 +65,8 @@ pub(crate) fn force_destroy_attribute(kind: &str, cleanup: &str) -> Attribute {
              part of deleting the {kind} itself: {cleanup} Everything is scoped by the tags Karpenter puts on what \
              it creates, including the cluster's name, which comes from the provider's `cluster_name` \
              (or its `kubernetes {{ eks {{ cluster_name }} }}`); nothing without those tags is touched. Set it (and apply) \
-             before the destroy. When false (the default), such a destroy fails within about a minute, saying \
-             what is stuck. With Karpenter running, the delete is Karpenter's, whatever this says."
+             before the destroy. When false (the default), such a destroy fails within about half a minute \
+             (once per run, however many objects wait), saying what is stuck. With Karpenter running, the delete is Karpenter's, whatever this says."
         ))
 }
 
