@@ -178,7 +178,7 @@ resource "karpenter_node_pool" "p" {{
         old.provider_block()
     ));
     let run = work.apply().failed();
-    let text = run.output();
+    let text = run.output().split_whitespace().collect::<Vec<_>>().join(" ");
     assert_eq!(run.stderr.matches("Error:").count(), 2, "{text}");
     assert!(
         text.contains("disruption.consolidation_policy")

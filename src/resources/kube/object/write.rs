@@ -385,15 +385,13 @@ impl KubeObjectType {
             ),
         };
         let summary = "Not supported by the Karpenter installed in this cluster";
-        let detail = |place: String| {
-            format!(
-                "{place} = {shown} {} in the {what} schema of the Karpenter CRDs installed in this cluster ({crd}). {advice}",
-                refusal.problem
-            )
-        };
+        let detail = format!(
+            "{shown} ({wire}) {} in the {what} schema of the Karpenter CRDs installed in this cluster ({crd}). {advice}",
+            refusal.problem
+        );
         match wire_path_to_attribute(&self.schema.attributes, wire) {
-            Some(path) => d.error_at(&path, summary, detail(format!("`{path}` ({wire})"))),
-            None => d.error(summary, detail(wire.clone())),
+            Some(path) => d.error_at(&path, summary, detail),
+            None => d.error(summary, detail),
         }
     }
 
