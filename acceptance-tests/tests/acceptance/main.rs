@@ -39,6 +39,7 @@ mod node_pool;
 mod node_role;
 mod plan_parity;
 mod protocol;
+mod protocol_6_11;
 mod protocol_identity_aws;
 mod protocol_identity_kube;
 mod provider_example;

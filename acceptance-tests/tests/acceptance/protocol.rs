@@ -53,14 +53,14 @@ pub fn has_errors(diags: &[pb::Diagnostic]) -> bool {
         .any(|d| d.severity == pb::diagnostic::Severity::Error as i32)
 }
 
-fn dv(value: &Value, ty: &Type) -> Option<pb::DynamicValue> {
+pub fn dv(value: &Value, ty: &Type) -> Option<pb::DynamicValue> {
     Some(pb::DynamicValue {
         msgpack: msgpack::encode(value, ty).expect("encode"),
         json: vec![],
     })
 }
 
-fn undv(value: Option<&pb::DynamicValue>, ty: &Type) -> Value {
+pub fn undv(value: Option<&pb::DynamicValue>, ty: &Type) -> Value {
     match value {
         Some(v) if !v.msgpack.is_empty() => msgpack::decode(&v.msgpack, ty).expect("decode msgpack"),
         _ => Value::Null,
@@ -305,6 +305,39 @@ impl Session {
         let planned = undv(r.planned_state.as_ref(), &ty);
         let identity = self.identity_value(type_name, r.planned_identity.as_ref());
         (planned, identity, r.requires_replace, r.diagnostics)
+    }
+
+    /// PlanResourceChange with the private state and client capabilities given, and (protocol
+    /// 6.11) the private state an earlier plan of this change returned; the raw answer.
+    pub async fn plan_raw(
+        &mut self,
+        type_name: &str,
+        prior: &Value,
+        config: &Value,
+        prior_private: &[u8],
+        capabilities: pb::ClientCapabilities,
+        planned_private: &[u8],
+    ) -> pb::plan_resource_change::Response {
+        let ty = self.resource_type(type_name);
+        let block = self.schema.resource_schemas[type_name]
+            .block
+            .clone()
+            .expect("block");
+        let proposed = proposed_new(&block, prior, config);
+        self.client
+            .plan_resource_change(pb::plan_resource_change::Request {
+                type_name: type_name.into(),
+                prior_state: dv(prior, &ty),
+                proposed_new_state: dv(&proposed, &ty),
+                config: dv(config, &ty),
+                prior_private: prior_private.to_vec(),
+                client_capabilities: Some(capabilities),
+                planned_private: planned_private.to_vec(),
+                ..Default::default()
+            })
+            .await
+            .expect("PlanResourceChange")
+            .into_inner()
     }
 
     /// ApplyResourceChange; returns (new state, new identity, diagnostics).

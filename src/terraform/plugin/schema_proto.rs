@@ -19,6 +19,9 @@ pub fn schema(s: &Schema) -> pb::Schema {
             description_kind: MARKDOWN,
             deprecated: false,
             deprecation_message: String::new(),
+            // 6.11's computed blocks: none here (`timeouts` is configuration); a client that
+            // does not allow them (6.10 and older) reads the field as absent, i.e. false.
+            computed: false,
         }),
     }
 }
@@ -83,6 +86,9 @@ fn nested_block(b: &Block) -> pb::schema::NestedBlock {
             description_kind: MARKDOWN,
             deprecated: false,
             deprecation_message: String::new(),
+            // 6.11's computed blocks: none here (`timeouts` is configuration); a client that
+            // does not allow them (6.10 and older) reads the field as absent, i.e. false.
+            computed: false,
         }),
         nesting: nesting as i32,
         min_items: 0,
