@@ -35,12 +35,15 @@ pub struct Served {
 }
 
 /// Remembers, per CRD, that it is ready; shares the wait while it is not.
+/// Whether a CRD exists (`Ok`), or how long it was looked for in vain (`Err`).
+pub type Presence = Result<(), Duration>;
+
 #[derive(Default)]
 pub struct CrdGate {
     ready: Mutex<HashMap<String, Arc<OnceCell<Arc<Served>>>>>,
     /// Per CRD: whether it was found to exist (`Ok`) or absent for how long (`Err`), looked
     /// for once per process ([`CrdGate::present`]).
-    present: Mutex<HashMap<String, Arc<OnceCell<Result<(), Duration>>>>>,
+    present: Mutex<HashMap<String, Arc<OnceCell<Presence>>>>,
     waits: AtomicU64,
 }
 
@@ -82,7 +85,7 @@ impl CrdGate {
         kind: &Kind,
         absent_for: Duration,
         deadline: Instant,
-    ) -> Result<Result<(), Duration>, KubeError> {
+    ) -> Result<Presence, KubeError> {
         let cell = {
             let mut present = self
                 .present
@@ -109,7 +112,7 @@ async fn look_for(
     kind: &Kind,
     absent_for: Duration,
     deadline: Instant,
-) -> Result<Result<(), Duration>, KubeError> {
+) -> Result<Presence, KubeError> {
     let name = kind.crd_name();
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     let started = Instant::now();

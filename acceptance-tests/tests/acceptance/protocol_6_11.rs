@@ -68,19 +68,19 @@ fn a_6_11_client_gets_what_a_6_10_client_gets() {
         let new_client = pb::ClientCapabilities {
             store_planned_private: true,
             computed_blocks_allowed: true,
-            ..old_client.clone()
+            ..old_client
         };
         let mut changed = config.clone();
         if let Value::Object(fields) = &mut changed {
             fields.insert("weight".into(), Value::number(7));
         }
         for (what, prior_private) in [("update", Vec::new()), ("recreate", private::being_deleted())] {
-            let old = s.plan_raw(type_name, &state, &changed, &prior_private, old_client.clone(), &[]).await;
+            let old = s.plan_raw(type_name, &state, &changed, &prior_private, old_client, &[]).await;
             assert!(!has_errors(&old.diagnostics), "{what}: {}", text(&old.diagnostics));
-            let new = s.plan_raw(type_name, &state, &changed, &prior_private, new_client.clone(), &[]).await;
+            let new = s.plan_raw(type_name, &state, &changed, &prior_private, new_client, &[]).await;
             // Planning again during apply, with the plan's private state (6.11).
             let again = s
-                .plan_raw(type_name, &state, &changed, &prior_private, new_client.clone(), &new.planned_private)
+                .plan_raw(type_name, &state, &changed, &prior_private, new_client, &new.planned_private)
                 .await;
             for (label, answer) in [("6.11", &new), ("6.11 again", &again)] {
                 assert_eq!(

@@ -44,10 +44,10 @@ const ID_KEYS: &[&str] = &["aws-ids", "aws::ids"];
 const MIN_VOLUME_BYTES: f64 = (1u64 << 30) as f64;
 const MAX_VOLUME_BYTES: f64 = (1u64 << 46) as f64;
 
-/// The schema of `karpenter_node_template`.
-
 /// What `force_destroy` does for this kind (its docs, and the error that suggests it).
 pub const NODE_TEMPLATE_CLEANUP: &str = "Karpenter's v1alpha5 releases tag nothing in EC2 with a node template's name (instances are cleaned up through their Provisioner's `force_destroy`), so this only removes the finalizers that only Karpenter would remove.";
+
+/// The schema of `karpenter_node_template`.
 pub static NODE_TEMPLATE: LazyLock<Schema> = LazyLock::new(|| {
     Schema::new(
         "A legacy Karpenter AWSNodeTemplate (`karpenter.k8s.aws/v1alpha1`, Karpenter ≤ 0.32): the AWS settings \

@@ -24,10 +24,10 @@ use crate::terraform::tfvalue::{AttributePath, Type, Value};
 pub const OPERATORS: &[&str] = &["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"];
 const TAINT_EFFECTS: &[&str] = &["NoSchedule", "PreferNoSchedule", "NoExecute"];
 
-/// The schema of `karpenter_provisioner`.
-
 /// What `force_destroy` does for this kind (its docs, and the error that suggests it).
 pub const PROVISIONER_CLEANUP: &str = "it terminates the EC2 instances tagged `karpenter.sh/provisioner-name` = this Provisioner's name and `kubernetes.io/cluster/<cluster name>` = `owned`, waits until they are shutting down or terminated, then removes the Kubernetes Nodes of the Provisioner and the finalizers that only Karpenter would remove.";
+
+/// The schema of `karpenter_provisioner`.
 pub static PROVISIONER: LazyLock<Schema> = LazyLock::new(|| {
     Schema::new(
         "A legacy Karpenter Provisioner (`karpenter.sh/v1alpha5`, Karpenter ≤ 0.32): which nodes Karpenter may \

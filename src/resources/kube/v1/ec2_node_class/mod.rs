@@ -61,8 +61,6 @@ const VOLUME_SIZE: &str = r"^((?:[1-9][0-9]{0,3}|[1-4][0-9]{4}|[5][0-8][0-9]{3}|
 /// An eviction threshold: a percentage (up to two decimals, at most 100%) or a quantity (or empty).
 const EVICTION_THRESHOLD: &str = r"^(([0-9]{1,2}(\.[0-9]{1,2})?|100(\.0{1,2})?)%||(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?)$";
 
-/// The schema of `karpenter_ec2_node_class`.
-
 /// What `force_destroy` does for this kind (its docs, and the error that suggests it).
 pub const EC2_NODE_CLASS_CLEANUP: &str = "it terminates the EC2 instances tagged `karpenter.k8s.aws/ec2nodeclass` = this class's name and \
                  `kubernetes.io/cluster/<cluster name>` = `owned`, deletes the launch templates tagged with this \
@@ -70,6 +68,8 @@ pub const EC2_NODE_CLASS_CLEANUP: &str = "it terminates the EC2 instances tagged
                  v1 releases tag them), and the instance profile Karpenter created for the class (the one in \
                  `status.instance_profile` when `role` is set, and only if it is tagged with the class's and the \
                  cluster's name), then removes the finalizers of the class and of its NodeClaims.";
+
+/// The schema of `karpenter_ec2_node_class`.
 pub static EC2_NODE_CLASS: LazyLock<Schema> = LazyLock::new(|| {
     Schema::new(
         "A Karpenter EC2NodeClass (`karpenter.k8s.aws/v1`): the AWS settings of the nodes that node pools \

@@ -22,10 +22,10 @@ const CONSOLIDATION_POLICIES: &[&str] = &["WhenEmpty", "WhenEmptyOrUnderutilized
 const TAINT_EFFECTS: &[&str] = &["NoSchedule", "PreferNoSchedule", "NoExecute"];
 const BUDGET_REASONS: &[&str] = &["Underutilized", "Empty", "Drifted"];
 
-/// The schema of `karpenter_node_pool`.
-
 /// What `force_destroy` does for this kind (its docs, and the error that suggests it).
 pub const NODE_POOL_CLEANUP: &str = "it terminates the EC2 instances tagged `karpenter.sh/nodepool` = this pool's name and `kubernetes.io/cluster/<cluster name>` = `owned`, waits until they are shutting down or terminated, then removes the Kubernetes Nodes and NodeClaims of the pool and the finalizers that only Karpenter would remove.";
+
+/// The schema of `karpenter_node_pool`.
 pub static NODE_POOL: LazyLock<Schema> = LazyLock::new(|| {
     Schema::new(
         "A Karpenter NodePool (`karpenter.sh/v1`): which nodes Karpenter may launch (requirements, taints, \
