@@ -29,6 +29,9 @@ pub struct KarpenterContext {
     account: tokio::sync::OnceCell<String>,
     /// The CRD readiness gate, shared by every Kubernetes resource of this provider process.
     pub crd_gate: CrdGate,
+    /// Node classes (`<kind>/<name>`) this process has seen exist, so the pools that name the
+    /// same class look it up once.
+    pub classes_seen: std::sync::Mutex<std::collections::HashSet<String>>,
 }
 
 impl KarpenterContext {
@@ -39,6 +42,7 @@ impl KarpenterContext {
             aws: tokio::sync::OnceCell::new(),
             account: tokio::sync::OnceCell::new(),
             crd_gate: CrdGate::new(),
+            classes_seen: Default::default(),
         }
     }
 

@@ -2,7 +2,8 @@
 //! Provisioner's `provider_ref`) naming a class that does not exist applies, and the pool then
 //! launches nothing, silently. After each write the class is looked up; when it is still
 //! missing a few seconds later (time for a class created beside it, without a reference that
-//! would make Terraform order them), the apply warns on the reference, naming the class.
+//! would make Terraform order them), the apply warns on the reference, naming the class. A
+//! class found once is not looked up again by the same provider process.
 
 use super::*;
 
@@ -48,6 +49,7 @@ impl KubeObjectType {
     /// check only adds a warning.
     pub(super) async fn check_class_reference(
         &self,
+        ctx: &KarpenterContext,
         client: &kube::Client,
         planned: &Value,
         deadline: Instant,
@@ -57,12 +59,22 @@ impl KubeObjectType {
         let Some((kind, class)) = reference.target(planned) else {
             return;
         };
+        let seen_key = format!("{}/{class}", kind.kind);
+        if ctx.classes_seen.lock().is_ok_and(|seen| seen.contains(&seen_key)) {
+            return;
+        }
         let give_up = (Instant::now() + LOOK_FOR).min(deadline);
         loop {
             let read_by = (Instant::now() + READ_TIMEOUT).min(deadline);
             match k8s::apply::get(client, &kind, None, class, read_by).await {
                 Ok(None) => {}
-                Ok(Some(_)) | Err(_) => return,
+                Ok(Some(_)) => {
+                    if let Ok(mut seen) = ctx.classes_seen.lock() {
+                        seen.insert(seen_key);
+                    }
+                    return;
+                }
+                Err(_) => return,
             }
             if Instant::now() + LOOK_EVERY >= give_up {
                 break;

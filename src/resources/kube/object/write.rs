@@ -86,7 +86,7 @@ impl KubeObjectType {
         if let Some(prior_manifest) = &prior_manifest {
             self.check_removals(&stored, prior_manifest, &manifest, &mut diags);
         }
-        self.check_class_reference(client, planned, deadline, &mut diags)
+        self.check_class_reference(ctx, client, planned, deadline, &mut diags)
             .await;
         let mut latest = stored;
         let wants_ready = self
