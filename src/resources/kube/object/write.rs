@@ -27,21 +27,35 @@ impl KubeObjectType {
             Ok(c) => c,
             Err(d) => return ApplyOutcome::failed(None, d),
         };
-        if let Some(requires) = self.requires
-            && let Err(e) = ensure_crd_exists(&ctx.crd_gate, client, &self.kind, requires, deadline).await
-        {
-            let d = match e {
-                AvailabilityError::Kube(k) => self.diagnose(&k, "looking for the CRD"),
-                not_installed => Diagnostics::from_error(
-                    format!("{} is not installed in this cluster", self.kind.kind),
-                    not_installed.to_string(),
-                ),
-            };
-            return ApplyOutcome::failed(None, d);
-        }
-        let served = match ctx.crd_gate.ensure(client, &self.kind, deadline).await {
-            Ok(served) => served,
-            Err(e) => return ApplyOutcome::failed(None, self.diagnose(&e, "waiting for the CRD")),
+        // The gate's watch reacts the moment the CRD is established; beside it, the CRD is
+        // looked for, so that one nothing creates fails after a minute, not at the deadline.
+        let absent = async {
+            match self.requires {
+                Some(requires) => {
+                    match ensure_crd_exists(&ctx.crd_gate, client, &self.kind, requires, deadline).await {
+                        Ok(()) => std::future::pending().await,
+                        Err(e) => e,
+                    }
+                }
+                None => std::future::pending().await,
+            }
+        };
+        let served = tokio::select! {
+            biased;
+            served = ctx.crd_gate.ensure(client, &self.kind, deadline) => match served {
+                Ok(served) => served,
+                Err(e) => return ApplyOutcome::failed(None, self.diagnose(&e, "waiting for the CRD")),
+            },
+            e = absent => {
+                let d = match e {
+                    AvailabilityError::Kube(k) => self.diagnose(&k, "looking for the CRD"),
+                    not_installed => Diagnostics::from_error(
+                        format!("{} is not installed in this cluster", self.kind.kind),
+                        not_installed.to_string(),
+                    ),
+                };
+                return ApplyOutcome::failed(None, d);
+            }
         };
         let manifest = match served.schema.as_ref() {
             Some(schema) => match self.fit_to_cluster(manifest, planned, schema) {
