@@ -5,7 +5,8 @@
 //!   and at `-parallelism=50`, on a cluster whose CRDs appear only after the apply has started
 //!   (so every resource queues at the shared CRD gate at once), with latency and a sprinkling
 //!   of 429 and 503 answers: the apply succeeds, every object is on the server exactly once,
-//!   the plan after is empty, and each CRD was waited for with one GET.
+//!   the plan after is empty, and each CRD was waited for once (a few looks while it is
+//!   absent, one read before the watch), not once per resource.
 //! - StopProvider during a long CRD wait: SIGINT to terraform while a node pool waits for a CRD
 //!   that never comes (a 10-minute create timeout): terraform must end, reporting the
 //!   interrupt, well within a hang guard, and its provider must be gone.
@@ -134,8 +135,10 @@ fn hundred_resources_with_faults(parallelism: Option<&str>) {
         names(&cluster, "karpenter.k8s.aws", "ec2nodeclasses", "EC2NodeClass"),
         expected("class")
     );
-    // One shared wait per CRD: each CRD was read once before its watch (the faulted GETs
-    // that were retried count as answered requests too, so count the successful ones).
+    // One shared wait per CRD, not one per resource: the look that the CRD exists (every 2 s
+    // while it is absent; it comes about 2 s after the first look) and one read before the
+    // gate's watch, for all 50 resources of the kind (the faulted GETs that were retried count
+    // as answered requests too, so count the successful ones).
     for crd in [
         "customresourcedefinitions/nodepools.karpenter.sh",
         "customresourcedefinitions/ec2nodeclasses.karpenter.k8s.aws",
@@ -145,7 +148,11 @@ fn hundred_resources_with_faults(parallelism: Option<&str>) {
             .into_iter()
             .filter(|r| r.fault.is_none() && !r.query.contains("watch"))
             .collect();
-        assert_eq!(reads.len(), 1, "{crd}: {reads:?}");
+        assert!(
+            (1..=5).contains(&reads.len()),
+            "{crd}: {} reads: {reads:?}",
+            reads.len()
+        );
     }
     assert!(work.plan_is_empty(), "plan after:\n{}", work.plan().output());
 }
