@@ -17,7 +17,7 @@
 //!   uninstalled with its namespace; a Karpenter running without leader election still makes
 //!   the finalizers change as it works);
 //! - the Lease cannot be read (RBAC) → unknown: the delete waits as before, and warns once
-//!   what that costs ([`unreadable_warning`]).
+//!   what that costs ([`super::apply::liveness_unchecked_cost`]).
 //!
 //! A verdict is shared within the provider process ([`Watchdog::shared`]): once one delete
 //! found Karpenter gone, the next delete of the same run that sees the same Leases (still
