@@ -19,6 +19,11 @@
 //! - the Lease cannot be read (RBAC) → unknown: the delete waits as before, and warns once
 //!   what that costs ([`super::apply::liveness_unchecked_cost`]).
 //!
+//! On an EKS Auto Mode cluster AWS runs Karpenter outside the cluster: there is no Lease, and no
+//! Lease never means "gone". Such a cluster serves the `nodeclasses.eks.amazonaws.com` CRD; when
+//! no Lease is found and that CRD exists, Karpenter counts as running ([`Seen::AwsManaged`]), so
+//! a delete waits for the finalizers and `force_destroy` never races AWS's controller.
+//!
 //! A verdict is shared within the provider process ([`Watchdog::shared`]): once one delete
 //! found Karpenter gone, the next delete of the same run that sees the same Leases (still
 //! absent, still released, still not renewed) concludes at once instead of waiting its own
@@ -58,6 +63,8 @@ pub enum Seen {
     },
     /// The Leases could not be read.
     Unreadable(String),
+    /// No Lease, on an EKS Auto Mode cluster: Karpenter is AWS's, run outside the cluster.
+    AwsManaged,
 }
 
 /// The verdict.
@@ -139,6 +146,7 @@ impl Watchdog {
         let unchanged = now.saturating_duration_since(since);
         match &seen {
             Seen::Unreadable(_) => Liveness::Unknown,
+            Seen::AwsManaged => Liveness::Running,
             Seen::Held {
                 namespaces,
                 holder,
@@ -193,8 +201,36 @@ fn lease_names(namespaces: &[String]) -> String {
         .join(", ")
 }
 
-/// Reads Karpenter's Leases, in every namespace.
+/// The CRD only EKS Auto Mode clusters serve.
+pub const AUTO_MODE_CRD: &str = "nodeclasses.eks.amazonaws.com";
+
+/// Whether the cluster is an EKS Auto Mode cluster (it serves [`AUTO_MODE_CRD`]), asked once per
+/// process; a read that fails counts as "no" and is asked again next time.
+async fn is_auto_mode(client: &kube::Client) -> bool {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    static AUTO_MODE: tokio::sync::OnceCell<bool> = tokio::sync::OnceCell::const_new();
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let answer = AUTO_MODE
+        .get_or_try_init(|| async {
+            match tokio::time::timeout(READ_TIMEOUT, crds.get_opt(AUTO_MODE_CRD)).await {
+                Ok(Ok(found)) => Ok(found.is_some()),
+                _ => Err(()),
+            }
+        })
+        .await;
+    answer.copied().unwrap_or(false)
+}
+
+/// Reads Karpenter's Leases, in every namespace; on an Auto Mode cluster without them,
+/// [`Seen::AwsManaged`].
 pub async fn look(client: &kube::Client) -> Seen {
+    match look_for_leases(client).await {
+        Seen::Absent if is_auto_mode(client).await => Seen::AwsManaged,
+        seen => seen,
+    }
+}
+
+async fn look_for_leases(client: &kube::Client) -> Seen {
     let api: Api<Lease> = Api::all(client.clone());
     let params = ListParams::default().fields(&format!("metadata.name={LEASE_NAME}"));
     let list = match tokio::time::timeout(READ_TIMEOUT, api.list(&params)).await {

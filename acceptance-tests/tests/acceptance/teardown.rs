@@ -672,3 +672,50 @@ fn without_lease_access_a_destroy_warns_what_it_costs() {
     assert!(text.contains("leases in coordination.k8s.io"), "{}", run.output());
     assert_eq!(stack.karpenter_objects(), (false, false, 0));
 }
+
+/// #29, part 4: on an EKS Auto Mode cluster AWS runs Karpenter outside the cluster, so there is
+/// no leader-election Lease. A destroy there waits for the finalizers AWS's Karpenter removes
+/// (here after 40 s, longer than the 30 s that no Lease otherwise takes to mean "gone") and
+/// never decides Karpenter is gone: with `force_destroy = true` and no cluster name, a wrong
+/// verdict would fail on the missing name.
+#[test]
+fn on_eks_auto_mode_a_missing_lease_is_not_karpenter_gone() {
+    let mut controller = ControllerConfig::karpenter();
+    controller.leader_lease = None;
+    controller.finalizer_removal_delay = Duration::from_secs(40);
+    let cluster = Cluster::start(Config {
+        crd_dirs: vec![
+            TestServer::shared_crds_dir("v1"),
+            acceptance_tests::workspace_root().join("acceptance-tests/crds/eks-auto-mode"),
+        ],
+        controller,
+        ..Config::default()
+    });
+    let work = Workdir::new(&format!(
+        r#"{}
+resource "karpenter_node_pool" "p" {{
+  name = "p"
+  template = {{
+    spec = {{
+      node_class_ref = {{ group = "karpenter.k8s.aws", kind = "EC2NodeClass", name = "default" }}
+      requirements   = [{{ key = "karpenter.sh/capacity-type", operator = "In", values = ["on-demand"] }}]
+    }}
+  }}
+  force_destroy = true
+}}
+"#,
+        cluster.provider_block()
+    ));
+    work.apply().ok();
+    let started = Instant::now();
+    let run = work.destroy();
+    println!("destroy on Auto Mode without a Lease: {:?}", started.elapsed());
+    assert!(run.success, "{}", run.output());
+    assert!(
+        !run.stderr.contains("Karpenter is not running"),
+        "{}",
+        run.output()
+    );
+    assert!(!run.stderr.contains("force_destroy"), "{}", run.output());
+    assert!(cluster.node_pool("p").is_none());
+}

@@ -66,7 +66,7 @@ pub(crate) fn force_destroy_attribute(kind: &str, cleanup: &str) -> Attribute {
              it creates, including the cluster's name, which comes from the provider's `cluster_name` \
              (or its `kubernetes {{ eks {{ cluster_name }} }}`); nothing without those tags is touched. Set it (and apply) \
              before the destroy. When false (the default), such a destroy fails within about half a minute \
-             (once per run, however many objects wait), saying what is stuck. With Karpenter running, the delete is Karpenter's, whatever this says."
+             (once per run, however many objects wait), saying what is stuck. With Karpenter running, the delete is Karpenter's, whatever this says. On an EKS Auto Mode cluster (one that serves `nodeclasses.eks.amazonaws.com`), AWS runs Karpenter outside the cluster: it has no Lease, which never counts as gone there, so the delete waits for AWS's Karpenter and this does nothing."
         ))
 }
 
