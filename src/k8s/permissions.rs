@@ -67,7 +67,8 @@ pub const PERMISSIONS: &[Permission] = &[
         group: "apiextensions.k8s.io",
         resources: &["customresourcedefinitions"],
         verbs: &["get", "list", "watch"],
-        why: "waits until Karpenter's CRDs are established before the first write, and reads their schema",
+        why: "waits until Karpenter's CRDs are established before the first write, and reads their schema; tells \
+              an EKS Auto Mode cluster by its `nodeclasses.eks.amazonaws.com` CRD",
     },
 ];
 
