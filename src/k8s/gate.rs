@@ -34,10 +34,10 @@ pub struct Served {
     pub schema: Option<Json>,
 }
 
-/// Remembers, per CRD, that it is ready; shares the wait while it is not.
 /// Whether a CRD exists (`Ok`), or how long it was looked for in vain (`Err`).
 pub type Presence = Result<(), Duration>;
 
+/// Remembers, per CRD, that it is ready; shares the wait while it is not.
 #[derive(Default)]
 pub struct CrdGate {
     ready: Mutex<HashMap<String, Arc<OnceCell<Arc<Served>>>>>,
@@ -75,7 +75,6 @@ impl CrdGate {
         .cloned()
     }
 
-    /// How many waits this gate has run (one per CRD unless a wait failed and was retried).
     /// Whether the CRD of `kind` exists (established or not), looked for every 2 s for up to
     /// `absent_for` (never past `deadline`); `Err(waited)` when it stayed absent. Once per
     /// kind and process: concurrent callers share the one look, and its verdict.
@@ -98,12 +97,12 @@ impl CrdGate {
             .cloned()
     }
 
+    /// How many waits this gate has run (one per CRD unless a wait failed and was retried).
     pub fn waits(&self) -> u64 {
         self.waits.load(Ordering::Relaxed)
     }
 }
 
-/// The CRD is established and serves `kind.version`.
 /// How often a missing CRD is looked for.
 const LOOK_EVERY: Duration = Duration::from_secs(2);
 
@@ -139,6 +138,7 @@ async fn look_for(
     }
 }
 
+/// The CRD is established and serves `kind.version`.
 fn serves(kind: &Kind) -> impl Fn(Option<&CustomResourceDefinition>) -> bool + Send + Clone + 'static {
     let version = kind.version;
     move |crd| {
