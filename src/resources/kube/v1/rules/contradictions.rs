@@ -11,19 +11,21 @@ use crate::terraform::tfvalue::{AttributePath, Value};
 /// What the requirements seen so far allow for one key.
 #[derive(Debug, Default)]
 struct Allowed {
-    /// `Some(true)`: the label must exist; `Some(false)`: it must not.
-    exists: Option<(bool, usize)>,
-    /// The values `In` allows (the intersection of every `In`), and the first `In`.
-    within: Option<(BTreeSet<String>, usize)>,
+    /// An `In`, `Exists` or comparison requires the label.
+    required: bool,
+    /// A `DoesNotExist` requires it to be absent.
+    forbidden: bool,
+    /// The values `In` allows (the intersection of every `In`).
+    within: Option<BTreeSet<String>>,
     excluded: BTreeSet<String>,
-    /// Inclusive bounds from `Gt`/`Gte`/`Lt`/`Lte`, each with the requirement it came from.
-    low: Option<(i64, usize)>,
-    high: Option<(i64, usize)>,
+    /// Inclusive bounds from `Gt`/`Gte`/`Lt`/`Lte`.
+    low: Option<i64>,
+    high: Option<i64>,
 }
 
 impl Allowed {
-    /// Adds requirement `i`; says why the key can no longer hold, if it cannot.
-    fn add(&mut self, i: usize, operator: &str, values: &[String]) -> Option<String> {
+    /// Adds a requirement; says why the key can no longer hold, if it cannot.
+    fn add(&mut self, operator: &str, values: &[String]) -> Option<String> {
         let number = || {
             values
                 .first()
@@ -33,70 +35,52 @@ impl Allowed {
             "In" => {
                 let set: BTreeSet<String> = values.iter().cloned().collect();
                 self.within = Some(match self.within.take() {
-                    Some((before, at)) => (before.intersection(&set).cloned().collect(), at),
-                    None => (set, i),
+                    Some(before) => before.intersection(&set).cloned().collect(),
+                    None => set,
                 });
-                self.must_exist(i);
+                self.required = true;
             }
             "NotIn" => self.excluded.extend(values.iter().cloned()),
-            "Exists" => self.must_exist(i),
-            "DoesNotExist" => {
-                if self.exists.is_none_or(|(e, _)| !e) {
-                    self.exists = Some((false, i));
-                } else {
-                    return Some(
-                        "it requires the label to be absent, and an earlier requirement requires it".into(),
-                    );
-                }
-            }
+            "Exists" => self.required = true,
+            "DoesNotExist" => self.forbidden = true,
             "Gt" | "Gte" => {
                 let n = number()?;
                 let low = if operator == "Gt" { n.saturating_add(1) } else { n };
-                if self.low.is_none_or(|(l, _)| low > l) {
-                    self.low = Some((low, i));
-                }
-                self.must_exist(i);
+                self.low = Some(self.low.map_or(low, |l| l.max(low)));
+                self.required = true;
             }
             "Lt" | "Lte" => {
                 let n = number()?;
                 let high = if operator == "Lt" { n.saturating_sub(1) } else { n };
-                if self.high.is_none_or(|(h, _)| high < h) {
-                    self.high = Some((high, i));
-                }
-                self.must_exist(i);
+                self.high = Some(self.high.map_or(high, |h| h.min(high)));
+                self.required = true;
             }
             _ => return None,
         }
-        self.impossible()
+        self.impossible(operator)
     }
 
-    fn must_exist(&mut self, i: usize) {
-        if self.exists.is_none() {
-            self.exists = Some((true, i));
-        } else if let Some((false, _)) = self.exists {
-            // Absent and required at once: `impossible` says so.
-            self.exists = Some((false, usize::MAX));
-        }
-    }
-
-    fn impossible(&self) -> Option<String> {
-        if let Some((false, usize::MAX)) = self.exists {
-            return Some(
+    /// Why the key can no longer hold, after a requirement with `operator` was added.
+    fn impossible(&self, operator: &str) -> Option<String> {
+        if self.required && self.forbidden {
+            return Some(if operator == "DoesNotExist" {
+                "it requires the label to be absent, and an earlier requirement requires it".into()
+            } else {
                 "it requires the label, and an earlier requirement (DoesNotExist) requires it to be absent"
-                    .into(),
-            );
+                    .into()
+            });
         }
-        if let (Some((low, _)), Some((high, _))) = (self.low, self.high)
+        if let (Some(low), Some(high)) = (self.low, self.high)
             && low > high
         {
             return Some(format!("no whole number is at least {low} and at most {high}"));
         }
-        let (within, _) = self.within.as_ref()?;
+        let within = self.within.as_ref()?;
         let left: Vec<&String> = within
             .iter()
             .filter(|v| !self.excluded.contains(*v))
             .filter(|v| match v.trim_start_matches('+').parse::<i64>() {
-                Ok(n) => self.low.is_none_or(|(l, _)| n >= l) && self.high.is_none_or(|(h, _)| n <= h),
+                Ok(n) => self.low.is_none_or(|l| n >= l) && self.high.is_none_or(|h| n <= h),
                 Err(_) => self.low.is_none() && self.high.is_none(),
             })
             .collect();
@@ -151,7 +135,7 @@ pub fn warn_contradictions(
             .filter_map(|v| v.as_str().map(str::to_string))
             .collect();
         let (allowed, seen, warned) = keys.entry(key.to_string()).or_default();
-        let why = allowed.add(i, operator, &values);
+        let why = allowed.add(operator, &values);
         seen.push(i);
         if let Some(why) = why
             && !*warned
