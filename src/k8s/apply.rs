@@ -414,7 +414,7 @@ pub fn finalizer_owner(finalizer: &str) -> &'static str {
             "the Kubernetes garbage collector, once the objects this one owns are deleted"
         }
         "orphan" => "the Kubernetes garbage collector, after orphaning the objects this one owns",
-        f if f.starts_with("karpenter.sh/") || f.starts_with("karpenter.k8s.aws/") => {
+        f if karpenter_holds::is_karpenter_finalizer(f) => {
             "Karpenter's controller"
         }
         _ => "another controller (not this provider)",
@@ -451,21 +451,10 @@ async fn holders(
         parts.push(format!("finalizers remain: {}", waiting_for(f)));
     }
     for dep in dependents {
-        // Dependents are listed in every namespace (owner references are matched by uid).
-        let Ok(list) = self::api(client, dep, None).list(&ListParams::default()).await else {
+        let Ok(owned) = karpenter_holds::owned_by(client, dep, uid).await else {
             continue;
         };
-        let owned: Vec<String> = list
-            .items
-            .iter()
-            .filter(|o| {
-                o.metadata
-                    .owner_references
-                    .as_ref()
-                    .is_some_and(|refs| refs.iter().any(|r| r.uid == uid))
-            })
-            .filter_map(|o| o.metadata.name.clone())
-            .collect();
+        let owned: Vec<String> = owned.into_iter().filter_map(|o| o.metadata.name).collect();
         if !owned.is_empty() {
             parts.push(format!(
                 "{} {} owned by it still exist ({})",

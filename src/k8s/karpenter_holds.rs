@@ -24,8 +24,8 @@ pub fn is_karpenter_finalizer(finalizer: &str) -> bool {
 /// One object that waits on Karpenter, with the Karpenter finalizers it carries.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Held {
-    /// `NodeClaim default-abc12`, or `itself` for the deleted object.
-    pub object: String,
+    /// The kind and name of an object the deleted one owns; `None` for the deleted object.
+    pub owned: Option<(&'static str, String)>,
     pub finalizers: Vec<String>,
 }
 
@@ -44,22 +44,21 @@ impl Holds {
     pub fn fingerprint(&self) -> Vec<String> {
         self.0
             .iter()
-            .map(|h| format!("{} {}", h.object, h.finalizers.join(",")))
+            .map(|h| match &h.owned {
+                Some((kind, name)) => format!("{kind} {name} {}", h.finalizers.join(",")),
+                None => format!("itself {}", h.finalizers.join(",")),
+            })
             .collect()
     }
 
     /// "its finalizer karpenter.sh/termination; NodeClaims a, b (finalizer karpenter.sh/termination)".
     pub fn describe(&self, kind: &str) -> String {
         let mut own = Vec::new();
-        let mut owned: std::collections::BTreeMap<(String, String), Vec<String>> = Default::default();
+        let mut owned: std::collections::BTreeMap<(&str, String), Vec<&str>> = Default::default();
         for h in &self.0 {
-            if h.object == "itself" {
-                own.extend(h.finalizers.iter().cloned());
-            } else if let Some((k, n)) = h.object.split_once(' ') {
-                owned
-                    .entry((k.to_string(), h.finalizers.join(", ")))
-                    .or_default()
-                    .push(n.to_string());
+            match &h.owned {
+                None => own.extend(h.finalizers.iter().cloned()),
+                Some((k, n)) => owned.entry((*k, h.finalizers.join(", "))).or_default().push(n),
             }
         }
         let mut parts = Vec::new();
@@ -77,6 +76,27 @@ impl Holds {
     }
 }
 
+/// The objects of `kind`, in every namespace, that the object of uid `owner` owns (by owner
+/// reference).
+pub async fn owned_by(
+    client: &kube::Client,
+    kind: &Kind,
+    owner: &str,
+) -> Result<Vec<DynamicObject>, kube::Error> {
+    let api: Api<DynamicObject> = Api::all_with(client.clone(), &kind.api_resource());
+    let list = api.list(&ListParams::default()).await?;
+    Ok(list
+        .items
+        .into_iter()
+        .filter(|o| {
+            o.metadata
+                .owner_references
+                .as_ref()
+                .is_some_and(|refs| refs.iter().any(|r| r.uid == owner))
+        })
+        .collect())
+}
+
 /// What of Karpenter's holds `obj` (of uid `uid`): its Karpenter finalizers, and, while it is
 /// in foreground deletion, the objects of `dependents` it owns that carry Karpenter's
 /// finalizers. A dependent list that fails is skipped (the next look tries again).
@@ -90,23 +110,16 @@ pub async fn holds(client: &kube::Client, obj: &DynamicObject, uid: &str, depend
         .collect();
     if !own.is_empty() {
         held.push(Held {
-            object: "itself".into(),
+            owned: None,
             finalizers: own,
         });
     }
     if finalizers.iter().any(|f| f == "foregroundDeletion") {
         for dep in dependents {
-            let api: Api<DynamicObject> = Api::all_with(client.clone(), &dep.api_resource());
-            let Ok(Ok(list)) = tokio::time::timeout(LIST_TIMEOUT, api.list(&ListParams::default())).await
-            else {
+            let Ok(Ok(owned)) = tokio::time::timeout(LIST_TIMEOUT, owned_by(client, dep, uid)).await else {
                 continue;
             };
-            for o in &list.items {
-                let owned = o
-                    .metadata
-                    .owner_references
-                    .as_ref()
-                    .is_some_and(|refs| refs.iter().any(|r| r.uid == uid));
+            for o in owned {
                 let theirs: Vec<String> = o
                     .metadata
                     .finalizers
@@ -115,9 +128,9 @@ pub async fn holds(client: &kube::Client, obj: &DynamicObject, uid: &str, depend
                     .filter(|f| is_karpenter_finalizer(f))
                     .cloned()
                     .collect();
-                if owned && !theirs.is_empty() {
+                if !theirs.is_empty() {
                     held.push(Held {
-                        object: format!("{} {}", dep.kind, o.metadata.name.clone().unwrap_or_default()),
+                        owned: Some((dep.kind, o.metadata.name.unwrap_or_default())),
                         finalizers: theirs,
                     });
                 }
@@ -136,11 +149,11 @@ mod tests {
     fn describes_own_finalizers_and_owned_objects() {
         let holds = Holds(vec![
             Held {
-                object: "NodeClaim a".into(),
+                owned: Some(("NodeClaim", "a".into())),
                 finalizers: vec!["karpenter.sh/termination".into()],
             },
             Held {
-                object: "NodeClaim b".into(),
+                owned: Some(("NodeClaim", "b".into())),
                 finalizers: vec!["karpenter.sh/termination".into()],
             },
         ]);
@@ -151,7 +164,7 @@ mod tests {
         );
         assert!(!text.contains("foregroundDeletion"), "{text}");
         let own = Holds(vec![Held {
-            object: "itself".into(),
+            owned: None,
             finalizers: vec!["karpenter.k8s.aws/termination".into()],
         }]);
         assert_eq!(

@@ -353,7 +353,7 @@ async fn release(
         let finalizers = current.metadata.finalizers.clone().unwrap_or_default();
         let keep: Vec<&String> = finalizers
             .iter()
-            .filter(|f| !(f.starts_with("karpenter.sh/") || f.starts_with("karpenter.k8s.aws/")))
+            .filter(|f| !crate::k8s::karpenter_holds::is_karpenter_finalizer(f))
             .collect();
         if keep.len() == finalizers.len() {
             break;
