@@ -414,9 +414,7 @@ pub fn finalizer_owner(finalizer: &str) -> &'static str {
             "the Kubernetes garbage collector, once the objects this one owns are deleted"
         }
         "orphan" => "the Kubernetes garbage collector, after orphaning the objects this one owns",
-        f if karpenter_holds::is_karpenter_finalizer(f) => {
-            "Karpenter's controller"
-        }
+        f if karpenter_holds::is_karpenter_finalizer(f) => "Karpenter's controller",
         _ => "another controller (not this provider)",
     }
 }

@@ -457,7 +457,7 @@ impl Resource<KarpenterContext> for KubeObjectType {
                     self.label(prior)
                 );
                 let detail = format!("{e} {}", self.karpenter_gone_help(false));
-                match self.force_destroy_cleanup {
+                match self.schema.attribute(FORCE_DESTROY) {
                     Some(_) => d.error_at(&AttributePath::root().attr(FORCE_DESTROY), summary, detail),
                     None => d.error(summary, detail),
                 }

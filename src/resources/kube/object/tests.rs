@@ -309,3 +309,25 @@ fn namespaced_objects_are_addressed_by_their_namespace() {
     );
     assert_eq!(pool.namespace_of(&state), None);
 }
+
+/// A kind offers `force_destroy` in its schema exactly when it says what `force_destroy` does:
+/// the error that suggests it and the attribute it points at must agree.
+#[test]
+fn force_destroy_attribute_and_cleanup_text_come_together() {
+    use crate::resources::kube as k;
+    for kind in [
+        k::node_pool(),
+        k::ec2_node_class(),
+        k::provisioner(),
+        k::node_template(),
+        k::node_overlay(),
+        k::capacity_buffer(),
+    ] {
+        assert_eq!(
+            kind.schema.attribute(FORCE_DESTROY).is_some(),
+            kind.force_destroy_cleanup.is_some(),
+            "{}",
+            kind.type_name
+        );
+    }
+}
