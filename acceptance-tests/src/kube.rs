@@ -20,6 +20,23 @@ impl Cluster {
         })
     }
 
+    /// An EKS Auto Mode cluster: the v1 CRDs (Auto Mode serves `karpenter.sh/v1` NodePools and
+    /// NodeClaims; EC2NodeClass comes along, as `crds/v1` has it too) and the NodeClass CRD
+    /// written from the EKS user guide (`acceptance-tests/crds/eks-auto-mode/`), with a simulated
+    /// controller that holds no leader-election Lease: AWS runs it outside the cluster.
+    pub fn with_eks_auto_mode() -> Self {
+        let mut controller = ControllerConfig::karpenter();
+        controller.leader_lease = None;
+        Self::start(Config {
+            crd_dirs: vec![
+                TestServer::shared_crds_dir("v1"),
+                crate::workspace_root().join("acceptance-tests/crds/eks-auto-mode"),
+            ],
+            controller,
+            ..Config::default()
+        })
+    }
+
     /// A server with the v1 CRDs and the alpha kinds of `crds/v1-alpha/` (NodeOverlay, the
     /// namespaced CapacityBuffer) established and a simulated Karpenter running.
     pub fn with_alpha_crds() -> Self {

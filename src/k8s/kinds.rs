@@ -92,6 +92,15 @@ pub const CAPACITY_BUFFER: Kind = Kind {
     plural: "capacitybuffers",
     namespaced: true,
 };
+/// EKS Auto Mode's NodeClass (`eks.amazonaws.com/v1`): served by every Auto Mode cluster, its
+/// CRD installed and its controller run by AWS.
+pub const EKS_NODE_CLASS: Kind = Kind {
+    group: "eks.amazonaws.com",
+    version: "v1",
+    kind: "NodeClass",
+    plural: "nodeclasses",
+    namespaced: false,
+};
 
 #[cfg(test)]
 mod tests {

@@ -37,6 +37,13 @@ pub const PERMISSIONS: &[Permission] = &[
               EC2NodeClass it refers to",
     },
     Permission {
+        group: "eks.amazonaws.com",
+        resources: &["nodeclasses"],
+        verbs: WRITE,
+        why: "EKS Auto Mode's NodeClass, as above (only on Auto Mode clusters); a NodePool's apply also reads \
+              the NodeClass it refers to",
+    },
+    Permission {
         group: "autoscaling.x-k8s.io",
         resources: &["capacitybuffers"],
         verbs: WRITE,

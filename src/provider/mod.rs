@@ -23,6 +23,7 @@ impl KarpenterProvider {
             resources: vec![
                 Box::new(resources::kube::node_pool()),
                 Box::new(resources::kube::ec2_node_class()),
+                Box::new(resources::kube::eks_node_class()),
                 Box::new(resources::kube::provisioner()),
                 Box::new(resources::kube::node_template()),
                 Box::new(resources::kube::node_overlay()),
@@ -34,6 +35,7 @@ impl KarpenterProvider {
             data_sources: vec![
                 Box::new(resources::aws::controller_policy::ControllerPolicy),
                 Box::new(resources::kube::data_sources::object::ec2_node_class()),
+                Box::new(resources::kube::data_sources::object::eks_node_class()),
                 Box::new(resources::kube::data_sources::object::node_pool()),
                 Box::new(resources::kube::data_sources::node_claims::NodeClaims),
             ],

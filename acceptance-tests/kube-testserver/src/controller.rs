@@ -1,6 +1,6 @@
 //! A simulated Karpenter controller, switchable at run time. It watches the store's events and:
 //! adds a finalizer (per kind) to new objects and removes it a while after deletion starts;
-//! fills `EC2NodeClass` status (subnets, security groups, AMIs, instance profile, `Ready=True`)
+//! fills `EC2NodeClass` (and EKS Auto Mode `NodeClass`) status (subnets, security groups, AMIs, instance profile, `Ready=True`)
 //! after a delay; marks `NodePool`s Ready; and creates `NodeClaim`s owned by each new `NodePool`
 //! so that foreground deletion has dependents to wait for. Optionally it marks `NodeOverlay`s
 //! Ready, reports `CapacityBuffer`s (namespaced) as provisioned, and "launches" NodeClaims
@@ -247,7 +247,7 @@ fn react(shared: &Arc<Shared>, ev: &Event) {
     let observed = o
         .pointer("/status/conditions/0/observedGeneration")
         .and_then(Value::as_i64);
-    if kind == "EC2NodeClass"
+    if matches!(kind.as_str(), "EC2NodeClass" | "NodeClass")
         && cfg.node_class_status
         && observed != Some(generation)
         && schedule_once(shared, &format!("nodeclass-{generation}"), &uid)
@@ -436,11 +436,14 @@ fn node_class_status(o: &Value) -> Value {
             )
         });
     let now = now_rfc3339();
+    // EKS Auto Mode's NodeClass picks its AMIs itself: no AMI status or condition.
+    let auto_mode = o.get("kind").and_then(Value::as_str) == Some("NodeClass");
     let conds: Vec<Value> = ["AMIsReady", "SubnetsReady", "SecurityGroupsReady", "InstanceProfileReady", "ValidationSucceeded", "Ready"]
         .iter()
+        .filter(|t| !(auto_mode && **t == "AMIsReady"))
         .map(|t| json!({"type": t, "status": "True", "lastTransitionTime": now, "reason": t, "message": "", "observedGeneration": generation}))
         .collect();
-    json!({
+    let mut status = json!({
         "subnets": [
             {"id": "subnet-0a1b2c3d4e5f60001", "zone": "us-east-1a", "zoneID": "use1-az1"},
             {"id": "subnet-0a1b2c3d4e5f60002", "zone": "us-east-1b", "zoneID": "use1-az2"}
@@ -450,7 +453,11 @@ fn node_class_status(o: &Value) -> Value {
             "requirements": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]}],
         "instanceProfile": profile,
         "conditions": conds
-    })
+    });
+    if auto_mode && let Some(m) = status.as_object_mut() {
+        m.remove("amis");
+    }
+    status
 }
 
 /// What a launch gives a NodeClaim: the instance's labels, then its status.

@@ -34,6 +34,17 @@ pub struct Availability {
     /// The feature gate's name, as in `--feature-gates`/`FEATURE_GATES` (e.g. `NodeOverlay`),
     /// and the Karpenter Helm chart value that enables it.
     pub feature_gate: Option<(&'static str, &'static str)>,
+    /// Who installs the CRD: Karpenter's charts, or EKS on an Auto Mode cluster.
+    pub installer: Installer,
+}
+
+/// Who puts a kind's CRD into the cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Installer {
+    /// Karpenter's CRDs (the karpenter or karpenter-crd Helm chart).
+    Karpenter,
+    /// EKS itself, on a cluster with Auto Mode enabled.
+    EksAutoMode,
 }
 
 /// NodePool and EC2NodeClass: every Karpenter v1 release.
@@ -41,6 +52,7 @@ pub const V1: Availability = Availability {
     since: "v1.0",
     until: None,
     feature_gate: None,
+    installer: Installer::Karpenter,
 };
 
 /// Provisioner and AWSNodeTemplate: Karpenter v0.32 and earlier.
@@ -48,6 +60,7 @@ pub const V1ALPHA5: Availability = Availability {
     since: "v0.5",
     until: Some("v0.32"),
     feature_gate: None,
+    installer: Installer::Karpenter,
 };
 
 /// NodeOverlay: Karpenter v1.7 (its CRD first ships in v1.7.x), gate `NodeOverlay`.
@@ -55,6 +68,7 @@ pub const NODE_OVERLAY: Availability = Availability {
     since: "v1.7",
     until: None,
     feature_gate: Some(("NodeOverlay", "settings.featureGates.nodeOverlay")),
+    installer: Installer::Karpenter,
 };
 
 /// CapacityBuffer: Karpenter v1.14 (its CRD first ships in v1.14.x), gate `CapacityBuffer`.
@@ -62,11 +76,24 @@ pub const CAPACITY_BUFFER: Availability = Availability {
     since: "v1.14",
     until: None,
     feature_gate: Some(("CapacityBuffer", "settings.featureGates.capacityBuffer")),
+    installer: Installer::Karpenter,
+};
+
+/// EKS Auto Mode's NodeClass: any cluster with Auto Mode enabled (EKS installs the CRD; no
+/// Karpenter release has it).
+pub const EKS_AUTO_MODE: Availability = Availability {
+    since: "EKS Auto Mode",
+    until: None,
+    feature_gate: None,
+    installer: Installer::EksAutoMode,
 };
 
 impl Availability {
     /// "Karpenter v1.7 or later with the NodeOverlay feature gate enabled (Helm value …=true)".
     fn needs(&self) -> String {
+        if self.installer == Installer::EksAutoMode {
+            return "a cluster with EKS Auto Mode enabled (compute_config { enabled = true } on aws_eks_cluster)".into();
+        }
         let releases = match self.until {
             Some(until) => format!("Karpenter {until} or earlier (the CRD was removed in later releases)"),
             None => format!("Karpenter {} or later", self.since),
@@ -84,16 +111,14 @@ impl Availability {
 pub enum AvailabilityError {
     #[error(
         "The cluster has no {crd} CRD (looked for {waited}, and nothing created it), so it has no {kind} kind. {kind} \
-         needs {needs}; its CRD comes with Karpenter's CRDs (the karpenter or karpenter-crd Helm chart). Install or \
-         upgrade Karpenter, then apply again. When Karpenter is installed later in the same apply, make this resource \
-         depend on that install (depends_on = [helm_release.karpenter]): the provider waits for a CRD that is being \
-         established, not for one nothing creates."
+         needs {needs}; {remedy}"
     )]
     NotInstalled {
         crd: String,
         kind: &'static str,
         needs: String,
         waited: String,
+        remedy: &'static str,
     },
     #[error(transparent)]
     Kube(#[from] KubeError),
@@ -106,6 +131,19 @@ impl AvailabilityError {
             kind: kind.kind,
             needs: availability.needs(),
             waited: humantime(waited),
+            remedy: match availability.installer {
+                Installer::Karpenter => {
+                    "its CRD comes with Karpenter's CRDs (the karpenter or karpenter-crd Helm chart). Install or upgrade \
+                     Karpenter, then apply again. When Karpenter is installed later in the same apply, make this \
+                     resource depend on that install (depends_on = [helm_release.karpenter]): the provider waits for a \
+                     CRD that is being established, not for one nothing creates."
+                }
+                Installer::EksAutoMode => {
+                    "EKS installs its CRD when Auto Mode is enabled, and no Karpenter chart has it. Enable Auto Mode on \
+                     the cluster and apply again, or, on a cluster with self-managed Karpenter, use \
+                     karpenter_ec2_node_class instead."
+                }
+            },
         }
     }
 }

@@ -9,6 +9,7 @@
 pub mod availability;
 pub mod capacity_buffer;
 pub mod data_sources;
+pub mod eks;
 pub mod identity;
 pub mod moves;
 pub mod object;
@@ -20,10 +21,11 @@ pub mod v1alpha5;
 use crate::k8s::kinds;
 use object::{ClassRef, KubeObjectType};
 
-/// A NodePool's node class: `template.spec.node_class_ref`.
+/// A NodePool's node class: `template.spec.node_class_ref`, an EC2NodeClass or (on EKS Auto
+/// Mode) a NodeClass.
 static NODE_POOL_CLASS: ClassRef = ClassRef {
     path: &["template", "spec", "node_class_ref"],
-    kinds: &[kinds::EC2_NODE_CLASS],
+    kinds: &[kinds::EC2_NODE_CLASS, kinds::EKS_NODE_CLASS],
 };
 
 /// A Provisioner's node template: `provider_ref`.
@@ -60,6 +62,23 @@ pub fn ec2_node_class() -> KubeObjectType {
             "karpenter_ec2_node_class",
             kinds::EC2_NODE_CLASS,
             &v1::EC2_NODE_CLASS,
+        )
+    }
+}
+
+/// `karpenter_eks_node_class` ↔ `eks.amazonaws.com/v1` NodeClass (EKS Auto Mode), optionally
+/// waiting for `Ready=True` after apply. No `force_destroy`: AWS runs the controller, outside the
+/// cluster, so there is nothing of Karpenter's to stand in for.
+pub fn eks_node_class() -> KubeObjectType {
+    KubeObjectType {
+        validate: eks::validate_eks_node_class,
+        wait_for_ready: Some("wait_for_ready"),
+        status_follows: &[("instance_profile", &["role", "instance_profile"])],
+        requires: Some(&availability::EKS_AUTO_MODE),
+        ..KubeObjectType::new(
+            "karpenter_eks_node_class",
+            kinds::EKS_NODE_CLASS,
+            &eks::EKS_NODE_CLASS,
         )
     }
 }

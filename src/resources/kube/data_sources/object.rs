@@ -1,5 +1,5 @@
-//! Data sources that read one Karpenter object by name: `karpenter_ec2_node_class` and
-//! `karpenter_node_pool`. `name` is the only argument; every `spec` field of the resource of the
+//! Data sources that read one Karpenter object by name: `karpenter_ec2_node_class`,
+//! `karpenter_eks_node_class` (EKS Auto Mode) and `karpenter_node_pool`. `name` is the only argument; every `spec` field of the resource of the
 //! same kind is there (computed), with `metadata` (all of the object's labels and annotations)
 //! and `status` (what Karpenter resolved: AMIs, subnets, security groups, instance profile,
 //! resources, node count, conditions).
@@ -86,6 +86,26 @@ pub static NODE_POOL: LazyLock<Schema> = LazyLock::new(|| {
          needs the cluster to be reachable then.",
     )
 });
+
+/// The schema of data source `karpenter_eks_node_class`.
+pub static EKS_NODE_CLASS: LazyLock<Schema> = LazyLock::new(|| {
+    data_schema(
+        &crate::resources::kube::eks::EKS_NODE_CLASS,
+        "NodeClass",
+        "Reads an EKS Auto Mode NodeClass (`eks.amazonaws.com/v1`) by name — a custom one, or the built-in \
+         `default` that EKS manages — with its settings and what Auto Mode resolved for it under `status`: the \
+         subnets and security groups its selector terms matched, the instance profile its nodes use, and its \
+         conditions. Read at plan time; needs the cluster to be reachable then.",
+    )
+});
+
+pub fn eks_node_class() -> ObjectDataSource {
+    ObjectDataSource {
+        type_name: "karpenter_eks_node_class",
+        kind: kinds::EKS_NODE_CLASS,
+        schema: &EKS_NODE_CLASS,
+    }
+}
 
 pub fn ec2_node_class() -> ObjectDataSource {
     ObjectDataSource {

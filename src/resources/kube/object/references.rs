@@ -94,6 +94,7 @@ impl KubeObjectType {
                 kind.kind,
                 match kind.kind {
                     "AWSNodeTemplate" => "karpenter_node_template",
+                    "NodeClass" => "karpenter_eks_node_class",
                     _ => "karpenter_ec2_node_class",
                 }
             ),

@@ -322,7 +322,12 @@ pub(crate) mod crd_coverage {
             "{}/../shared/karpenter/crds/{dir}/{file}",
             env!("CARGO_MANIFEST_DIR")
         );
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        openapi_schema(&path, version)
+    }
+
+    /// The `openAPIV3Schema` of `version` in the CRD file at `path`.
+    pub(crate) fn openapi_schema(path: &str, version: &str) -> Json {
+        let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
         let crd: Json = serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
         let versions = crd["spec"]["versions"].as_array().expect("versions");
         let found = versions

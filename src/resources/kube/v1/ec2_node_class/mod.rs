@@ -25,6 +25,7 @@ mod status;
 use instance::*;
 pub(crate) use kubelet::*;
 use selectors::*;
+pub(crate) use selectors::{exclusive_terms, security_group_selector_terms, subnet_selector_terms};
 use status::*;
 
 const AMI_FAMILIES: &[&str] = &[
@@ -163,7 +164,7 @@ pub static EC2_NODE_CLASS: LazyLock<Schema> = LazyLock::new(|| {
     .with_blocks(vec![timeouts_block()])
 });
 
-fn tag_selector(what: &str) -> Attribute {
+pub(crate) fn tag_selector(what: &str) -> Attribute {
     Attribute::map_of("tags", Type::String)
         .describe(format!(
             "Select {what} that have all these tags (at most 20; `*` as a value matches any value)."

@@ -32,7 +32,7 @@ pub(super) fn alias_format() -> impl Validator {
         },
     )
 }
-pub(super) fn subnet_selector_terms() -> Attribute {
+pub(crate) fn subnet_selector_terms() -> Attribute {
     Attribute::list_of_objects(
         "subnet_selector_terms",
         vec![
@@ -50,7 +50,7 @@ pub(super) fn subnet_selector_terms() -> Attribute {
     .validate(v::count(1, 30))
     .validate(exclusive_terms("subnet", &["tags", "id"], &[("id", &["tags"])]))
 }
-pub(super) fn security_group_selector_terms() -> Attribute {
+pub(crate) fn security_group_selector_terms() -> Attribute {
     Attribute::list_of_objects(
         "security_group_selector_terms",
         vec![
@@ -111,7 +111,7 @@ pub(super) fn capacity_reservation_selector_terms() -> Attribute {
 /// only rejects a list in which *every* term combines the fields. Karpenter's documentation says a
 /// term may not combine them at all, so we reject each offending term (as the CRD does for AMI
 /// terms with `!self.exists(...)`).
-pub(super) fn exclusive_terms(
+pub(crate) fn exclusive_terms(
     what: &'static str,
     at_least_one: &'static [&'static str],
     exclusive: &'static [(&'static str, &'static [&'static str])],

@@ -4,7 +4,8 @@
 //!
 //! Per-attribute rules are validators on the attributes (they run automatically);
 //! [`validate_node_pool`] adds the cross-attribute ones (S2, S3) and [`node_pool_replacements`]
-//! the transition rule S1 (a pool cannot switch between static and dynamic).
+//! the transition rule S1 (a pool cannot switch between static and dynamic). A pool of EKS Auto
+//! Mode (node class in `eks.amazonaws.com`) also meets the rules of [`auto_mode`].
 
 use crate::resources::kube::object::STATUS_IN_PLANS;
 use std::sync::LazyLock;
@@ -128,8 +129,10 @@ fn node_class_ref() -> Attribute {
                 .default_value(Value::string("karpenter.k8s.aws"))
                 .replace_on_change()
                 .describe(
-                    "API group of the node class. Defaults to `karpenter.k8s.aws` (EC2NodeClass); cannot be \
-                     changed in place (changing it replaces the pool).",
+                    "API group of the node class. Defaults to `karpenter.k8s.aws` (EC2NodeClass); \
+                     `eks.amazonaws.com` (kind `NodeClass`) on EKS Auto Mode, which makes this an Auto Mode pool, \
+                     checked at plan against Auto Mode's rules (its labels and values, not a built-in pool's \
+                     name). Cannot be changed in place (changing it replaces the pool).",
                 )
                 .validate(v::non_empty())
                 .validate(v::matches(r"^[^/]*$", "an API group without `/` (no version), e.g. `karpenter.k8s.aws`")),
@@ -137,13 +140,16 @@ fn node_class_ref() -> Attribute {
                 .default_value(Value::string("EC2NodeClass"))
                 .replace_on_change()
                 .describe(
-                    "Kind of the node class. Defaults to `EC2NodeClass`; cannot be changed in place (changing it \
+                    "Kind of the node class. Defaults to `EC2NodeClass`; `NodeClass` with group `eks.amazonaws.com`. Cannot be changed in place (changing it \
                      replaces the pool).",
                 )
                 .validate(v::non_empty()),
             Attribute::string("name")
                 .required()
-                .describe("Name of the node class, e.g. `karpenter_ec2_node_class.default.name`.")
+                .describe(
+                    "Name of the node class, e.g. `karpenter_ec2_node_class.default.name` or \
+                     `karpenter_eks_node_class.private.name` (`default` is Auto Mode's built-in class).",
+                )
                 .validate(v::non_empty()),
         ],
     )
@@ -326,6 +332,7 @@ fn status() -> Attribute {
 /// server's 256 KiB limit on the object's annotations together.
 pub fn validate_node_pool(config: &Value, diags: &mut Diagnostics) {
     let root = AttributePath::root();
+    auto_mode::validate(config, diags);
     rules::annotations_total_size(
         config.get("metadata").and_then(|m| m.get("annotations")),
         &root.attr("metadata").attr("annotations"),
@@ -370,3 +377,5 @@ pub fn node_pool_replacements(prior: &Value, planned: &Value) -> Vec<AttributePa
 
 #[cfg(test)]
 mod tests;
+
+pub mod auto_mode;
