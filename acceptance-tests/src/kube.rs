@@ -27,6 +27,10 @@ impl Cluster {
     pub fn with_eks_auto_mode() -> Self {
         let mut controller = ControllerConfig::karpenter();
         controller.leader_lease = None;
+        controller.finalizers.insert(
+            "NodeClass".to_string(),
+            "eks.amazonaws.com/termination".to_string(),
+        );
         Self::start(Config {
             crd_dirs: vec![
                 TestServer::shared_crds_dir("v1"),
@@ -115,6 +119,11 @@ impl Cluster {
     pub fn node_class(&self, name: &str) -> Option<serde_json::Value> {
         self.server
             .object("karpenter.k8s.aws", "v1", "ec2nodeclasses", name)
+    }
+
+    /// An EKS Auto Mode NodeClass by name.
+    pub fn eks_node_class(&self, name: &str) -> Option<serde_json::Value> {
+        self.server.object("eks.amazonaws.com", "v1", "nodeclasses", name)
     }
 
     /// Requests whose path contains `fragment` (and method, when given).

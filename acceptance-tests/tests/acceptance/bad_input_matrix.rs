@@ -103,6 +103,10 @@ fn baselines() -> Vec<(Kind, Vec<&'static str>)> {
             r("karpenter_ec2_node_class"),
             vec![NODE_CLASS, NODE_CLASS_PROFILE],
         ),
+        (
+            r("karpenter_eks_node_class"),
+            vec![EKS_NODE_CLASS, EKS_NODE_CLASS_PROFILE],
+        ),
         (r("karpenter_provisioner"), vec![PROVISIONER]),
         (
             r("karpenter_node_template"),
@@ -127,6 +131,7 @@ fn baselines() -> Vec<(Kind, Vec<&'static str>)> {
             vec![CONTROLLER_POLICY],
         ),
         (Kind::Data("karpenter_ec2_node_class".into()), vec![DATA_BY_NAME]),
+        (Kind::Data("karpenter_eks_node_class".into()), vec![DATA_BY_NAME]),
         (Kind::Data("karpenter_node_pool".into()), vec![DATA_BY_NAME]),
         (Kind::Data("karpenter_node_claims".into()), vec![DATA_NODE_CLAIMS]),
         (
@@ -137,6 +142,38 @@ fn baselines() -> Vec<(Kind, Vec<&'static str>)> {
 }
 
 const TIMEOUTS: &str = "";
+
+const EKS_NODE_CLASS: &str = r#"
+name = "base"
+metadata = { labels = { team = "a" } }
+role = "eks-auto-nodes"
+subnet_selector_terms = [{ tags = { "kubernetes.io/role/internal-elb" = "1" } }, { id = "subnet-0a1b2c3d" }]
+security_group_selector_terms = [{ id = "sg-0a1b2c3d" }, { name = "nodes" }]
+pod_subnet_selector_terms = [{ tags = { "kubernetes.io/role/pod" = "1" } }]
+pod_security_group_selector_terms = [{ id = "sg-0a1b2c3e" }]
+capacity_reservation_selector_terms = [{ id = "cr-0a1b2c3d" }, { tags = { app = "a" }, owner = "012345678901" }]
+snat_policy = "Disabled"
+network_policy = "DefaultDeny"
+network_policy_event_logs = "Enabled"
+ephemeral_storage = { size = "100Gi", iops = 4000, throughput = 200, kms_key_id = "alias/ebs" }
+advanced_networking = { associate_public_ip_address = false, https_proxy = "http://192.0.2.4:3128", no_proxy = ["localhost"] }
+advanced_security = { fips = false, kernel_lockdown = "Integrity" }
+certificate_bundles = [{ name = "corp", data = "LS0tLS1CRUdJTg==" }]
+tags = { team = "a" }
+wait_for_ready = true
+timeouts {
+  create = "10m"
+  update = "10m"
+  delete = "15m"
+}
+"#;
+
+const EKS_NODE_CLASS_PROFILE: &str = r#"
+name = "base-profile"
+instance_profile = "eks-us-east-1-nodes"
+subnet_selector_terms = [{ id = "subnet-0a1b2c3d" }]
+security_group_selector_terms = [{ tags = { a = "b" } }]
+"#;
 
 const NODE_OVERLAY: &str = r#"
 name = "base"
@@ -192,6 +229,7 @@ node_pool = "base"
 /// no cluster), so the plan batch leaves them out; their bad values fail validation first.
 const READS_THE_CLUSTER: &[&str] = &[
     "karpenter_ec2_node_class",
+    "karpenter_eks_node_class",
     "karpenter_node_pool",
     "karpenter_node_claims",
 ];

@@ -16,6 +16,7 @@ mod data_sources;
 mod default_tags;
 mod doc_snippets;
 mod eks_auth;
+mod eks_auto_mode;
 mod eks_describe;
 mod examples_static;
 mod examples_validate;

@@ -1,0 +1,238 @@
+//! #29, EKS Auto Mode, through the real terraform CLI against the test server dressed as an
+//! Auto Mode cluster (`Cluster::with_eks_auto_mode`: the NodeClass CRD written from the EKS
+//! guide, a simulated controller that reports NodeClass status and holds no Lease):
+//! `karpenter_eks_node_class` and an Auto Mode pool created, re-planned empty, drift shown and
+//! repaired, the immutable role replacing the class, import with generated configuration, the
+//! data source, a destroy that waits for AWS's finalizers; the plan-time refusals of the guide's
+//! rules; and a cluster without Auto Mode, where apply says what the kind needs.
+
+use acceptance_tests::kube::Cluster;
+use acceptance_tests::{Workdir, repo_file, resource_at};
+use serde_json::json;
+
+const POOL: &str = r#"
+resource "karpenter_node_pool" "batch" {
+  name = "batch"
+  template = {
+    spec = {
+      node_class_ref = {
+        group = "eks.amazonaws.com"
+        kind  = "NodeClass"
+        name  = karpenter_eks_node_class.private.name
+      }
+      requirements = [
+        { key = "eks.amazonaws.com/instance-category", operator = "In", values = ["c", "m", "r"] },
+        { key = "eks.amazonaws.com/instance-generation", operator = "Gt", values = ["4"] },
+        { key = "karpenter.sh/capacity-type", operator = "In", values = ["spot", "on-demand"] },
+      ]
+    }
+  }
+}
+"#;
+
+fn example() -> String {
+    repo_file("examples/resources/karpenter_eks_node_class/resource.tf")
+}
+
+#[test]
+fn node_class_and_pool_apply_replan_empty_show_drift_import_and_destroy() {
+    let cluster = Cluster::with_eks_auto_mode();
+    let work = Workdir::new(&format!("{}\n{}\n{POOL}", cluster.provider_block(), example()));
+    work.apply().ok();
+
+    let class = cluster
+        .eks_node_class("private")
+        .expect("NodeClass on the server");
+    assert_eq!(class["apiVersion"], "eks.amazonaws.com/v1");
+    assert_eq!(class["spec"]["role"], "eks-auto-nodes");
+    assert_eq!(class["spec"]["networkPolicy"], "DefaultDeny");
+    assert_eq!(
+        class["spec"]["ephemeralStorage"],
+        json!({"size": "160Gi", "iops": 6000, "throughput": 250})
+    );
+    assert_eq!(
+        class["spec"]["snatPolicy"], "Random",
+        "the declared default is sent"
+    );
+    let pool = cluster.node_pool("batch").expect("NodePool");
+    assert_eq!(
+        pool["spec"]["template"]["spec"]["nodeClassRef"],
+        json!({"group": "eks.amazonaws.com", "kind": "NodeClass", "name": "private"})
+    );
+    assert!(work.plan_is_empty(), "{}", work.plan().output());
+
+    // The status Auto Mode reports is read into state (no AMIs: Auto Mode picks them).
+    cluster.eventually("NodeClass status", || {
+        cluster
+            .eks_node_class("private")
+            .is_some_and(|o| o["status"]["conditions"].is_array())
+    });
+    work.terraform(&[
+        "apply",
+        "-refresh-only",
+        "-auto-approve",
+        "-no-color",
+        "-input=false",
+    ])
+    .ok();
+    let state = work.state();
+    let status = &resource_at(&state, "karpenter_eks_node_class.private")["values"]["status"];
+    assert_eq!(status["subnets"][0]["zone_id"], "use1-az1", "{status}");
+    assert!(status["instance_profile"].is_string(), "{status}");
+    assert!(work.plan_is_empty(), "{}", work.plan().output());
+
+    // Drift in one field shows as that field and apply puts it back.
+    assert!(cluster.server.patch_object(
+        "eks.amazonaws.com",
+        "nodeclasses",
+        "",
+        "private",
+        &json!({"spec": {"networkPolicy": "DefaultAllow"}})
+    ));
+    let run = work.plan().ok();
+    assert!(
+        run.stdout.contains("~ network_policy") && run.stdout.contains("\"DefaultAllow\" -> \"DefaultDeny\""),
+        "{}",
+        run.stdout
+    );
+    work.apply().ok();
+    assert_eq!(
+        cluster.eks_node_class("private").expect("class")["spec"]["networkPolicy"],
+        "DefaultDeny"
+    );
+
+    // The role cannot change in place (the API refuses it): the plan replaces the class.
+    work.set_config(&format!(
+        "{}\n{}\n{POOL}",
+        cluster.provider_block(),
+        example().replace("\"eks-auto-nodes\"", "\"eks-auto-nodes-v2\"")
+    ));
+    let run = work.plan().ok();
+    assert!(
+        run.stdout.contains("must be replaced") && run.stdout.contains("# forces replacement"),
+        "{}",
+        run.stdout
+    );
+    work.set_config(&format!("{}\n{}\n{POOL}", cluster.provider_block(), example()));
+
+    // import {} with -generate-config-out gives configuration that plans empty; the data
+    // source reads the same object.
+    let importer = Workdir::new(&format!(
+        "{}\nimport {{\n  to = karpenter_eks_node_class.private\n  id = \"private\"\n}}\n\
+         data \"karpenter_eks_node_class\" \"read\" {{\n  name = \"private\"\n}}\n\
+         output \"subnets\" {{\n  value = [for s in data.karpenter_eks_node_class.read.status.subnets : s.id]\n}}\n\
+         output \"iops\" {{\n  value = data.karpenter_eks_node_class.read.ephemeral_storage.iops\n}}\n",
+        cluster.provider_block()
+    ));
+    let run = importer
+        .terraform(&[
+            "plan",
+            "-no-color",
+            "-input=false",
+            "-generate-config-out=generated.tf",
+        ])
+        .ok();
+    assert!(
+        run.stdout
+            .contains("1 to import, 0 to add, 0 to change, 0 to destroy"),
+        "{}",
+        run.output()
+    );
+    let generated = std::fs::read_to_string(importer.path().join("generated.tf")).expect("generated.tf");
+    assert!(
+        generated.contains("network_policy") && generated.contains("DefaultDeny"),
+        "{generated}"
+    );
+    importer.apply().ok();
+    assert!(importer.plan_is_empty(), "{}", importer.plan().output());
+    let outputs = importer.outputs();
+    assert_eq!(outputs["iops"]["value"], 6000, "{outputs}");
+    assert_eq!(
+        outputs["subnets"]["value"][0], "subnet-0a1b2c3d4e5f60001",
+        "{outputs}"
+    );
+    importer
+        .terraform(&["state", "rm", "karpenter_eks_node_class.private"])
+        .ok();
+
+    // Destroy waits for the finalizers AWS's controller removes; there is no Lease on Auto
+    // Mode, and that is not "Karpenter is gone".
+    let run = work.destroy();
+    assert!(run.success, "{}", run.output());
+    assert!(
+        !run.stderr.contains("Karpenter is not running"),
+        "{}",
+        run.output()
+    );
+    assert!(cluster.eks_node_class("private").is_none());
+    assert!(cluster.node_pool("batch").is_none());
+}
+
+/// The guide's rules fail at plan, on the attribute, with no cluster contacted.
+#[test]
+fn the_guides_rules_fail_at_plan_on_their_attribute() {
+    let work = Workdir::new(
+        r#"
+provider "karpenter" {}
+
+resource "karpenter_eks_node_class" "default" {
+  name                          = "default"
+  role                          = "nodes"
+  instance_profile              = "eks-nodes"
+  subnet_selector_terms         = [{ tags = { a = "b" } }]
+  security_group_selector_terms = [{ id = "sg-1" }]
+  pod_subnet_selector_terms     = [{ id = "subnet-1" }]
+  ephemeral_storage             = { iops = 20000 }
+}
+
+resource "karpenter_node_pool" "system" {
+  name = "system"
+  template = {
+    spec = {
+      node_class_ref = { group = "eks.amazonaws.com", kind = "NodeClass", name = "default" }
+      requirements = [
+        { key = "karpenter.k8s.aws/instance-family", operator = "In", values = ["m5"] },
+      ]
+    }
+  }
+}
+"#,
+    );
+    let run = work.validate().failed();
+    let text = run.output().replace('\n', " ");
+    for expected in [
+        "is the name of the NodeClass EKS Auto Mode manages itself",
+        "Set exactly one of role and instance_profile",
+        "set pod_security_group_selector_terms",
+        "ephemeral_storage.iops",
+        "one of the node pools EKS Auto Mode creates and manages itself",
+        "eks.amazonaws.com/instance-family",
+    ] {
+        assert!(
+            text.contains(expected),
+            "missing {expected:?} in:\n{}",
+            run.output()
+        );
+    }
+}
+
+/// A cluster without Auto Mode has no NodeClass kind: apply says Auto Mode is what it needs,
+/// not that Karpenter's chart is missing.
+#[test]
+fn a_cluster_without_auto_mode_is_told_what_the_kind_needs() {
+    let cluster = Cluster::with_v1_crds();
+    cluster.assert_kind_not_installed(
+        r#"resource "karpenter_eks_node_class" "x" {
+  name                          = "x"
+  role                          = "nodes"
+  subnet_selector_terms         = [{ id = "subnet-1" }]
+  security_group_selector_terms = [{ id = "sg-1" }]
+}
+"#,
+        &[
+            "nodeclasses.eks.amazonaws.com",
+            "EKS Auto Mode enabled",
+            "karpenter_ec2_node_class",
+        ],
+    );
+}
