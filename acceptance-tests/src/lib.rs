@@ -10,6 +10,7 @@
 //! If `terraform` is not on PATH, every test fails with one line saying so: acceptance tests
 //! are never silently skipped.
 
+pub mod eks_standin;
 pub mod kube;
 pub mod moto;
 pub mod moved;

@@ -101,6 +101,18 @@ impl AwsClients {
         aws_sdk_eventbridge::Client::from_conf(b.build())
     }
 
+    /// The EKS access-entry calls in the block's region, with their endpoint for diagnostics.
+    pub fn eks_access(&self) -> super::eks_access::EksAccess {
+        let mut b = aws_sdk_eks::config::Builder::from(&self.config);
+        if let Some(url) = self.endpoint("eks") {
+            b = b.endpoint_url(url);
+        }
+        super::eks_access::EksAccess::new(
+            aws_sdk_eks::Client::from_conf(b.build()),
+            self.endpoint_for("eks"),
+        )
+    }
+
     /// The EKS client for `region` (the cluster's, which may differ from the block's).
     pub fn eks_in(&self, region: &str) -> aws_sdk_eks::Client {
         let mut b = aws_sdk_eks::config::Builder::from(&self.config).region(Region::new(region.to_string()));

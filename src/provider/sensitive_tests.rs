@@ -22,6 +22,14 @@ const SENSITIVE: &[&str] = &[
 /// Attributes whose names look like secrets but are not, with the reason.
 const NOT_SECRET: &[(&str, &str)] = &[
     (
+        "karpenter_eks_node_class.certificate_bundles",
+        "certificate authorities the nodes trust: public certificates, no keys",
+    ),
+    (
+        "data.karpenter_eks_node_class.certificate_bundles",
+        "the same public CA certificates, read back",
+    ),
+    (
         "provider.aws.shared_credentials_files",
         "paths of the shared credentials files, not their contents",
     ),

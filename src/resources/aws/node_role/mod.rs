@@ -24,211 +24,15 @@ use crate::terraform::framework::{
 };
 use crate::terraform::tfvalue::{AttributePath, Type, Value};
 
+mod access_entry;
 mod list;
+mod model;
+mod schema;
 pub use list::*;
+use model::*;
+use schema::*;
 
 pub struct NodeRole;
-
-const DEFAULT_PREFIX: &str = "karpenter-node-";
-const TYPE_NAME: &str = "karpenter_node_role";
-const ECR_POLICIES: &[&str] = &[
-    "AmazonEC2ContainerRegistryPullOnly",
-    "AmazonEC2ContainerRegistryReadOnly",
-];
-
-static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
-    let mut attributes = iam_role::common_attributes(DEFAULT_PREFIX, "its instance profile");
-    attributes.extend([
-        Attribute::string("partition")
-            .optional_computed()
-            .stable()
-            .replace_on_change()
-            .describe("AWS partition the policy ARNs and the EC2 principal are built for. When unset, derived from the provider's region (`cn-*` → `aws-cn`, `us-gov-*` → `aws-us-gov`, else `aws`).")
-            .validate(v::one_of(PARTITIONS)),
-        Attribute::string("ip_family")
-            .default_value(Value::string("ipv4"))
-            .describe("IP family of the cluster: `ipv4` attaches AmazonEKS_CNI_Policy; `ipv6` attaches the account's `AmazonEKS_CNI_IPv6_Policy` (create it first, as the EKS IPv6 guide says).")
-            .validate(v::one_of(&["ipv4", "ipv6"])),
-        Attribute::bool("attach_cni_policy")
-            .default_value(Value::Bool(true))
-            .describe("Attach the CNI policy. Set false when the VPC CNI uses its own IRSA or Pod Identity role."),
-        Attribute::string("ecr_policy")
-            .default_value(Value::string(ECR_POLICIES[0]))
-            .describe("The ECR policy nodes get: the pull-only policy Karpenter's reference uses, or the older read-only one.")
-            .validate(v::one_of(ECR_POLICIES)),
-        Attribute::bool("create_instance_profile")
-            .default_value(Value::Bool(false))
-            .describe("Create an instance profile of the role's name holding the role. Karpenter v1 creates its own profiles from the role name; this is for v1alpha5 / AWSNodeTemplate setups that name a profile."),
-        Attribute::string("instance_profile_name").computed().describe("Name of the instance profile, when created."),
-        Attribute::string("instance_profile_arn").computed().describe("ARN of the instance profile, when created."),
-        Attribute::map_of("instance_profile_tags", Type::String)
-            .computed()
-            .describe("The instance profile's tags, which follow `tags_all`: a change made to them outside Terraform shows here and the next apply puts them back."),
-        tags_all::attribute("the role and its instance profile"),
-        Attribute::list_of("managed_policy_arns", Type::String)
-            .computed()
-            .describe("The node policies this resource attaches (besides `additional_policy_arns`)."),
-    ]);
-    Schema::new(
-        "The IAM role for Karpenter's nodes: trusted by EC2, with the node policies of Karpenter's \
-         reference attached, optionally with an instance profile. Drift in the trust policy, the \
-         attached policies, inline policies added outside Terraform, the tags and the instance \
-         profile is detected and repaired. Create never takes over an existing role or instance \
-         profile of the same name, whoever made it — another Terraform state, a module, or an apply \
-         of this configuration interrupted before Terraform recorded the role: it fails on `name`, \
-         changes nothing, and gives the `import {}` block that takes the role over on purpose. The \
-         parts the resource creates carry the tag `terraform-provider-karpenter/resource-type`; the \
-         error says when an existing role has it. Import by role name (the next apply may add that \
-         tag).",
-        attributes,
-    )
-});
-
-/// The node policies for these settings, in a fixed order.
-fn node_policies(partition: &str, account: &str, ipv6: bool, cni: bool, ecr: &str) -> Vec<String> {
-    let aws = |name: &str| format!("arn:{partition}:iam::aws:policy/{name}");
-    let mut out = vec![aws("AmazonEKSWorkerNodePolicy")];
-    if cni {
-        out.push(if ipv6 {
-            format!("arn:{partition}:iam::{account}:policy/AmazonEKS_CNI_IPv6_Policy")
-        } else {
-            aws("AmazonEKS_CNI_Policy")
-        });
-    }
-    out.push(aws(ecr));
-    out.push(aws("AmazonSSMManagedInstanceCore"));
-    out
-}
-
-fn policies_for(value: &Value, partition: &str, account: &str) -> Option<Vec<String>> {
-    let ipv6 = get_str(value, "ip_family")? == "ipv6";
-    let cni = value.get("attach_cni_policy")?.as_bool()?;
-    let ecr = get_str(value, "ecr_policy")?;
-    Some(node_policies(partition, account, ipv6, cni, ecr))
-}
-
-fn trust_policy(partition: &str) -> Json {
-    json!({
-        "Version": "2012-10-17",
-        "Statement": [{
-            "Effect": "Allow",
-            "Principal": {"Service": format!("ec2.{}", iam_role::dns_suffix(partition))},
-            "Action": "sts:AssumeRole",
-        }],
-    })
-}
-
-fn bool_of(value: &Value, name: &str) -> bool {
-    value.get(name).and_then(Value::as_bool).unwrap_or(false)
-}
-
-/// What the role should be, for a planned value whose name, partition and account are known;
-/// `tags` is what every part carries (`tags_all`).
-fn desired(
-    planned: &Value,
-    prior: &Value,
-    name: &str,
-    partition: &str,
-    account: &str,
-    tags: std::collections::BTreeMap<String, String>,
-) -> Desired {
-    let mut attached: BTreeSet<String> = policies_for(planned, partition, account)
-        .unwrap_or_default()
-        .into_iter()
-        .collect();
-    attached.extend(iam_role::string_set_of(planned, "additional_policy_arns"));
-    let profile = bool_of(planned, "create_instance_profile");
-    Desired {
-        resource_type: TYPE_NAME,
-        name: name.to_string(),
-        path: get_str(planned, "path").unwrap_or("/").to_string(),
-        description: Some("Karpenter node role (managed by Terraform)".to_string()),
-        trust: trust_policy(partition),
-        permissions_boundary: get_str(planned, "permissions_boundary").map(str::to_string),
-        tags,
-        attached,
-        inline: None,
-        owned: Vec::new(),
-        stale_owned: Vec::new(),
-        stale_inline: Vec::new(),
-        instance_profile: profile.then(|| name.to_string()),
-        stale_profile: (!profile
-            && (bool_of(prior, "create_instance_profile")
-                || get_str(prior, "instance_profile_name").is_some()))
-        .then(|| name.to_string()),
-    }
-}
-
-/// The state for what exists; `base` supplies the settings that are not read back, `defaults`
-/// are the provider's default tags (to tell `tags` from `tags_all`).
-fn state(base: &Value, actual: &Actual, default_tags: &std::collections::BTreeMap<String, String>) -> Value {
-    let (partition, account) = iam_role::partition_and_account(&actual.role.arn).unwrap_or_default();
-    let defaults = policies_for(base, &partition, &account).unwrap_or_default();
-    let managed: Vec<&String> = defaults.iter().filter(|a| actual.attached.contains(*a)).collect();
-    let additional: BTreeSet<String> = actual
-        .attached
-        .iter()
-        .filter(|a| !defaults.contains(a))
-        .cloned()
-        .collect();
-    // The profile counts as created when it holds the role. One that this resource made but
-    // that does not hold the role yet (a create that failed between CreateInstanceProfile and
-    // AddRoleToInstanceProfile) is still recorded by name, so destroy deletes it and no later
-    // create meets it as a taken name; `create_instance_profile` stays false until it holds
-    // the role, so the plan finishes the job.
-    let holding = actual
-        .profile
-        .as_ref()
-        .filter(|p| p.roles.contains(&actual.role.name));
-    let profile = actual.profile.as_ref().filter(|p| {
-        p.roles.contains(&actual.role.name) || crate::aws::ownership::is_owned_by(&p.tags, TYPE_NAME)
-    });
-    let mut fields = match base {
-        Value::Object(f) => f.clone(),
-        _ => Default::default(),
-    };
-    let mut set = |k: &str, v: Value| {
-        fields.insert(k.to_string(), v);
-    };
-    set("id", Value::string(actual.role.name.clone()));
-    set("name", Value::string(actual.role.name.clone()));
-    set("arn", Value::string(actual.role.arn.clone()));
-    set("path", Value::string(actual.role.path.clone()));
-    set("partition", Value::string(partition.clone()));
-    set(
-        "permissions_boundary",
-        opt_string(actual.role.permissions_boundary.clone()),
-    );
-    let (tags, all_tags) = tags_all::read(&actual.tags, default_tags, base.get("tags"));
-    set("tags", tags);
-    set(tags_all::TAGS_ALL, all_tags);
-    set(
-        "additional_policy_arns",
-        iam_role::set_value(&additional, base.get("additional_policy_arns")),
-    );
-    set("managed_policy_arns", string_list(managed));
-    set(
-        "assume_role_policy",
-        Value::string(iam_role::canonical(&actual.role.trust_policy)),
-    );
-    set(
-        iam_role::UNMANAGED_INLINE,
-        iam_role::unmanaged_inline(actual, None),
-    );
-    set("create_instance_profile", Value::Bool(holding.is_some()));
-    set(
-        "instance_profile_name",
-        opt_string(profile.map(|p| p.name.clone())),
-    );
-    set("instance_profile_arn", opt_string(profile.map(|p| p.arn.clone())));
-    set(
-        "instance_profile_tags",
-        profile.map_or(Value::Null, |p| {
-            string_map(crate::aws::ownership::user_tags(&p.tags).iter())
-        }),
-    );
-    Value::Object(fields)
-}
 
 async fn iam(ctx: &KarpenterContext) -> Result<(Iam, Option<String>), Diagnostics> {
     let aws = ctx.aws().await?;
@@ -307,12 +111,48 @@ impl NodeRole {
             &account,
             tags_all::wanted(ctx, planned),
         );
-        if let Err(e) = iam_role::converge(iam, &want, have.as_ref()).await {
-            diags.extend(iam_role::diagnostics("apply the node role", &e));
+        let converged = iam_role::converge(iam, &want, have.as_ref()).await;
+        if let Err(e) = &converged {
+            diags.extend(iam_role::diagnostics("apply the node role", e));
         }
         match read_role(iam, name).await {
             Ok(Some(actual)) => {
-                ApplyOutcome::failed(Some(state(planned, &actual, &tags_all::defaults(ctx))), diags)
+                let mut new_state = state(planned, &actual, &tags_all::defaults(ctx));
+                let wants_entry =
+                    access_entry_cluster(planned).is_some() || access_entry_cluster(prior).is_some();
+                // The entry follows the role; whatever exists of it afterwards is recorded, even
+                // when something failed, so a destroy finds what this apply made.
+                if wants_entry {
+                    match ctx.aws_to_change().await.map(|aws| aws.eks_access()) {
+                        Ok(eks) => {
+                            // Recorded already (same cluster), or made or converged now: ours.
+                            let mut ours = access_entry_cluster(prior).is_some()
+                                && access_entry_cluster(prior) == access_entry_cluster(planned)
+                                && get_str(prior, "access_entry_arn").is_some();
+                            if converged.is_ok() {
+                                let tags = tags_all::wanted(ctx, planned);
+                                ours = access_entry::converge(
+                                    &eks,
+                                    prior,
+                                    planned,
+                                    &actual.role.arn,
+                                    partition,
+                                    &tags,
+                                    &mut diags,
+                                )
+                                .await;
+                            }
+                            if ours {
+                                match access_entry::read(&eks, &new_state).await {
+                                    Ok(entry) => access_entry::into_state(&mut new_state, entry.as_ref()),
+                                    Err(d) => diags.extend(d),
+                                }
+                            }
+                        }
+                        Err(d) => diags.extend(d),
+                    }
+                }
+                ApplyOutcome::failed(Some(new_state), diags)
             }
             Ok(None) => ApplyOutcome::failed(None, diags),
             Err(d) => {
@@ -335,6 +175,7 @@ impl Resource<KarpenterContext> for NodeRole {
 
     fn validate(&self, config: &Value, diags: &mut Diagnostics) {
         iam_role::validate_names(config, diags);
+        validate_mode(config, diags);
         if let Some(p) = get_str(config, "partition") {
             for attr in ["permissions_boundary"] {
                 if let Some(a) = get_str(config, attr).and_then(|s| arn::Arn::parse(s).ok())
@@ -373,6 +214,7 @@ impl Resource<KarpenterContext> for NodeRole {
 
     fn modify_plan(&self, _config: &Value, prior: &Value, planned: &mut Value, _diags: &mut Diagnostics) {
         iam_role::plan_unmanaged_inline(planned);
+        access_entry::plan(prior, planned);
         let Value::Object(fields) = planned else { return };
         let profile = fields.get("create_instance_profile").and_then(Value::as_bool);
         // The profile carries the role's tags (`tags_all`).
@@ -476,10 +318,18 @@ impl Resource<KarpenterContext> for NodeRole {
             return Ok(ReadOutcome::Found(current.clone()));
         }
         let (iam, _) = iam(ctx).await?;
-        Ok(match read_role(&iam, name).await? {
-            Some(actual) => ReadOutcome::Found(state(current, &actual, &tags_all::defaults(ctx))),
-            None => ReadOutcome::Gone,
-        })
+        let Some(actual) = read_role(&iam, name).await? else {
+            return Ok(ReadOutcome::Gone);
+        };
+        let mut found = state(current, &actual, &tags_all::defaults(ctx));
+        // Only a recorded entry is read: one found for the role but never recorded (refused on
+        // create as someone else's) is not this state's.
+        if access_entry_cluster(current).is_some() && get_str(current, "access_entry_arn").is_some() {
+            let eks = ctx.aws().await?.eks_access();
+            let entry = access_entry::read(&eks, &found).await?;
+            access_entry::into_state(&mut found, entry.as_ref());
+        }
+        Ok(ReadOutcome::Found(found))
     }
 
     async fn update(&self, ctx: &KarpenterContext, prior: &Value, planned: &Value) -> ApplyOutcome {
@@ -507,6 +357,15 @@ impl Resource<KarpenterContext> for NodeRole {
             Ok(c) => c,
             Err(d) => return d,
         };
+        if access_entry_cluster(prior).is_some() {
+            let gone = match ctx.aws_to_change().await {
+                Ok(aws) => access_entry::delete(&aws.eks_access(), prior).await,
+                Err(d) => d,
+            };
+            if gone.has_errors() {
+                return gone;
+            }
+        }
         let profile = get_str(prior, "instance_profile_name").map(str::to_string);
         match iam_role::delete(&iam, name, &[], profile.as_deref()).await {
             Ok(()) => Diagnostics::new(),
@@ -515,12 +374,21 @@ impl Resource<KarpenterContext> for NodeRole {
     }
 
     /// Import by role name: the settings are inferred from what is attached.
+    /// Import by role name, or by `<role name>:<cluster name>` to take over the role's access
+    /// entry in that cluster too (IAM role names cannot contain `:`).
     async fn import(&self, ctx: &KarpenterContext, id: &str) -> Result<Value, Diagnostics> {
+        let (id, cluster) = match id.split_once(':') {
+            Some((role, cluster)) => (role, Some(cluster)),
+            None => (id, None),
+        };
         let (iam, _) = iam(ctx).await?;
         let actual = read_role(&iam, id).await?.ok_or_else(|| {
             Diagnostics::from_error(
                 "Cannot import karpenter_node_role",
-                format!("There is no IAM role named {id:?}. Import takes the role name."),
+                format!(
+                    "There is no IAM role named {id:?}. Import takes the role name, or <role name>:<cluster name> \
+                     to take over the role's EKS access entry in that cluster too."
+                ),
             )
         })?;
         let (partition, account) = iam_role::partition_and_account(&actual.role.arn).unwrap_or_default();
@@ -545,7 +413,37 @@ impl Resource<KarpenterContext> for NodeRole {
         );
         base.insert("attach_cni_policy".into(), Value::Bool(cni));
         base.insert("ecr_policy".into(), Value::string(ecr));
-        Ok(state(&Value::Object(base), &actual, &tags_all::defaults(ctx)))
+        // The Auto Mode shape: the minimal worker policy instead of the full one.
+        let auto_mode = attached(&p(AUTO_MODE_POLICIES[0])) && !attached(&p("AmazonEKSWorkerNodePolicy"));
+        base.insert(
+            "mode".into(),
+            Value::string(if auto_mode { EKS_AUTO_MODE } else { KARPENTER }),
+        );
+        let mut imported = state(&Value::Object(base), &actual, &tags_all::defaults(ctx));
+        if let Some(cluster) = cluster {
+            let eks = ctx.aws().await?.eks_access();
+            let entry = eks
+                .get(cluster, &actual.role.arn)
+                .await
+                .map_err(|e| e.to_diagnostics())?
+                .ok_or_else(|| {
+                    Diagnostics::from_error(
+                        "Cannot import karpenter_node_role",
+                        format!(
+                            "The role {id:?} has no EKS access entry in cluster {cluster:?}. Import it by its name \
+                             alone; with eks_access_entry set, the next apply creates the entry."
+                        ),
+                    )
+                })?;
+            if let Value::Object(fields) = &mut imported {
+                fields.insert(
+                    "eks_access_entry".into(),
+                    Value::Object([("cluster_name".to_string(), Value::string(cluster))].into()),
+                );
+            }
+            access_entry::into_state(&mut imported, Some(&entry));
+        }
+        Ok(imported)
     }
 }
 

@@ -1,0 +1,181 @@
+//! The node role's EKS access entry (`eks_access_entry`): the entry of the role in the cluster,
+//! of type `EC2_LINUX` (Karpenter's nodes) or `EC2` with the `AmazonEKSAutoNodePolicy` access
+//! policy (EKS Auto Mode's), made after the role and deleted before it. Like the role, an entry
+//! this resource has not recorded is never taken over on create: it is refused with the import
+//! that takes it over (`<role name>:<cluster name>`). Recorded entries are converged: a changed
+//! type recreates the entry (EKS cannot change it in place), a changed cluster moves it, and
+//! access policies added or removed outside Terraform are put back.
+
+use std::collections::BTreeMap;
+
+use super::*;
+use crate::aws::eks_access::{AccessEntry, EksAccess};
+use crate::aws::ownership;
+use crate::resources::taken_name::{Marks, Taken, owner_tag_mark};
+
+/// The state fields of the entry (null when there is none).
+pub(super) fn into_state(state: &mut Value, entry: Option<&AccessEntry>) {
+    let Value::Object(fields) = state else { return };
+    let (kind, arn, policies) = match entry {
+        Some(e) => (
+            Value::string(e.kind.clone()),
+            Value::string(e.arn.clone()),
+            string_list(e.policies.iter()),
+        ),
+        None => (Value::Null, Value::Null, Value::Null),
+    };
+    fields.insert("access_entry_type".into(), kind);
+    fields.insert("access_entry_arn".into(), arn);
+    fields.insert("access_policy_arns".into(), policies);
+}
+
+/// The plan of the entry's fields: null without `eks_access_entry`; the type and policies the
+/// mode asks for; the prior ARN while the entry stays (same cluster, same type), else unknown.
+pub(super) fn plan(prior: &Value, planned: &mut Value) {
+    let Value::Object(fields) = planned else { return };
+    let view = Value::Object(fields.clone());
+    let entry = view.get("eks_access_entry").unwrap_or(&Value::Null);
+    if entry.is_null() {
+        for k in ["access_entry_type", "access_entry_arn", "access_policy_arns"] {
+            fields.insert(k.into(), Value::Null);
+        }
+        return;
+    }
+    let mode_known = view.get("mode").is_some_and(Value::is_wholly_known);
+    let kind = if mode_known {
+        Value::string(access_entry_type(&view))
+    } else {
+        Value::unknown()
+    };
+    let partition = get_str(&view, "partition").or_else(|| get_str(prior, "partition"));
+    let policies = match (mode_known, partition) {
+        (true, Some(p)) => string_list(access_policies(&view, p).iter()),
+        _ => Value::unknown(),
+    };
+    let stays = entry.is_wholly_known()
+        && access_entry_cluster(&view) == access_entry_cluster(prior)
+        && prior.get("access_entry_type") == Some(&kind)
+        && get_str(prior, "access_entry_arn").is_some();
+    let arn = if stays {
+        prior.get("access_entry_arn").cloned().unwrap_or(Value::Null)
+    } else {
+        Value::unknown()
+    };
+    fields.insert("access_entry_type".into(), kind);
+    fields.insert("access_entry_arn".into(), arn);
+    fields.insert("access_policy_arns".into(), policies);
+}
+
+/// The diagnostics of a failed EKS call made to `what`.
+fn eks_diagnostics(what: &str, e: &crate::aws::AwsError) -> Diagnostics {
+    tracing::debug!(error = %e, "could not {what}");
+    e.to_diagnostics()
+}
+
+/// The entry recorded in `state` as it is now; `None` without `eks_access_entry` or when gone.
+pub(super) async fn read(eks: &EksAccess, state: &Value) -> Result<Option<AccessEntry>, Diagnostics> {
+    let (Some(cluster), Some(role)) = (access_entry_cluster(state), get_str(state, "arn")) else {
+        return Ok(None);
+    };
+    eks.get(cluster, role)
+        .await
+        .map_err(|e| eks_diagnostics("read the EKS access entry", &e))
+}
+
+/// Makes the entry of `role_arn` match `planned`, from what `prior` recorded. Errors go into
+/// `diags`. Returns whether the entry in the wanted cluster is this resource's to record (false
+/// when one made elsewhere was refused); the caller reads back what exists.
+pub(super) async fn converge(
+    eks: &EksAccess,
+    prior: &Value,
+    planned: &Value,
+    role_arn: &str,
+    partition: &str,
+    user_tags: &BTreeMap<String, String>,
+    diags: &mut Diagnostics,
+) -> bool {
+    let path = AttributePath::root().attr("eks_access_entry");
+    let recorded = access_entry_cluster(prior).filter(|_| get_str(prior, "access_entry_arn").is_some());
+    let wanted = access_entry_cluster(planned);
+    // Moved to another cluster or dropped: the recorded entry goes.
+    if let Some(old) = recorded
+        && Some(old) != wanted
+        && let Err(e) = eks.delete(old, role_arn).await
+    {
+        diags.extend(eks_diagnostics("delete the EKS access entry", &e));
+        return true;
+    }
+    let Some(cluster) = wanted else { return true };
+    let kind = access_entry_type(planned);
+    let ours = recorded == Some(cluster);
+    let mut existing = match eks.get(cluster, role_arn).await {
+        Ok(e) => e,
+        Err(e) => {
+            diags.extend(eks_diagnostics("read the EKS access entry", &e));
+            return ours;
+        }
+    };
+    if let Some(found) = existing.as_ref().filter(|_| !ours) {
+        let import_id = format!("{}:{cluster}", get_str(planned, "name").unwrap_or_default());
+        Taken {
+            resource_type: TYPE_NAME,
+            what: "EKS access entry",
+            name: role_arn,
+            id_detail: Some(&found.arn),
+            place: &format!("in cluster {cluster:?} (type {})", found.kind),
+            our_mark: owner_tag_mark(TYPE_NAME),
+            marks: Marks::of_tags(&found.tags, TYPE_NAME),
+            import_id: Some(&import_id),
+            otherwise: "remove eks_access_entry and keep managing the entry where it is managed now",
+        }
+        .refuse(&path, diags);
+        return false;
+    }
+    if let Some(found) = existing.as_ref().filter(|f| f.kind != kind) {
+        tracing::info!(cluster, from = %found.kind, to = kind, "access entry type changes: recreating it");
+        if let Err(e) = eks.delete(cluster, role_arn).await {
+            diags.extend(eks_diagnostics("delete the EKS access entry", &e));
+            return true;
+        }
+        existing = None;
+    }
+    let have_policies = match existing {
+        Some(e) => e.policies,
+        None => {
+            let tags = ownership::with_owner_tag(user_tags, TYPE_NAME);
+            if let Err(e) = eks.create(cluster, role_arn, kind, &tags).await {
+                diags.extend(eks_diagnostics("create the EKS access entry", &e));
+                return true;
+            }
+            Vec::new()
+        }
+    };
+    let want_policies = access_policies(planned, partition);
+    for policy in want_policies.iter().filter(|p| !have_policies.contains(p)) {
+        if let Err(e) = eks.associate(cluster, role_arn, policy).await {
+            diags.extend(eks_diagnostics("associate the access policy", &e));
+            return true;
+        }
+    }
+    for policy in have_policies.iter().filter(|p| !want_policies.contains(p)) {
+        if let Err(e) = eks.disassociate(cluster, role_arn, policy).await {
+            diags.extend(eks_diagnostics("disassociate the access policy", &e));
+            return true;
+        }
+    }
+    true
+}
+
+/// Deletes the recorded entry (before the role goes).
+pub(super) async fn delete(eks: &EksAccess, prior: &Value) -> Diagnostics {
+    let (Some(cluster), Some(role)) = (access_entry_cluster(prior), get_str(prior, "arn")) else {
+        return Diagnostics::new();
+    };
+    if get_str(prior, "access_entry_arn").is_none() {
+        return Diagnostics::new();
+    }
+    match eks.delete(cluster, role).await {
+        Ok(()) => Diagnostics::new(),
+        Err(e) => eks_diagnostics("delete the EKS access entry", &e),
+    }
+}

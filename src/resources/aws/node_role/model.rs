@@ -1,0 +1,120 @@
+//! The node role's two sides: what should exist for a planned value ([`desired`]) and the
+//! state for what exists ([`state`]).
+
+use super::*;
+
+/// What the role should be, for a planned value whose name, partition and account are known;
+/// `tags` is what every part carries (`tags_all`).
+pub(super) fn desired(
+    planned: &Value,
+    prior: &Value,
+    name: &str,
+    partition: &str,
+    account: &str,
+    tags: std::collections::BTreeMap<String, String>,
+) -> Desired {
+    let mut attached: BTreeSet<String> = policies_for(planned, partition, account)
+        .unwrap_or_default()
+        .into_iter()
+        .collect();
+    attached.extend(iam_role::string_set_of(planned, "additional_policy_arns"));
+    let profile = bool_of(planned, "create_instance_profile");
+    Desired {
+        resource_type: TYPE_NAME,
+        name: name.to_string(),
+        path: get_str(planned, "path").unwrap_or("/").to_string(),
+        description: Some("Karpenter node role (managed by Terraform)".to_string()),
+        trust: trust_policy(partition),
+        permissions_boundary: get_str(planned, "permissions_boundary").map(str::to_string),
+        tags,
+        attached,
+        inline: None,
+        owned: Vec::new(),
+        stale_owned: Vec::new(),
+        stale_inline: Vec::new(),
+        instance_profile: profile.then(|| name.to_string()),
+        stale_profile: (!profile
+            && (bool_of(prior, "create_instance_profile")
+                || get_str(prior, "instance_profile_name").is_some()))
+        .then(|| name.to_string()),
+    }
+}
+
+/// The state for what exists; `base` supplies the settings that are not read back, `defaults`
+/// are the provider's default tags (to tell `tags` from `tags_all`).
+pub(super) fn state(
+    base: &Value,
+    actual: &Actual,
+    default_tags: &std::collections::BTreeMap<String, String>,
+) -> Value {
+    let (partition, account) = iam_role::partition_and_account(&actual.role.arn).unwrap_or_default();
+    let defaults = policies_for(base, &partition, &account).unwrap_or_default();
+    let managed: Vec<&String> = defaults.iter().filter(|a| actual.attached.contains(*a)).collect();
+    let additional: BTreeSet<String> = actual
+        .attached
+        .iter()
+        .filter(|a| !defaults.contains(a))
+        .cloned()
+        .collect();
+    // The profile counts as created when it holds the role. One that this resource made but
+    // that does not hold the role yet (a create that failed between CreateInstanceProfile and
+    // AddRoleToInstanceProfile) is still recorded by name, so destroy deletes it and no later
+    // create meets it as a taken name; `create_instance_profile` stays false until it holds
+    // the role, so the plan finishes the job.
+    let holding = actual
+        .profile
+        .as_ref()
+        .filter(|p| p.roles.contains(&actual.role.name));
+    let profile = actual.profile.as_ref().filter(|p| {
+        p.roles.contains(&actual.role.name) || crate::aws::ownership::is_owned_by(&p.tags, TYPE_NAME)
+    });
+    let mut fields = match base {
+        Value::Object(f) => f.clone(),
+        _ => Default::default(),
+    };
+    let mut set = |k: &str, v: Value| {
+        fields.insert(k.to_string(), v);
+    };
+    set("id", Value::string(actual.role.name.clone()));
+    set("name", Value::string(actual.role.name.clone()));
+    set("arn", Value::string(actual.role.arn.clone()));
+    set("path", Value::string(actual.role.path.clone()));
+    set("partition", Value::string(partition.clone()));
+    set(
+        "permissions_boundary",
+        opt_string(actual.role.permissions_boundary.clone()),
+    );
+    let (tags, all_tags) = tags_all::read(&actual.tags, default_tags, base.get("tags"));
+    set("tags", tags);
+    set(tags_all::TAGS_ALL, all_tags);
+    set(
+        "additional_policy_arns",
+        iam_role::set_value(&additional, base.get("additional_policy_arns")),
+    );
+    set("managed_policy_arns", string_list(managed));
+    set(
+        "assume_role_policy",
+        Value::string(iam_role::canonical(&actual.role.trust_policy)),
+    );
+    set(
+        iam_role::UNMANAGED_INLINE,
+        iam_role::unmanaged_inline(actual, None),
+    );
+    set("create_instance_profile", Value::Bool(holding.is_some()));
+    set(
+        "instance_profile_name",
+        opt_string(profile.map(|p| p.name.clone())),
+    );
+    set("instance_profile_arn", opt_string(profile.map(|p| p.arn.clone())));
+    // The access entry is read apart (access_entry::into_state); none until then.
+    for k in ["access_entry_type", "access_entry_arn", "access_policy_arns"] {
+        set(k, Value::Null);
+    }
+    set(
+        "instance_profile_tags",
+        profile.map_or(Value::Null, |p| {
+            string_map(crate::aws::ownership::user_tags(&p.tags).iter())
+        }),
+    );
+    Value::Object(fields)
+}
