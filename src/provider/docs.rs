@@ -23,6 +23,8 @@ use crate::terraform::framework::markdown::{self, GENERATED_MARKER, Page, PageKi
 
 /// The `## Authentication` section of the index page.
 const AUTHENTICATION: &str = include_str!("../../templates/authentication.md");
+/// The index page's table of types, for self-managed Karpenter and EKS Auto Mode.
+const WHAT_IT_MANAGES: &str = include_str!("../../templates/what-it-manages.md");
 
 /// The folders whose generated pages are owned (written and pruned) by the generator.
 pub const PAGE_DIRS: &[&str] = &["docs/resources", "docs/data-sources", "docs/list-resources"];
@@ -63,7 +65,7 @@ pub fn generate(root: &Path) -> Result<BTreeMap<PathBuf, String>, DocsError> {
     let mut pages = BTreeMap::new();
 
     let example = read_optional(&root.join("examples/provider/provider.tf"))?;
-    let authentication = fill_generated(AUTHENTICATION);
+    let authentication = format!("{WHAT_IT_MANAGES}\n{}", fill_generated(AUTHENTICATION));
     pages.insert(
         PathBuf::from("docs/index.md"),
         markdown::render_provider_page(

@@ -359,12 +359,16 @@ fn every_karpenter_block_in_the_examples_fits_the_schema() {
     let mut checked = 0;
     let mut findings = Vec::new();
     let mut complete_eks = 0;
+    let mut auto_mode = 0;
     for file in &files {
         let place = file.strip_prefix(&root).unwrap_or(file).display().to_string();
         let source = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("read {place}: {e}"));
         let (n, f) = check_source(&provider, &place, &source);
         if place.starts_with("examples/complete-eks") {
             complete_eks += n;
+        }
+        if place.starts_with("examples/eks-auto-mode") {
+            auto_mode += n;
         }
         checked += n;
         findings.extend(f);
@@ -379,7 +383,12 @@ fn every_karpenter_block_in_the_examples_fits_the_schema() {
         complete_eks >= 6,
         "only {complete_eks} karpenter blocks in examples/complete-eks"
     );
-    assert!(checked > complete_eks, "{checked} blocks checked");
+    // node role, node class and the two pools
+    assert!(
+        auto_mode >= 4,
+        "only {auto_mode} karpenter blocks in examples/eks-auto-mode"
+    );
+    assert!(checked > complete_eks + auto_mode, "{checked} blocks checked");
 }
 
 /// The checker itself: each kind of mistake in a block is reported, on its attribute.

@@ -20,6 +20,10 @@ const COVERED_ELSEWHERE: &[(&str, &str)] = &[
         "community modules and hashicorp providers: examples_static.rs checks every karpenter block",
     ),
     (
+        "eks-auto-mode",
+        "the community VPC module and hashicorp/aws: examples_static.rs checks every karpenter block",
+    ),
+    (
         "migrate-from-kubectl-manifest/before",
         "gavinbunney/kubectl: moves.rs applies it with a stand-in provider",
     ),
