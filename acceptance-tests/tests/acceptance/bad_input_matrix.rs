@@ -443,6 +443,8 @@ create_instance_profile = true
 
 const NODE_ROLE_PREFIX: &str = r#"
 name_prefix = "KarpenterNode-"
+mode = "eks_auto_mode"
+eks_access_entry = { cluster_name = "demo" }
 "#;
 
 const CONTROLLER_ROLE: &str = r#"

@@ -84,7 +84,7 @@ async fn every_resource_type_declares_an_identity_and_a_list_resource() {
     let cluster = Cluster::with_v1_crds();
     let mut session = Session::start(provider_config(&cluster)).await;
     let resources: Vec<&String> = session.schema.resource_schemas.keys().collect();
-    assert_eq!(resources.len(), 9, "{resources:?}");
+    assert_eq!(resources.len(), 10, "{resources:?}");
     for type_name in &resources {
         assert!(
             session.identities.contains_key(*type_name),
@@ -114,6 +114,7 @@ async fn every_resource_type_declares_an_identity_and_a_list_resource() {
     let kube_kinds = [
         "karpenter_node_pool",
         "karpenter_ec2_node_class",
+        "karpenter_eks_node_class",
         "karpenter_provisioner",
         "karpenter_node_template",
         "karpenter_node_overlay",
@@ -138,7 +139,7 @@ async fn every_resource_type_declares_an_identity_and_a_list_resource() {
         .await
         .expect("GetMetadata")
         .into_inner();
-    assert_eq!(metadata.list_resources.len(), 9);
+    assert_eq!(metadata.list_resources.len(), 10);
     assert!(
         metadata
             .server_capabilities
@@ -395,6 +396,44 @@ async fn namespaced_capacity_buffers_are_listed_per_namespace() {
         id,
         identity(&s, cb, json!({"name": "web", "namespace": "default"}))
     );
+}
+
+/// #29: on an EKS Auto Mode cluster the NodeClasses (a custom one and the built-in `default`,
+/// both made outside Terraform, with server defaults filled in) are listed with their
+/// identities, import by identity, and their generated configuration plans empty.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eks_node_classes_are_listed_and_plan_empty_on_auto_mode() {
+    let cluster = Cluster::with_eks_auto_mode();
+    for (name, role) in [
+        ("default", "AmazonEKSAutoNodeRole"),
+        ("private", "eks-auto-nodes"),
+    ] {
+        let manifest = json!({
+            "apiVersion": "eks.amazonaws.com/v1", "kind": "NodeClass",
+            "metadata": {"name": name},
+            "spec": {
+                "role": role,
+                "subnetSelectorTerms": [{"tags": {"kubernetes.io/role/internal-elb": "1"}}],
+                "securityGroupSelectorTerms": [{"id": "sg-0123456789abcdef0"}],
+                "ephemeralStorage": {"size": "100Gi"}
+            }
+        });
+        kubectl_apply(&cluster, &kinds::EKS_NODE_CLASS, manifest).await;
+    }
+    let mut s = Session::start(provider_config(&cluster)).await;
+    let nc = "karpenter_eks_node_class";
+    let (all, diags) = s.list(nc, json!({}), true, 100).await;
+    assert!(!has_errors(&diags), "{}", text(&diags));
+    assert_eq!(names(&all), ["default", "private"]);
+    assert_eq!(all[1].identity, identity(&s, nc, json!({"name": "private"})));
+    for listed in &all {
+        s.assert_generated_config_plans_empty(nc, listed).await;
+    }
+    let (_, id) = s
+        .import_by_identity(nc, &identity(&s, nc, json!({"name": "private"})))
+        .await
+        .expect("import");
+    assert_eq!(id, identity(&s, nc, json!({"name": "private"})));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -189,3 +189,51 @@ fn desired_includes_additional_policies_and_profile() {
     let d = desired(&planned, &prior, "nodes", "aws", "123456789012", BTreeMap::new());
     assert_eq!(d.stale_profile.as_deref(), Some("nodes"));
 }
+
+/// State written before `mode` existed reads as Karpenter's shape, so the configuration's
+/// default plans no change; the Auto Mode shape plans its two policies and the `EC2` entry.
+#[test]
+fn state_without_mode_is_karpenters_shape_and_auto_mode_plans_its_own() {
+    let c = config(vec![("name", Value::string("nodes"))]);
+    let planned = plan(&SCHEMA.attributes, &SCHEMA.blocks, &c, &Value::Null).planned;
+    let all = node_policies("aws-cn", "123456789012", false, true, ECR_POLICIES[0]);
+    let mut old = config(vec![("name", Value::string("nodes"))]);
+    if let Value::Object(f) = &mut old {
+        for (k, v) in planned.as_entries().into_iter().flatten() {
+            f.insert(k.clone(), v.clone());
+        }
+        f.insert("mode".into(), Value::Null);
+    }
+    let read = state(&old, &actual(&all, false), &BTreeMap::new());
+    assert_eq!(read.get("mode"), Some(&Value::string(KARPENTER)));
+    let mut again = plan(&SCHEMA.attributes, &SCHEMA.blocks, &c, &read).planned;
+    NodeRole.modify_plan(&c, &read, &mut again, &mut Diagnostics::new());
+    assert_eq!(again, read);
+
+    let auto = config(vec![
+        ("name", Value::string("nodes")),
+        ("mode", Value::string(EKS_AUTO_MODE)),
+        ("partition", Value::string("aws")),
+        (
+            "eks_access_entry",
+            Value::Object([("cluster_name".to_string(), Value::string("demo"))].into()),
+        ),
+    ]);
+    assert_eq!(
+        policies_for(&auto, "aws", "123456789012"),
+        Some(vec![
+            "arn:aws:iam::aws:policy/AmazonEKSWorkerNodeMinimalPolicy".to_string(),
+            "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryPullOnly".to_string(),
+        ])
+    );
+    let mut planned = plan(&SCHEMA.attributes, &SCHEMA.blocks, &auto, &Value::Null).planned;
+    NodeRole.modify_plan(&auto, &Value::Null, &mut planned, &mut Diagnostics::new());
+    assert_eq!(planned.get("access_entry_type"), Some(&Value::string("EC2")));
+    assert_eq!(
+        planned.get("access_policy_arns"),
+        Some(&Value::List(vec![Value::string(
+            "arn:aws:eks::aws:cluster-access-policy/AmazonEKSAutoNodePolicy"
+        )]))
+    );
+    assert!(planned.get("access_entry_arn").is_some_and(Value::is_unknown));
+}

@@ -1,7 +1,7 @@
 //! The NodePool rules of EKS Auto Mode, checked at plan. A pool is an Auto Mode pool when its
 //! `node_class_ref` names the `eks.amazonaws.com` group (EKS's `NodeClass`, not Karpenter's
 //! `EC2NodeClass`). Such a pool:
-//! - names kind `NodeClass` (and an `EC2NodeClass` reference names `karpenter.k8s.aws`);
+//! - names kind `NodeClass` (and a `NodeClass` reference names `eks.amazonaws.com`);
 //! - is not one of the pools EKS manages itself (`general-purpose`, `system`);
 //! - selects instances by Auto Mode's labels: `eks.amazonaws.com/instance-…` where self-managed
 //!   Karpenter has `karpenter.k8s.aws/instance-…`, with the values and the numeric operators the
@@ -132,7 +132,9 @@ pub fn validate(config: &Value, diags: &mut Diagnostics) {
     }
 }
 
-/// `eks.amazonaws.com` goes with `NodeClass`, `karpenter.k8s.aws` with `EC2NodeClass`.
+/// `eks.amazonaws.com` has one node class kind, `NodeClass`, and `NodeClass` is not in
+/// `karpenter.k8s.aws`. (Other kinds in `karpenter.k8s.aws` are left alone: the API server
+/// accepts any kind there, and Karpenter reports a kind it does not serve in NodeClassReady.)
 fn check_group_and_kind(config: &Value, diags: &mut Diagnostics) {
     let Some(reference) = node_class_ref(config) else {
         return;
@@ -143,9 +145,9 @@ fn check_group_and_kind(config: &Value, diags: &mut Diagnostics) {
     ) else {
         return;
     };
-    let expected = match group {
-        EKS_GROUP => "NodeClass",
-        "karpenter.k8s.aws" => "EC2NodeClass",
+    let expected = match (group, kind) {
+        (EKS_GROUP, _) => "NodeClass",
+        ("karpenter.k8s.aws", "NodeClass") => "EC2NodeClass",
         _ => return,
     };
     if kind != expected {
