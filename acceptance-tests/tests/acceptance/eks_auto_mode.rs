@@ -10,7 +10,7 @@ use acceptance_tests::kube::Cluster;
 use acceptance_tests::{Workdir, repo_file, resource_at};
 use serde_json::json;
 
-const POOL: &str = r#"
+pub(crate) const POOL: &str = r#"
 resource "karpenter_node_pool" "batch" {
   name = "batch"
   template = {

@@ -3,8 +3,8 @@
 //! terraform applies, refreshes and destroys node pools and EC2 node classes (v1), node overlays
 //! and capacity buffers (the alpha kinds; capacity buffers are namespaced), and provisioners
 //! and node templates (v1alpha5) with it, and lists every kind (`terraform query`, with states)
-//! with it. With a rule taken away, the apply fails with the API server's 403 naming the verb
-//! and the resource.
+//! with it; on an EKS Auto Mode cluster, the NodeClass and an Auto Mode pool too. With a rule
+//! taken away, the apply fails with the API server's 403 naming the verb and the resource.
 
 use crate::protocol;
 
@@ -236,4 +236,41 @@ fn removing_a_rule_fails_with_a_clear_diagnostic() {
             diagnostic.join("\n")
         );
     }
+}
+
+/// #29: on an EKS Auto Mode cluster the same ClusterRole is enough for a NodeClass and an Auto
+/// Mode pool: apply (with the reference check reading the NodeClass), refresh, list, destroy.
+#[test]
+fn the_documented_cluster_role_is_enough_on_eks_auto_mode() {
+    let cluster = Cluster::with_eks_auto_mode();
+    cluster.server.grant(Grant::new(TOKEN, documented_rules()));
+    let provider = cluster.provider_block().replace(cluster.server.token(), TOKEN);
+    let work = Workdir::new(&format!(
+        "{provider}\n{}\n{}",
+        repo_file("examples/resources/karpenter_eks_node_class/resource.tf"),
+        crate::eks_auto_mode::POOL
+    ));
+    work.apply().ok();
+    assert!(cluster.eks_node_class("private").is_some() && cluster.node_pool("batch").is_some());
+    assert!(
+        work.plan_is_empty(),
+        "refresh with the restricted token finds no drift"
+    );
+    tokio::runtime::Runtime::new().expect("runtime").block_on(async {
+        let mut s = protocol::Session::start(serde_json::json!({"kubernetes": {
+            "host": cluster.server.base_url(),
+            "cluster_ca_certificate": cluster.server.ca_pem(),
+            "token": TOKEN,
+        }}))
+        .await;
+        let (found, diags) = s
+            .list("karpenter_eks_node_class", serde_json::json!({}), true, 100)
+            .await;
+        assert!(diags.is_empty(), "{}", protocol::text(&diags));
+        assert_eq!(found.len(), 1);
+    });
+    work.destroy().ok();
+    assert!(cluster.eks_node_class("private").is_none());
+    let denied = forbidden_requests(&cluster);
+    assert!(denied.is_empty(), "requests refused: {denied:?}");
 }
