@@ -29,38 +29,42 @@ pub(super) fn into_state(state: &mut Value, entry: Option<&AccessEntry>) {
     fields.insert("access_policy_arns".into(), policies);
 }
 
+/// The cluster of the entry `state` records: `eks_access_entry`'s, when the entry's ARN is
+/// recorded too. Only a recorded entry is this resource's to read, converge or delete; one found
+/// for the role but never recorded (refused on create as someone else's) is not.
+pub(super) fn recorded_cluster(state: &Value) -> Option<&str> {
+    access_entry_cluster(state).filter(|_| get_str(state, "access_entry_arn").is_some())
+}
+
 /// The plan of the entry's fields: null without `eks_access_entry`; the type and policies the
 /// mode asks for; the prior ARN while the entry stays (same cluster, same type), else unknown.
 pub(super) fn plan(prior: &Value, planned: &mut Value) {
+    let entry = planned.get("eks_access_entry").unwrap_or(&Value::Null);
+    let (kind, arn, policies) = if entry.is_null() {
+        (Value::Null, Value::Null, Value::Null)
+    } else {
+        let mode_known = planned.get("mode").is_some_and(Value::is_wholly_known);
+        let kind = if mode_known {
+            Value::string(access_entry_type(planned))
+        } else {
+            Value::unknown()
+        };
+        let partition = get_str(planned, "partition").or_else(|| get_str(prior, "partition"));
+        let policies = match (mode_known, partition) {
+            (true, Some(p)) => string_list(access_policies(planned, p).iter()),
+            _ => Value::unknown(),
+        };
+        let stays = entry.is_wholly_known()
+            && recorded_cluster(prior).is_some()
+            && access_entry_cluster(planned) == recorded_cluster(prior)
+            && prior.get("access_entry_type") == Some(&kind);
+        let arn = match prior.get("access_entry_arn") {
+            Some(recorded) if stays => recorded.clone(),
+            _ => Value::unknown(),
+        };
+        (kind, arn, policies)
+    };
     let Value::Object(fields) = planned else { return };
-    let view = Value::Object(fields.clone());
-    let entry = view.get("eks_access_entry").unwrap_or(&Value::Null);
-    if entry.is_null() {
-        for k in ["access_entry_type", "access_entry_arn", "access_policy_arns"] {
-            fields.insert(k.into(), Value::Null);
-        }
-        return;
-    }
-    let mode_known = view.get("mode").is_some_and(Value::is_wholly_known);
-    let kind = if mode_known {
-        Value::string(access_entry_type(&view))
-    } else {
-        Value::unknown()
-    };
-    let partition = get_str(&view, "partition").or_else(|| get_str(prior, "partition"));
-    let policies = match (mode_known, partition) {
-        (true, Some(p)) => string_list(access_policies(&view, p).iter()),
-        _ => Value::unknown(),
-    };
-    let stays = entry.is_wholly_known()
-        && access_entry_cluster(&view) == access_entry_cluster(prior)
-        && prior.get("access_entry_type") == Some(&kind)
-        && get_str(prior, "access_entry_arn").is_some();
-    let arn = if stays {
-        prior.get("access_entry_arn").cloned().unwrap_or(Value::Null)
-    } else {
-        Value::unknown()
-    };
     fields.insert("access_entry_type".into(), kind);
     fields.insert("access_entry_arn".into(), arn);
     fields.insert("access_policy_arns".into(), policies);
@@ -82,6 +86,43 @@ pub(super) async fn read(eks: &EksAccess, state: &Value) -> Result<Option<Access
         .map_err(|e| eks_diagnostics("read the EKS access entry", &e))
 }
 
+/// The entry's part of an apply, once the role has been converged (`role_converged`) and read
+/// back into `state`: converges the entry when the role's converge went through, then records
+/// what exists of an entry that is this resource's, even when something failed, so a destroy
+/// finds what this apply made.
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn follow_role(
+    ctx: &KarpenterContext,
+    prior: &Value,
+    planned: &Value,
+    role_converged: bool,
+    role_arn: &str,
+    partition: &str,
+    state: &mut Value,
+    diags: &mut Diagnostics,
+) {
+    if access_entry_cluster(planned).is_none() && access_entry_cluster(prior).is_none() {
+        return;
+    }
+    let eks = match ctx.aws_to_change().await {
+        Ok(aws) => aws.eks_access(),
+        Err(d) => return diags.extend(d),
+    };
+    // Recorded already (same cluster), or made or converged now: ours.
+    let mut ours =
+        recorded_cluster(prior).is_some() && recorded_cluster(prior) == access_entry_cluster(planned);
+    if role_converged {
+        let tags = tags_all::wanted(ctx, planned);
+        ours = converge(&eks, prior, planned, role_arn, partition, &tags, diags).await;
+    }
+    if ours {
+        match read(&eks, state).await {
+            Ok(entry) => into_state(state, entry.as_ref()),
+            Err(d) => diags.extend(d),
+        }
+    }
+}
+
 /// Makes the entry of `role_arn` match `planned`, from what `prior` recorded. Errors go into
 /// `diags`. Returns whether the entry in the wanted cluster is this resource's to record (false
 /// when one made elsewhere was refused); the caller reads back what exists.
@@ -95,7 +136,7 @@ pub(super) async fn converge(
     diags: &mut Diagnostics,
 ) -> bool {
     let path = AttributePath::root().attr("eks_access_entry");
-    let recorded = access_entry_cluster(prior).filter(|_| get_str(prior, "access_entry_arn").is_some());
+    let recorded = recorded_cluster(prior);
     let wanted = access_entry_cluster(planned);
     // Moved to another cluster or dropped: the recorded entry goes.
     if let Some(old) = recorded
@@ -168,12 +209,9 @@ pub(super) async fn converge(
 
 /// Deletes the recorded entry (before the role goes).
 pub(super) async fn delete(eks: &EksAccess, prior: &Value) -> Diagnostics {
-    let (Some(cluster), Some(role)) = (access_entry_cluster(prior), get_str(prior, "arn")) else {
+    let (Some(cluster), Some(role)) = (recorded_cluster(prior), get_str(prior, "arn")) else {
         return Diagnostics::new();
     };
-    if get_str(prior, "access_entry_arn").is_none() {
-        return Diagnostics::new();
-    }
     match eks.delete(cluster, role).await {
         Ok(()) => Diagnostics::new(),
         Err(e) => eks_diagnostics("delete the EKS access entry", &e),

@@ -41,7 +41,7 @@ impl RoleListing for NodeRoles {
                 return Verdict::NotOurs;
             }
             let partition = role.arn.split(':').nth(1).unwrap_or("aws");
-            let worker = format!("arn:{partition}:iam::aws:policy/AmazonEKSWorkerNodePolicy");
+            let worker = super::aws_managed_policy(partition, "AmazonEKSWorkerNodePolicy");
             match iam.attached_policies(&role.name).await {
                 Ok(attached) if attached.contains(&worker) => {}
                 Ok(_) => return Verdict::NotOurs,

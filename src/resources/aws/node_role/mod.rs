@@ -2,7 +2,11 @@
 //! (`ec2.<partition DNS suffix>`), and it has the managed policies a node needs attached:
 //! AmazonEKSWorkerNodePolicy, the CNI policy (IPv4 or IPv6, or none), an ECR policy (pull-only,
 //! as Karpenter's reference uses, or read-only) and AmazonSSMManagedInstanceCore. Optionally an
-//! instance profile of the same name holds the role (for pre-v1 AWSNodeTemplate users).
+//! instance profile of the same name holds the role (for pre-v1 AWSNodeTemplate users). With
+//! `mode = "eks_auto_mode"` it is the role of EKS Auto Mode's nodes instead (the two policies
+//! the EKS guide names, no instance profile), and `eks_access_entry` adds the role's EKS access
+//! entry ([`access_entry`]). The schema and the policies of each shape are in [`schema`], the
+//! desired and the read state in [`model`].
 
 use std::collections::BTreeSet;
 use std::sync::LazyLock;
@@ -118,40 +122,17 @@ impl NodeRole {
         match read_role(iam, name).await {
             Ok(Some(actual)) => {
                 let mut new_state = state(planned, &actual, &tags_all::defaults(ctx));
-                let wants_entry =
-                    access_entry_cluster(planned).is_some() || access_entry_cluster(prior).is_some();
-                // The entry follows the role; whatever exists of it afterwards is recorded, even
-                // when something failed, so a destroy finds what this apply made.
-                if wants_entry {
-                    match ctx.aws_to_change().await.map(|aws| aws.eks_access()) {
-                        Ok(eks) => {
-                            // Recorded already (same cluster), or made or converged now: ours.
-                            let mut ours = access_entry_cluster(prior).is_some()
-                                && access_entry_cluster(prior) == access_entry_cluster(planned)
-                                && get_str(prior, "access_entry_arn").is_some();
-                            if converged.is_ok() {
-                                let tags = tags_all::wanted(ctx, planned);
-                                ours = access_entry::converge(
-                                    &eks,
-                                    prior,
-                                    planned,
-                                    &actual.role.arn,
-                                    partition,
-                                    &tags,
-                                    &mut diags,
-                                )
-                                .await;
-                            }
-                            if ours {
-                                match access_entry::read(&eks, &new_state).await {
-                                    Ok(entry) => access_entry::into_state(&mut new_state, entry.as_ref()),
-                                    Err(d) => diags.extend(d),
-                                }
-                            }
-                        }
-                        Err(d) => diags.extend(d),
-                    }
-                }
+                access_entry::follow_role(
+                    ctx,
+                    prior,
+                    planned,
+                    converged.is_ok(),
+                    &actual.role.arn,
+                    partition,
+                    &mut new_state,
+                    &mut diags,
+                )
+                .await;
                 ApplyOutcome::failed(Some(new_state), diags)
             }
             Ok(None) => ApplyOutcome::failed(None, diags),
@@ -324,7 +305,7 @@ impl Resource<KarpenterContext> for NodeRole {
         let mut found = state(current, &actual, &tags_all::defaults(ctx));
         // Only a recorded entry is read: one found for the role but never recorded (refused on
         // create as someone else's) is not this state's.
-        if access_entry_cluster(current).is_some() && get_str(current, "access_entry_arn").is_some() {
+        if access_entry::recorded_cluster(current).is_some() {
             let eks = ctx.aws().await?.eks_access();
             let entry = access_entry::read(&eks, &found).await?;
             access_entry::into_state(&mut found, entry.as_ref());
@@ -357,7 +338,7 @@ impl Resource<KarpenterContext> for NodeRole {
             Ok(c) => c,
             Err(d) => return d,
         };
-        if access_entry_cluster(prior).is_some() {
+        if access_entry::recorded_cluster(prior).is_some() {
             let gone = match ctx.aws_to_change().await {
                 Ok(aws) => access_entry::delete(&aws.eks_access(), prior).await,
                 Err(d) => d,
@@ -393,7 +374,7 @@ impl Resource<KarpenterContext> for NodeRole {
         })?;
         let (partition, account) = iam_role::partition_and_account(&actual.role.arn).unwrap_or_default();
         let attached = |arn: &str| actual.attached.contains(arn);
-        let p = |name: &str| format!("arn:{partition}:iam::aws:policy/{name}");
+        let p = |name: &str| aws_managed_policy(&partition, name);
         let ipv6_arn = format!("arn:{partition}:iam::{account}:policy/AmazonEKS_CNI_IPv6_Policy");
         let ipv6 = attached(&ipv6_arn);
         let cni = ipv6 || attached(&p("AmazonEKS_CNI_Policy"));

@@ -118,9 +118,14 @@ pub(super) static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
     )
 });
 
+/// The ARN of the AWS managed policy `name` in `partition`.
+pub(super) fn aws_managed_policy(partition: &str, name: &str) -> String {
+    format!("arn:{partition}:iam::aws:policy/{name}")
+}
+
 /// The node policies for these settings, in a fixed order.
 pub(super) fn node_policies(partition: &str, account: &str, ipv6: bool, cni: bool, ecr: &str) -> Vec<String> {
-    let aws = |name: &str| format!("arn:{partition}:iam::aws:policy/{name}");
+    let aws = |name: &str| aws_managed_policy(partition, name);
     let mut out = vec![aws("AmazonEKSWorkerNodePolicy")];
     if cni {
         out.push(if ipv6 {
@@ -139,7 +144,7 @@ pub(super) fn policies_for(value: &Value, partition: &str, account: &str) -> Opt
         return Some(
             AUTO_MODE_POLICIES
                 .iter()
-                .map(|p| format!("arn:{partition}:iam::aws:policy/{p}"))
+                .map(|p| aws_managed_policy(partition, p))
                 .collect(),
         );
     }

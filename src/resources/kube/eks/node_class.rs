@@ -24,7 +24,7 @@ use crate::terraform::framework::validate::{self as v};
 use crate::terraform::framework::{Attribute, Diagnostics, Schema};
 use crate::terraform::tfvalue::{AttributePath, Type, Value};
 
-/// The names of the node class and pools EKS itself manages on an Auto Mode cluster.
+/// The name of the node class EKS itself manages on an Auto Mode cluster.
 pub const BUILT_IN_NODE_CLASS: &str = "default";
 
 /// Tag keys EKS sets on what it launches, which a NodeClass may not set (the guide's list).
@@ -79,7 +79,6 @@ pub static EKS_NODE_CLASS: LazyLock<Schema> = LazyLock::new(|| {
             pod_selector_terms(
                 "pod_subnet_selector_terms",
                 "subnet",
-                "id",
                 "subnet-[0-9a-z]+",
                 "a subnet ID such as `subnet-0123456789abcdef0`",
                 "Subnets for pod IP addresses, apart from the nodes' subnets (1 to 30 terms; each sets `id` or \
@@ -88,7 +87,6 @@ pub static EKS_NODE_CLASS: LazyLock<Schema> = LazyLock::new(|| {
             pod_selector_terms(
                 "pod_security_group_selector_terms",
                 "security group",
-                "id",
                 "sg-[0-9a-z]+",
                 "a security group ID such as `sg-0123456789abcdef0`",
                 "Security groups for the pods in `pod_subnet_selector_terms` (1 to 30 terms; each sets `id` or \
@@ -155,7 +153,6 @@ pub static EKS_NODE_CLASS: LazyLock<Schema> = LazyLock::new(|| {
 fn pod_selector_terms(
     name: &'static str,
     what: &'static str,
-    id: &'static str,
     id_pattern: &'static str,
     id_what: &'static str,
     description: &'static str,
@@ -163,7 +160,7 @@ fn pod_selector_terms(
     Attribute::list_of_objects(
         name,
         vec![
-            Attribute::string(id)
+            Attribute::string("id")
                 .describe(format!("A {what} ID; cannot be combined with `tags`."))
                 .validate(v::matches(id_pattern, id_what)),
             tag_selector(&format!("{what}s")),
