@@ -6,12 +6,12 @@
 //! `AmazonEKSAutoNodePolicy`; a re-plan that is empty; drift of the policy and of the entry
 //! shown and repaired; the mode switched to Karpenter's shape (type `EC2_LINUX`, no policy);
 //! an entry someone else made refused on create, and taken over by import `<role>:<cluster>`;
-//! destroy removes the entries with the roles.
+//! a failed move to another cluster orphans nothing; destroy removes the entries with the roles.
 
 use std::collections::BTreeSet;
 
 use crate::iam_common::{assert_nothing_left, attached, client};
-use acceptance_tests::moto::{self, FaultProxy, Moto};
+use acceptance_tests::moto::{self, Fault, FaultProxy, Moto};
 use acceptance_tests::{Workdir, resource_at};
 
 const AUTO_NODE_POLICY: &str = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSAutoNodePolicy";
@@ -37,10 +37,10 @@ fn policies(names: &[&str]) -> BTreeSet<String> {
         .collect()
 }
 
-async fn create_cluster(moto: &Moto) {
+async fn create_cluster(moto: &Moto, name: &str) {
     let eks = aws_sdk_eks::Client::new(&moto.sdk_config());
     eks.create_cluster()
-        .name("demo")
+        .name(name)
         .role_arn("arn:aws:iam::123456789012:role/eks")
         .resources_vpc_config(aws_sdk_eks::types::VpcConfigRequest::builder().build())
         .send()
@@ -55,7 +55,7 @@ fn entries(proxy: &FaultProxy) -> Vec<(String, String, String, Vec<String>)> {
 #[tokio::test(flavor = "multi_thread")]
 async fn auto_mode_node_role_and_access_entry_lifecycle() {
     let moto = Moto::start();
-    create_cluster(&moto).await;
+    create_cluster(&moto, "demo").await;
     let proxy = FaultProxy::start(moto.port());
     let iam = client(&moto);
     let arn = "arn:aws:iam::123456789012:role/eks-auto-nodes";
@@ -136,10 +136,60 @@ async fn auto_mode_node_role_and_access_entry_lifecycle() {
     assert_nothing_left(&iam).await;
 }
 
+/// A move to another cluster whose apply fails in IAM (before the entry is touched) keeps the
+/// entry recorded in the old cluster, so the next apply deletes it there: nothing is orphaned.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_move_to_another_cluster_keeps_the_old_entry_recorded() {
+    let moto = Moto::start();
+    create_cluster(&moto, "demo").await;
+    create_cluster(&moto, "demo2").await;
+    let proxy = FaultProxy::start(moto.port());
+    let arn = "arn:aws:iam::123456789012:role/eks-auto-nodes";
+    let work = moto::workdir(&proxy.provider_block(), &config(Some("eks_auto_mode")));
+    work.apply().ok();
+    assert_eq!(entries(&proxy)[0].0, "demo");
+
+    let moved = config(Some("eks_auto_mode"))
+        .replace("\"demo\"", "\"demo2\"")
+        .replace(
+            "  eks_access_entry",
+            "  additional_policy_arns = [\"arn:aws:iam::aws:policy/CloudWatchAgentServerPolicy\"]\n  eks_access_entry",
+        );
+    work.set_config(&format!("{}\n{moved}", proxy.provider_block()));
+    proxy.arm(Fault::new("Action=AttachRolePolicy", 1, 400, "InvalidInput"));
+    work.apply().failed();
+    assert_eq!(
+        entries(&proxy),
+        vec![(
+            "demo".into(),
+            arn.into(),
+            "EC2".into(),
+            vec![AUTO_NODE_POLICY.to_string()]
+        )],
+        "the failed apply left the entry alone"
+    );
+    let state = work.state();
+    let values = &resource_at(&state, "karpenter_node_role.auto")["values"];
+    assert_eq!(values["eks_access_entry"]["cluster_name"], "demo", "{values}");
+
+    work.apply().ok();
+    assert_eq!(
+        entries(&proxy),
+        vec![(
+            "demo2".into(),
+            arn.into(),
+            "EC2".into(),
+            vec![AUTO_NODE_POLICY.to_string()]
+        )]
+    );
+    work.destroy().ok();
+    assert!(entries(&proxy).is_empty());
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn an_entry_made_elsewhere_is_refused_on_create_and_taken_over_by_import() {
     let moto = Moto::start();
-    create_cluster(&moto).await;
+    create_cluster(&moto, "demo").await;
     let proxy = FaultProxy::start(moto.port());
     let iam = client(&moto);
     // Made by another tool: the role, and its entry in the cluster.

@@ -89,7 +89,8 @@ pub(super) async fn read(eks: &EksAccess, state: &Value) -> Result<Option<Access
 /// The entry's part of an apply, once the role has been converged (`role_converged`) and read
 /// back into `state`: converges the entry when the role's converge went through, then records
 /// what exists of an entry that is this resource's, even when something failed, so a destroy
-/// finds what this apply made.
+/// finds what this apply made. When the role's converge failed, the entry is left alone and
+/// recorded as before.
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn follow_role(
     ctx: &KarpenterContext,
@@ -105,21 +106,34 @@ pub(super) async fn follow_role(
         return;
     }
     let eks = match ctx.aws_to_change().await {
-        Ok(aws) => aws.eks_access(),
-        Err(d) => return diags.extend(d),
+        Ok(aws) if role_converged => aws.eks_access(),
+        Ok(_) => return keep_prior(prior, state),
+        Err(d) => {
+            keep_prior(prior, state);
+            return diags.extend(d);
+        }
     };
-    // Recorded already (same cluster), or made or converged now: ours.
-    let mut ours =
-        recorded_cluster(prior).is_some() && recorded_cluster(prior) == access_entry_cluster(planned);
-    if role_converged {
-        let tags = tags_all::wanted(ctx, planned);
-        ours = converge(&eks, prior, planned, role_arn, partition, &tags, diags).await;
-    }
-    if ours {
+    let tags = tags_all::wanted(ctx, planned);
+    if converge(&eks, prior, planned, role_arn, partition, &tags, diags).await {
         match read(&eks, state).await {
             Ok(entry) => into_state(state, entry.as_ref()),
             Err(d) => diags.extend(d),
         }
+    }
+}
+
+/// Nothing was done to the entry (the role's converge failed, or AWS could not be reached): the
+/// state keeps recording it as the prior state did, cluster included, so a failed move to
+/// another cluster still knows the entry it has to delete in the old one.
+fn keep_prior(prior: &Value, state: &mut Value) {
+    let Value::Object(fields) = state else { return };
+    for k in [
+        "eks_access_entry",
+        "access_entry_type",
+        "access_entry_arn",
+        "access_policy_arns",
+    ] {
+        fields.insert(k.into(), prior.get(k).cloned().unwrap_or(Value::Null));
     }
 }
 
