@@ -316,3 +316,37 @@ resource "karpenter_node_role" "auto" {
         );
     }
 }
+
+/// An access entry for a cluster that does not exist fails on `eks_access_entry`, naming the
+/// EKS call; the role made before it is in state, and destroy removes it.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unknown_cluster_is_an_error_on_eks_access_entry() {
+    let moto = Moto::start();
+    let proxy = FaultProxy::start(moto.port());
+    let iam = client(&moto);
+    let work = moto::workdir(
+        &proxy.provider_block(),
+        r#"
+resource "karpenter_node_role" "auto" {
+  name = "eks-auto-nodes"
+  mode = "eks_auto_mode"
+  eks_access_entry = {
+    cluster_name = "nowhere"
+  }
+}
+"#,
+    );
+    let run = work.apply().failed();
+    let text = run.output();
+    for expected in ["eks:CreateAccessEntry", "eks_access_entry = {", "nowhere"] {
+        assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
+    }
+    assert!(entries(&proxy).is_empty());
+    let state = work.state();
+    assert_eq!(
+        resource_at(&state, "karpenter_node_role.auto")["values"]["name"],
+        "eks-auto-nodes"
+    );
+    work.destroy().ok();
+    assert_nothing_left(&iam).await;
+}

@@ -70,10 +70,13 @@ pub(super) fn plan(prior: &Value, planned: &mut Value) {
     fields.insert("access_policy_arns".into(), policies);
 }
 
-/// The diagnostics of a failed EKS call made to `what`.
+/// The diagnostics of a failed EKS call made to `what`, on `eks_access_entry` (errors about the
+/// provider's AWS setup carry no attribute path).
 fn eks_diagnostics(what: &str, e: &crate::aws::AwsError) -> Diagnostics {
     tracing::debug!(error = %e, "could not {what}");
-    e.to_diagnostics()
+    e.clone()
+        .at(AttributePath::root().attr("eks_access_entry"))
+        .to_diagnostics()
 }
 
 /// The entry recorded in `state` as it is now; `None` without `eks_access_entry` or when gone.
