@@ -33,9 +33,39 @@ struct Stack {
     work: Workdir,
 }
 
+/// Creates the EC2NodeClass `default` the pools name, as kubectl would.
+fn create_node_class(cluster: &Cluster) {
+    let class = serde_json::json!({
+        "apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass",
+        "metadata": {"name": "default"},
+        "spec": {
+            "role": "KarpenterNodeRole-killed",
+            "amiSelectorTerms": [{"alias": "al2023@latest"}],
+            "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "killed"}}],
+            "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "killed"}}]
+        }
+    });
+    tokio::runtime::Runtime::new().expect("runtime").block_on(async {
+        let client = cluster.server.client().await.expect("client");
+        let api: kube::Api<kube::core::DynamicObject> = kube::Api::all_with(
+            client,
+            &terraform_provider_karpenter::k8s::kinds::EC2_NODE_CLASS.api_resource(),
+        );
+        let object = serde_json::from_value(class).expect("EC2NodeClass object");
+        api.create(&kube::api::PostParams::default(), &object)
+            .await
+            .expect("create the EC2NodeClass");
+    });
+}
+
 impl Stack {
     fn new() -> Stack {
         let cluster = Cluster::with_v1_crds();
+        // The pools' node class exists, so each pool's apply finds it at once instead of looking
+        // for it for 3 s after its write: that look left a gap between the two waves of writes
+        // in which no write was in flight, and under load the queue's second PutTargets could
+        // fall into it, so the middle this test waits for never came.
+        create_node_class(&cluster);
         let moto = Moto::start();
         let proxy = FaultProxy::start(moto.port());
         // One provider block with both sides.
