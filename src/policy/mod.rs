@@ -1,9 +1,10 @@
 //! IAM policy documents as data: statements with actions, resources and conditions, rendered to
 //! the JSON IAM accepts. Pure and offline; the Karpenter controller statements are in
-//! [`controller`], ARN parsing in [`arn`].
+//! [`controller`], ARN parsing in [`arn`], whether two documents say the same in [`equivalence`].
 
 pub mod arn;
 pub mod controller;
+pub mod equivalence;
 
 use std::collections::BTreeMap;
 

@@ -14,6 +14,7 @@ use serde_json::Value as Json;
 use crate::aws::iam::{Iam, IamError, NewRole, ProfileInfo, RoleInfo, Tagged};
 use crate::aws::ownership::{self, OWNER_TAG_KEY};
 use crate::policy::arn::{self, Arn};
+use crate::policy::equivalence;
 use crate::resources::taken_name::{Marks, Taken, owner_tag_mark};
 use crate::terraform::framework::validate::{self as v, Validator};
 use crate::terraform::framework::values::get_str;
@@ -75,8 +76,9 @@ pub struct Desired {
     pub tags: BTreeMap<String, String>,
     /// Policies attached but not owned (AWS managed ones, `additional_policy_arns`).
     pub attached: BTreeSet<String>,
-    /// Name and document of the inline policy, if any.
-    pub inline: Option<(String, String)>,
+    /// Name and document of each inline policy the resource writes (the controller's own, and
+    /// the ones of `additional_inline_policies`).
+    pub inline: Vec<(String, String)>,
     /// Owned managed policies: created, kept up to date, attached.
     pub owned: Vec<OwnedPolicy>,
     /// Owned managed policies that may exist from an earlier configuration and must go.
@@ -113,6 +115,8 @@ pub struct Actual {
 #[derive(Debug, Clone, Default)]
 pub struct ReadScope<'a> {
     pub inline: &'a [String],
+    /// Read the document of every inline policy the role has, not only those of `inline`.
+    pub every_inline: bool,
     pub owned_arns: &'a [String],
     pub profile: Option<&'a str>,
 }
@@ -127,7 +131,12 @@ pub async fn read(iam: &Iam, name: &str, scope: &ReadScope<'_>) -> Result<Option
     let attached = iam.attached_policies(name).await?;
     let inline_names = iam.inline_policy_names(name).await?;
     let mut inline = BTreeMap::new();
-    for policy in scope.inline {
+    let wanted: Vec<&String> = if scope.every_inline {
+        inline_names.iter().collect()
+    } else {
+        scope.inline.iter().filter(|p| inline_names.contains(p)).collect()
+    };
+    for policy in wanted {
         if inline_names.contains(policy)
             && let Some(doc) = iam.get_inline_policy(name, policy).await?
         {
@@ -166,6 +175,24 @@ fn same_doc(text: &str, actual: Option<&Json>) -> bool {
     }
 }
 
+/// The trust policy text to plan: `prior`'s (what exists, as read) when it admits exactly what
+/// `wanted` admits, so a trust policy written with other statement IDs or in another order (a
+/// module's, an import's) is kept as it is rather than rewritten; else `wanted`'s.
+pub fn planned_trust(prior: Option<&str>, wanted: &Json) -> String {
+    match prior.and_then(|p| serde_json::from_str::<Json>(p).ok()) {
+        Some(have) if equivalence::equivalent(&have, wanted) => canonical(&have),
+        _ => canonical(wanted),
+    }
+}
+
+/// Whether the role's bookkeeping tag should be written now: the role's own tags change anyway
+/// (the tag goes in the same calls), or nothing has recorded it yet. A role this resource only
+/// imported gets it with the first change of its tags, so an apply never writes a tag the plan
+/// did not show.
+fn owner_tag_due(have: &Actual, want: &Desired) -> bool {
+    have.owner.is_none() && have.tags != want.tags
+}
+
 /// Makes the role what `want` says, one part at a time, given what exists (`None`: nothing).
 pub async fn converge(iam: &Iam, want: &Desired, have: Option<&Actual>) -> Result<(), IamError> {
     let empty_tags = BTreeMap::new();
@@ -187,25 +214,23 @@ pub async fn converge(iam: &Iam, want: &Desired, have: Option<&Actual>) -> Resul
         }
     };
     let tags = if have.is_some() { tags } else { &empty_tags };
-    if have.is_some() {
-        if role.trust_policy != want.trust {
+    if let Some(have) = have {
+        // Compared for what they admit: statement IDs and order someone else gave are kept.
+        if !equivalence::equivalent(&role.trust_policy, &want.trust) {
             iam.update_trust_policy(&want.name, &want.trust).await?;
         }
         if role.permissions_boundary != want.permissions_boundary {
             iam.set_permissions_boundary(&want.name, want.permissions_boundary.as_deref())
                 .await?;
         }
-        iam.sync_tags(Tagged::Role(&want.name), tags, &want.tags).await?;
-        if have.is_some_and(|a| a.owner.is_none()) {
-            // A role recorded by an earlier version of the provider, before the ownership
-            // tag: it is ours (it is in state), so it gets the tag now.
-            let (k, v) = ownership::owner_tag(want.resource_type);
-            iam.sync_tags(
-                Tagged::Role(&want.name),
-                &BTreeMap::new(),
-                &BTreeMap::from([(k, v)]),
-            )
-            .await?;
+        if owner_tag_due(have, want) {
+            // A role recorded by an earlier version of the provider (before the ownership tag),
+            // or imported: it is ours (it is in state), so it gets the tag with this change of
+            // its tags.
+            let wanted = ownership::with_owner_tag(&want.tags, want.resource_type);
+            iam.sync_tags(Tagged::Role(&want.name), tags, &wanted).await?;
+        } else {
+            iam.sync_tags(Tagged::Role(&want.name), tags, &want.tags).await?;
         }
     }
     let attached = have.map(|a| a.attached.clone()).unwrap_or_default();
@@ -245,13 +270,13 @@ pub async fn converge(iam: &Iam, want: &Desired, have: Option<&Actual>) -> Resul
             iam.attach_policy(&want.name, arn).await?;
         }
     }
-    // The inline policy, before anything is detached: permissions are added before others are
-    // taken away, so a switch of `policy_attachment` (e.g. from a policy someone else manages to
-    // ours) never leaves the role without a permission it had.
-    if let Some((policy, document)) = &want.inline
-        && !same_doc(document, have.and_then(|a| a.inline.get(policy)))
-    {
-        iam.put_inline_policy(&want.name, policy, document).await?;
+    // The inline policies, before anything is detached or deleted: permissions are added before
+    // others are taken away, so a switch of `policy_attachment` (e.g. from a policy someone else
+    // manages to ours) never leaves the role without a permission it had.
+    for (policy, document) in &want.inline {
+        if !same_doc(document, have.and_then(|a| a.inline.get(policy))) {
+            iam.put_inline_policy(&want.name, policy, document).await?;
+        }
     }
     for arn in &attached {
         if !wanted_attached.contains(arn) {
@@ -271,7 +296,7 @@ pub async fn converge(iam: &Iam, want: &Desired, have: Option<&Actual>) -> Resul
     // Inline policies the configuration does not ask for grant permissions nobody reviews:
     // they were shown as drift (`unmanaged_inline_policies`), and go.
     for policy in have.map(|a| a.inline_names.as_slice()).unwrap_or_default() {
-        let wanted = want.inline.as_ref().is_some_and(|(n, _)| n == policy);
+        let wanted = want.inline.iter().any(|(n, _)| n == policy);
         if !wanted && !want.stale_inline.contains(policy) {
             iam.delete_inline_policy(&want.name, policy).await?;
         }
@@ -300,10 +325,11 @@ pub async fn converge(iam: &Iam, want: &Desired, have: Option<&Actual>) -> Resul
         match existing.as_ref() {
             None => {}
             // The profile's tags follow the role's (applied whenever the role is updated); the
-            // ownership tag is kept, and added to a profile recorded before it existed.
+            // ownership tag is kept, and added to a profile recorded before it existed (or
+            // imported) when its tags change anyway: an apply writes no tag the plan does not show.
             Some(p) => {
                 let wanted = ownership::with_owner_tag(&want.tags, want.resource_type);
-                if p.tags != wanted {
+                if ownership::user_tags(&p.tags) != want.tags {
                     iam.sync_tags(Tagged::InstanceProfile(profile), &p.tags, &wanted)
                         .await?;
                 }

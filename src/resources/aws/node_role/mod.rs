@@ -236,7 +236,10 @@ impl Resource<KarpenterContext> for NodeRole {
                 policies_for(&planned_copy, &p, &a)
                     .map(string_list)
                     .unwrap_or_else(Value::unknown),
-                Value::string(iam_role::canonical(&trust_policy(&p))),
+                Value::string(iam_role::planned_trust(
+                    get_str(prior, "assume_role_policy"),
+                    &trust_policy(&p),
+                )),
             ),
             _ => (Value::unknown(), Value::unknown()),
         };

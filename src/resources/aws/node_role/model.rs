@@ -28,7 +28,7 @@ pub(super) fn desired(
         permissions_boundary: get_str(planned, "permissions_boundary").map(str::to_string),
         tags,
         attached,
-        inline: None,
+        inline: Vec::new(),
         owned: Vec::new(),
         stale_owned: Vec::new(),
         stale_inline: Vec::new(),
