@@ -16,6 +16,7 @@ use crate::context::{KarpenterContext, ProviderDefault};
 use crate::policy::PolicyDocument;
 use crate::policy::arn::{self, Arn};
 use crate::policy::controller::{ControllerPolicyInputs, policy_document, policy_groups};
+use crate::policy::equivalence::{statements, values_of};
 use crate::resources::aws::iam_role::{self, Actual, Desired, OwnedPolicy, ReadScope};
 use crate::resources::aws::listing;
 use crate::resources::aws::tags_all;
@@ -27,6 +28,7 @@ use crate::terraform::framework::{
 };
 use crate::terraform::tfvalue::{AttributePath, Type, Value};
 
+mod losses;
 mod model;
 mod schema;
 use model::*;
@@ -41,6 +43,8 @@ const DEFAULT_PREFIX: &str = "karpenter-controller-";
 const TYPE_NAME: &str = "karpenter_controller_role";
 /// Name of the inline policy holding the controller's permissions.
 pub const INLINE_POLICY: &str = "KarpenterControllerPolicy";
+/// The attribute of the role's other inline policies, by name.
+pub const ADDITIONAL_INLINE: &str = "additional_inline_policies";
 /// The upstream groups, one managed policy each (`<role name>-<group>`).
 pub const GROUPS: &[&str] = &[
     "NodeLifecycle",
@@ -72,8 +76,11 @@ async fn read_role(iam: &Iam, name: &str) -> Result<Option<Actual>, Diagnostics>
     };
     let owned = all_group_arns(&role.arn, &role.path, name);
     let inline = [INLINE_POLICY.to_string()];
+    // Every inline policy's document: the resource's own, and those of
+    // `additional_inline_policies` (whose names the state knows, but not a read of import).
     let scope = ReadScope {
         inline: &inline,
+        every_inline: true,
         owned_arns: &owned,
         profile: None,
     };
@@ -374,10 +381,12 @@ impl Resource<KarpenterContext> for ControllerRole {
             None => Value::unknown(),
         };
         fields.insert("policy".into(), policy);
+        // The trust policy that exists is kept when it admits the same (a module's, with its own
+        // statement IDs and order): the plan shows a change only where a principal changes.
         fields.insert(
             "assume_role_policy".into(),
             trust_policy(&snapshot)
-                .map(|t| Value::string(iam_role::canonical(&t)))
+                .map(|t| Value::string(iam_role::planned_trust(get_str(prior, "assume_role_policy"), &t)))
                 .unwrap_or_else(Value::unknown),
         );
         let arns = match (
@@ -404,6 +413,7 @@ impl Resource<KarpenterContext> for ControllerRole {
             _ => Value::unknown(),
         };
         fields.insert("managed_policy_arns".into(), arns);
+        losses::warn(prior, planned, diags);
     }
 
     /// `name` and `account_id` (see [`super::listing`]).
@@ -502,54 +512,165 @@ impl Resource<KarpenterContext> for ControllerRole {
                 format!("There is no IAM role named {id:?}. Import takes the role name."),
             )
         })?;
-        let base = infer(&actual).map_err(|why| {
-            Diagnostics::from_error(
-                "Cannot import karpenter_controller_role",
-                format!("Role {id:?} does not look like a Karpenter controller role: {why}"),
-            )
+        // The documents of the customer managed policies attached that are not the resource's
+        // own (the policy terraform-aws-eks's Karpenter module made), to read the policy inputs.
+        let owned = all_group_arns(&actual.role.arn, &actual.role.path, &actual.role.name);
+        let mut foreign = Vec::new();
+        for arn in actual.attached.iter().filter(|a| !owned.contains(a)) {
+            if Arn::parse(arn).is_ok_and(|a| a.account != "aws")
+                && let Some(doc) = iam
+                    .managed_policy_document(arn)
+                    .await
+                    .map_err(|e| iam_role::diagnostics("read a policy attached to the role", &e))?
+            {
+                foreign.push(doc);
+            }
+        }
+        let base = infer(&actual, &foreign).map_err(|why| {
+            Diagnostics::from_error("Cannot import karpenter_controller_role", why.detail(id))
         })?;
         Ok(state(&base, &actual, &tags_all::defaults(ctx)))
     }
 }
 
-/// The configuration a role was made from, inferred from its trust policy and permissions.
-fn infer(actual: &Actual) -> Result<Value, String> {
+/// What stops an import: why the role cannot be represented.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum NotImportable {
+    /// Nothing says it is a controller role.
+    NotAController(String),
+    /// Its trust policy admits more, or otherwise, than `irsa` and `pod_identity` can say.
+    Trust(String),
+}
+
+impl NotImportable {
+    fn detail(&self, role: &str) -> String {
+        match self {
+            NotImportable::NotAController(why) => {
+                format!("Role {role:?} does not look like a Karpenter controller role: {why}")
+            }
+            NotImportable::Trust(why) => format!(
+                "The trust policy of role {role:?} {why}. karpenter_controller_role's trust admits one service \
+                 account through IRSA (irsa = {{ oidc_provider_arn, namespace, service_account }}) and EKS Pod \
+                 Identity (pod_identity): an import would plan to remove the rest, and whoever assumes the role \
+                 through it would lose access. Narrow the trust policy to the controller's service account \
+                 first, or keep managing this role where it is."
+            ),
+        }
+    }
+}
+
+/// `irsa` and `pod_identity` from a trust policy.
+fn infer_trust(trust: &Json) -> Result<(Value, bool), NotImportable> {
+    let mut pod_identity = false;
+    let mut irsa = Value::Null;
+    let trust_err = |s: String| NotImportable::Trust(s);
+    for st in statements(trust).unwrap_or_default() {
+        if st.get("Effect").and_then(Json::as_str) != Some("Allow") {
+            continue;
+        }
+        if values_of(st.pointer("/Principal/Service"))
+            .iter()
+            .any(|s| s == POD_IDENTITY_PRINCIPAL)
+        {
+            pod_identity = true;
+        }
+        for provider in values_of(st.pointer("/Principal/Federated")) {
+            let (_, issuer) = parse_oidc_provider(&provider).map_err(trust_err)?;
+            let key = format!("{issuer}:sub");
+            let condition = |test: &str| {
+                st.get("Condition")
+                    .and_then(|c| c.get(test))
+                    .and_then(|c| c.get(&key))
+            };
+            if let Some(like) = condition("StringLike") {
+                return Err(trust_err(format!(
+                    "matches the IRSA subject with StringLike ({})",
+                    values_of(Some(like)).join(", ")
+                )));
+            }
+            let subjects = values_of(condition("StringEquals"));
+            let subject = match subjects.as_slice() {
+                [one] => one,
+                [] => {
+                    return Err(NotImportable::NotAController(
+                        "the IRSA statement has no sub condition".to_string(),
+                    ));
+                }
+                many => {
+                    return Err(trust_err(format!(
+                        "admits {} service accounts through IRSA ({})",
+                        many.len(),
+                        many.join(", ")
+                    )));
+                }
+            };
+            let Some((ns, sa)) = subject
+                .strip_prefix("system:serviceaccount:")
+                .and_then(|s| s.split_once(':'))
+            else {
+                return Err(NotImportable::NotAController(format!(
+                    "the IRSA sub condition {subject:?} names no service account"
+                )));
+            };
+            if !irsa.is_null() {
+                return Err(trust_err("has more than one IRSA statement".to_string()));
+            }
+            irsa = object([
+                ("oidc_provider_arn", Value::string(provider.clone())),
+                ("namespace", Value::string(ns)),
+                ("service_account", Value::string(sa)),
+            ]);
+        }
+    }
+    Ok((irsa, pod_identity))
+}
+
+/// The policy inputs Karpenter's statements name (`AllowPassingInstanceRole`: the node role,
+/// `AllowAPIServerEndpointDiscovery`: the cluster, `AllowInterruptionQueueActions`: the queue),
+/// found in any of `docs` — the resource's own permissions, or the policy terraform-aws-eks's
+/// Karpenter module made, whose statements carry the same IDs. None without the first two.
+fn inputs_from(docs: &[&Json]) -> Result<Option<BTreeMap<String, Value>>, String> {
+    let by_sid = |sid: &str| {
+        docs.iter()
+            .flat_map(|d| statements(d).unwrap_or_default())
+            .find(|st| st.get("Sid").and_then(Json::as_str) == Some(sid))
+            .and_then(|st| values_of(st.get("Resource")).into_iter().next())
+    };
+    let (Some(node_role), Some(cluster)) = (
+        by_sid("AllowPassingInstanceRole"),
+        by_sid("AllowAPIServerEndpointDiscovery"),
+    ) else {
+        return Ok(None);
+    };
+    let cluster = Arn::parse(&cluster).map_err(|e| e.to_string())?;
+    let cluster_name = cluster
+        .resource
+        .strip_prefix("cluster/")
+        .ok_or("the EKS statement names no cluster")?;
+    let queue = by_sid("AllowInterruptionQueueActions");
+    Ok(Some(BTreeMap::from([
+        ("node_role_arn".to_string(), Value::string(node_role)),
+        ("cluster_name".to_string(), Value::string(cluster_name)),
+        ("region".to_string(), Value::string(cluster.region.clone())),
+        ("account_id".to_string(), Value::string(cluster.account.clone())),
+        (
+            "interruption_queue_arn".to_string(),
+            crate::terraform::framework::values::opt_string(queue),
+        ),
+    ])))
+}
+
+/// The configuration a role was made from, inferred from its trust policy and permissions;
+/// `foreign` are the documents of the customer managed policies attached that are not the
+/// resource's own.
+fn infer(actual: &Actual, foreign: &[Json]) -> Result<Value, NotImportable> {
     let mut fields: BTreeMap<String, Value> = SCHEMA
         .attributes
         .iter()
         .map(|a| (a.name.to_string(), Value::Null))
         .collect();
-    let statements = actual.role.trust_policy["Statement"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    let mut pod_identity = false;
-    for st in &statements {
-        if st["Principal"]["Service"] == POD_IDENTITY_PRINCIPAL {
-            pod_identity = true;
-        }
-        if let Some(provider) = st["Principal"]["Federated"].as_str() {
-            let (_, issuer) = parse_oidc_provider(provider)?;
-            let sub = st["Condition"]["StringEquals"][format!("{issuer}:sub")]
-                .as_str()
-                .ok_or("the IRSA statement has no sub condition")?;
-            let mut parts = sub
-                .strip_prefix("system:serviceaccount:")
-                .unwrap_or_default()
-                .splitn(2, ':');
-            let (Some(ns), Some(sa)) = (parts.next(), parts.next()) else {
-                return Err(format!("the IRSA sub condition {sub:?} names no service account"));
-            };
-            fields.insert(
-                "irsa".into(),
-                object([
-                    ("oidc_provider_arn", Value::string(provider)),
-                    ("namespace", Value::string(ns)),
-                    ("service_account", Value::string(sa)),
-                ]),
-            );
-        }
-    }
+    let (irsa, pod_identity) = infer_trust(&actual.role.trust_policy)?;
+    fields.insert("irsa".into(), irsa);
     fields.insert("pod_identity".into(), Value::Bool(pod_identity));
     let all = all_group_arns(&actual.role.arn, &actual.role.path, &actual.role.name);
     let managed =
@@ -558,7 +679,22 @@ fn infer(actual: &Actual) -> Result<Value, String> {
         "policy_attachment".into(),
         Value::string(if managed { "managed" } else { "inline" }),
     );
+    // Every other inline policy is kept, as it is (the one terraform-aws-eks's Karpenter module
+    // writes with enable_inline_policy = true, for instance).
+    let others: BTreeMap<String, String> = actual
+        .inline
+        .iter()
+        .filter(|(name, _)| name.as_str() != INLINE_POLICY)
+        .map(|(name, doc)| (name.clone(), iam_role::canonical(doc)))
+        .collect();
+    if !others.is_empty() {
+        fields.insert(
+            ADDITIONAL_INLINE.into(),
+            crate::terraform::framework::values::string_map(others.iter()),
+        );
+    }
     let probe = Value::Object(fields.clone());
+    let not_a_controller = |why: &str| NotImportable::NotAController(why.to_string());
     let Some(doc) = policy_in_force(&probe, actual, &all).and_then(|t| serde_json::from_str::<Json>(&t).ok())
     else {
         if actual.owner.as_deref() == Some(TYPE_NAME) {
@@ -567,44 +703,35 @@ fn infer(actual: &Actual) -> Result<Value, String> {
             // stay unset, and the apply after the import writes the permissions.
             return Ok(Value::Object(fields));
         }
-        if !actual.attached.is_empty() {
-            // Its permissions are policies someone else manages (terraform-aws-eks's Karpenter
-            // module attaches one of its own): kept as they are, in `additional_policy_arns`.
-            fields.insert("policy_attachment".into(), Value::string("none"));
-            return Ok(Value::Object(fields));
+        if actual.attached.is_empty() && others.is_empty() {
+            return Err(not_a_controller(
+                "it has neither the KarpenterControllerPolicy inline policy, nor its managed policies, nor any \
+                 other policy",
+            ));
         }
-        return Err(
-            "it has neither the KarpenterControllerPolicy inline policy, nor its managed policies, nor any \
-             attached policy"
-                .into(),
-        );
+        // Its permissions are policies someone else manages (terraform-aws-eks's Karpenter
+        // module attaches one of its own, or writes it inline): kept as they are, in
+        // `additional_policy_arns` and `additional_inline_policies`; the policy inputs are read
+        // from them when they carry Karpenter's statements.
+        fields.insert("policy_attachment".into(), Value::string("none"));
+        let inline_docs: Vec<&Json> = actual
+            .inline
+            .iter()
+            .filter(|(name, _)| name.as_str() != INLINE_POLICY)
+            .map(|(_, doc)| doc)
+            .collect();
+        let docs: Vec<&Json> = foreign.iter().chain(inline_docs).collect();
+        if let Ok(Some(inputs)) = inputs_from(&docs) {
+            fields.extend(inputs);
+        }
+        return Ok(Value::Object(fields));
     };
-    let by_sid = |sid: &str| {
-        doc["Statement"]
-            .as_array()
-            .and_then(|s| s.iter().find(|st| st["Sid"] == sid))
-            .map(|st| st["Resource"].clone())
-    };
-    let node_role = by_sid("AllowPassingInstanceRole")
-        .and_then(|r| r.as_str().map(str::to_string))
-        .ok_or("no AllowPassingInstanceRole statement")?;
-    let cluster = by_sid("AllowAPIServerEndpointDiscovery")
-        .and_then(|r| r.as_str().map(str::to_string))
-        .ok_or("no AllowAPIServerEndpointDiscovery statement")?;
-    let cluster = Arn::parse(&cluster).map_err(|e| e.to_string())?;
-    let cluster_name = cluster
-        .resource
-        .strip_prefix("cluster/")
-        .ok_or("the EKS statement names no cluster")?;
-    let queue = by_sid("AllowInterruptionQueueActions").and_then(|r| r.as_str().map(str::to_string));
-    fields.insert("node_role_arn".into(), Value::string(node_role));
-    fields.insert("cluster_name".into(), Value::string(cluster_name));
-    fields.insert("region".into(), Value::string(cluster.region.clone()));
-    fields.insert("account_id".into(), Value::string(cluster.account.clone()));
-    fields.insert(
-        "interruption_queue_arn".into(),
-        crate::terraform::framework::values::opt_string(queue),
-    );
+    let inputs = inputs_from(&[&doc])
+        .map_err(|e| not_a_controller(&e))?
+        .ok_or_else(|| {
+            not_a_controller("no AllowPassingInstanceRole or AllowAPIServerEndpointDiscovery statement")
+        })?;
+    fields.extend(inputs);
     Ok(Value::Object(fields))
 }
 

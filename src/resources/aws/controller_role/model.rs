@@ -134,8 +134,8 @@ pub(super) fn desired(
     let path = get_str(planned, "path").unwrap_or("/").to_string();
     let (p, a) = iam_role::partition_and_account(role_arn).unwrap_or_default();
     let all = all_group_arns(role_arn, &path, name);
-    let (inline, owned, stale_inline) = if unmanaged(planned) {
-        (None, Vec::new(), vec![INLINE_POLICY.to_string()])
+    let (mut inline, owned, stale_inline) = if unmanaged(planned) {
+        (Vec::new(), Vec::new(), vec![INLINE_POLICY.to_string()])
     } else if managed(planned) {
         let owned = policy_groups(&i)
             .into_iter()
@@ -148,14 +148,15 @@ pub(super) fn desired(
                 .to_json(),
             })
             .collect::<Vec<_>>();
-        (None, owned, vec![INLINE_POLICY.to_string()])
+        (Vec::new(), owned, vec![INLINE_POLICY.to_string()])
     } else {
         (
-            Some((INLINE_POLICY.to_string(), policy_document(&i).to_json())),
+            vec![(INLINE_POLICY.to_string(), policy_document(&i).to_json())],
             Vec::new(),
             Vec::new(),
         )
     };
+    inline.extend(iam_role::string_map_of(planned, ADDITIONAL_INLINE));
     let stale_owned = all
         .into_iter()
         .filter(|arn| !owned.iter().any(|o| o.arn == *arn))
@@ -241,10 +242,11 @@ pub(super) fn state(base: &Value, actual: &Actual, defaults: &BTreeMap<String, S
         Value::string(iam_role::canonical(&actual.role.trust_policy)),
     );
     set("policy", policy.map(Value::string).unwrap_or(Value::Null));
-    let own_inline = (!managed(base) && !unmanaged(base)).then_some(INLINE_POLICY);
+    let (additional_inline, others) = additional_inline(base, actual);
+    set(ADDITIONAL_INLINE, additional_inline);
     set(
         iam_role::UNMANAGED_INLINE,
-        iam_role::unmanaged_inline(actual, own_inline),
+        Value::Set(others.into_iter().map(Value::string).collect()),
     );
     if base.get("account_id").is_none_or(Value::is_null)
         && let Some(i) = inputs(base)
@@ -252,4 +254,37 @@ pub(super) fn state(base: &Value, actual: &Actual, defaults: &BTreeMap<String, S
         set("account_id", Value::string(i.account_id));
     }
     Value::Object(fields)
+}
+
+/// `additional_inline_policies` for state, from the inline policies that exist: each one `base`
+/// names, with `base`'s text while the document is the same (so the configuration's spelling,
+/// e.g. `jsonencode`'s, stays); and the names of the inline policies that are neither those nor
+/// this resource's own (`unmanaged_inline_policies`).
+pub(super) fn additional_inline(base: &Value, actual: &Actual) -> (Value, Vec<String>) {
+    let named = iam_role::string_map_of(base, ADDITIONAL_INLINE);
+    let own = (!managed(base) && !unmanaged(base)).then_some(INLINE_POLICY);
+    let mut kept = BTreeMap::new();
+    let mut others = Vec::new();
+    for name in &actual.inline_names {
+        if Some(name.as_str()) == own {
+            continue;
+        }
+        let Some(text) = named.get(name) else {
+            others.push(name.clone());
+            continue;
+        };
+        let Some(doc) = actual.inline.get(name) else {
+            continue;
+        };
+        let same = serde_json::from_str::<Json>(text).is_ok_and(|t| t == *doc);
+        kept.insert(
+            name.clone(),
+            if same {
+                text.clone()
+            } else {
+                iam_role::canonical(doc)
+            },
+        );
+    }
+    (iam_role::map_value(&kept, base.get(ADDITIONAL_INLINE)), others)
 }

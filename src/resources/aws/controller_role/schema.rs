@@ -124,8 +124,46 @@ pub(super) static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
             .describe("Trust EKS Pod Identity (`pods.eks.amazonaws.com`). Pod Identity does not work on Fargate; use `irsa` there. Both may be set. A bool, since Pod Identity's trust has nothing to configure; the association itself is made with `aws_eks_pod_identity_association`."),
         Attribute::string("policy_attachment")
             .default_value(Value::string("inline"))
-            .describe("How the permissions are attached: `inline` (one inline policy, `KarpenterControllerPolicy`), `managed` (one customer managed policy per upstream group, named `<role name>-<group>`, each under IAM's 6,144-character limit), or `none`: the provider writes no permissions, and the role has exactly the policies of `additional_policy_arns` (for a role whose policy is managed elsewhere, e.g. the policy terraform-aws-eks's Karpenter module made; import gives this mode for a role with only such policies attached).")
+            .describe("How the permissions are attached: `inline` (one inline policy, `KarpenterControllerPolicy`), `managed` (one customer managed policy per upstream group, named `<role name>-<group>`, each under IAM's 6,144-character limit), or `none`: the provider writes no permissions, and the role has exactly the policies of `additional_policy_arns` and `additional_inline_policies` (for a role whose policy is managed elsewhere, e.g. the policy terraform-aws-eks's Karpenter module made; import gives this mode for a role with only such policies, and reads `cluster_name`, `region`, `node_role_arn` and `interruption_queue_arn` from their statements when they have Karpenter's statement IDs).")
             .validate(v::one_of(&["inline", "managed", "none"])),
+        Attribute::map_of(ADDITIONAL_INLINE, Type::String)
+            .optional()
+            .describe(format!(
+                "Inline policies of the role besides the controller permissions, by name: each a JSON policy \
+                 document (`jsonencode({{ Version = \"2012-10-17\", Statement = [...] }})`), written as given, before \
+                 anything is detached or deleted. Import puts every inline policy of the role that is not this \
+                 resource's own here (the one terraform-aws-eks's Karpenter module writes with \
+                 `enable_inline_policy = true`, for instance), so a configuration generated from the import keeps \
+                 them; an inline policy neither here nor the resource's own shows in `unmanaged_inline_policies` and \
+                 apply deletes it. Also the place for a permission the provider's statements leave out. \
+                 `{INLINE_POLICY}` is the resource's own and cannot be named here."
+            ))
+            .validate(v::each_key(v::check(
+                "Must be an IAM policy name: 1–128 letters, digits and `+=,.@_-`.",
+                |value| {
+                    let s = value.as_str()?;
+                    let ok = (1..=128).contains(&s.len())
+                        && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"+=,.@_-".contains(&b));
+                    if !ok {
+                        Some(format!("{s:?} is not an IAM policy name: 1–128 letters, digits and +=,.@_-."))
+                    } else {
+                        (s == INLINE_POLICY).then(|| {
+                            format!("{s:?} is the inline policy this resource writes itself (policy_attachment = \"inline\"); give this one another name.")
+                        })
+                    }
+                },
+            )))
+            .validate(v::each(v::check(
+                "Must be a JSON policy document with a `Statement`.",
+                |value| {
+                    let s = value.as_str()?;
+                    match serde_json::from_str::<serde_json::Value>(s) {
+                        Ok(doc) if doc.get("Statement").is_some() => None,
+                        Ok(_) => Some("The policy document has no Statement.".to_string()),
+                        Err(e) => Some(format!("Not a JSON policy document: {e}. Write it with jsonencode({{ ... }}).")),
+                    }
+                },
+            ))),
         Attribute::string("policy")
             .computed()
             .describe("The controller permissions in force, as one canonical JSON document (keys sorted); the statements `karpenter_controller_policy` renders for the same inputs."),
@@ -144,7 +182,13 @@ pub(super) static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
          configuration interrupted before Terraform recorded the role: it fails on `name`, changes \
          nothing, and gives the `import {}` block that takes the role over on purpose. The parts the \
          resource creates carry the tag `terraform-provider-karpenter/resource-type`; the error says \
-         when an existing part has it. Import by role name (the next apply may add that tag).",
+         when an existing part has it. Import by role name: the trust policy gives `irsa` and \
+         `pod_identity`, the permissions `policy_attachment` and the policy inputs, and every policy \
+         that is not the resource's own is kept in `additional_policy_arns` or \
+         `additional_inline_policies`, so `terraform plan -generate-config-out` writes a configuration \
+         that changes nothing (the tag is added with the next change of the role's tags). A plan that \
+         would take a trusted principal or a permission away from the role warns on the attribute \
+         that causes it.",
         attributes,
     )
 });

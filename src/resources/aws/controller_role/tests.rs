@@ -283,7 +283,7 @@ fn inline_mode_detects_an_edited_trust_policy_and_import_infers_the_config() {
     let good = state(&p, &a, &BTreeMap::new());
     assert_eq!(planned(&c, &good), good);
     // Import reconstructs the same state from the role alone.
-    let imported = state(&infer(&a).expect("infer"), &a, &BTreeMap::new());
+    let imported = state(&infer(&a, &[]).expect("infer"), &a, &BTreeMap::new());
     assert_eq!(planned(&c, &imported), imported);
     // An edited trust policy is drift.
     a.role.trust_policy["Statement"][0]["Condition"]["StringEquals"]["oidc.eks.us-east-1.amazonaws.com/id/ABC:sub"] =
@@ -314,4 +314,213 @@ fn oversized_managed_policies_are_a_plan_error() {
     check_sizes(&i, false, &mut d);
     let total = policy_document(&i).to_json().len();
     assert_eq!(d.has_errors(), total > INLINE_POLICY_LIMIT);
+}
+
+/// The warnings of a plan of `c` over `prior`, as (path, detail).
+fn warnings(c: &Value, prior: &Value) -> Vec<(String, String)> {
+    let mut p = plan(&SCHEMA.attributes, &SCHEMA.blocks, c, prior).planned;
+    let mut d = Diagnostics::new();
+    ControllerRole.modify_plan(c, prior, &mut p, &mut d);
+    d.iter()
+        .map(|x| {
+            (
+                x.path.as_ref().map(|p| p.to_string()).unwrap_or_default(),
+                x.detail.clone(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_plan_that_takes_a_trusted_principal_away_warns_on_the_attribute_that_causes_it() {
+    let before = config(vec![
+        ("name", Value::string("ctl")),
+        ("irsa", irsa(Some("karpenter"))),
+        ("pod_identity", Value::Bool(true)),
+    ]);
+    let p = planned(&before, &Value::Null);
+    let prior = state(&p, &actual_for(&p, false, None), &BTreeMap::new());
+    // The same configuration: nothing taken away, no warning; neither on create.
+    assert!(warnings(&before, &prior).is_empty());
+    assert!(warnings(&before, &Value::Null).is_empty());
+    // `irsa.namespace` left out: the default, kube-system, replaces karpenter.
+    let forgot = config(vec![
+        ("name", Value::string("ctl")),
+        ("irsa", irsa(None)),
+        ("pod_identity", Value::Bool(true)),
+    ]);
+    let w = warnings(&forgot, &prior);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert_eq!(w[0].0, "irsa.namespace");
+    assert!(
+        w[0].1.contains("karpenter/karpenter") && w[0].1.contains(OIDC),
+        "{}",
+        w[0].1
+    );
+    // Pod Identity off, IRSA gone altogether.
+    let neither = config(vec![
+        ("name", Value::string("ctl")),
+        ("pod_identity", Value::Bool(false)),
+    ]);
+    let paths: Vec<String> = warnings(&neither, &prior).into_iter().map(|(p, _)| p).collect();
+    assert_eq!(paths, vec!["pod_identity".to_string(), "irsa".to_string()]);
+}
+
+#[test]
+fn a_plan_that_takes_a_permission_away_warns_and_names_it() {
+    let extra = "arn:aws:iam::123456789012:policy/KarpenterController-2024";
+    let base = |pairs: Vec<(&str, Value)>| {
+        let mut all = vec![
+            ("name", Value::string("ctl")),
+            ("pod_identity", Value::Bool(true)),
+        ];
+        all.extend(pairs);
+        config(all)
+    };
+    let with_extra = base(vec![(
+        "additional_policy_arns",
+        Value::Set(vec![Value::string(extra)]),
+    )]);
+    let p = planned(&with_extra, &Value::Null);
+    let mut a = actual_for(&p, false, None);
+    a.attached.insert(extra.to_string());
+    a.inline_names.push("KeptFromModule".into());
+    let kept = json!({"Version": "2012-10-17", "Statement": [
+        {"Sid": "Azs", "Effect": "Allow", "Action": "ec2:DescribeAvailabilityZones", "Resource": "*"}]});
+    a.inline.insert("KeptFromModule".into(), kept.clone());
+    let inline = crate::terraform::framework::values::string_map([("KeptFromModule", kept.to_string())]);
+    let full = base(vec![
+        ("additional_policy_arns", Value::Set(vec![Value::string(extra)])),
+        (ADDITIONAL_INLINE, inline),
+    ]);
+    let prior = state(&planned(&full, &Value::Null), &a, &BTreeMap::new());
+    assert!(
+        warnings(&full, &prior).is_empty(),
+        "{:?}",
+        warnings(&full, &prior)
+    );
+    // The module's policy detached, the kept statement dropped, the provider's own statements
+    // given up: each warned about on its attribute, naming what goes.
+    let stripped = base(vec![("policy_attachment", Value::string("none"))]);
+    let w = warnings(&stripped, &prior);
+    let find = |path: &str| {
+        w.iter()
+            .find(|(p, _)| p == path)
+            .map(|(_, d)| d.clone())
+            .unwrap_or_else(|| panic!("no warning on {path}: {w:?}"))
+    };
+    assert!(find("additional_policy_arns").contains(extra));
+    assert!(find(ADDITIONAL_INLINE).contains("ec2:DescribeAvailabilityZones"));
+    assert!(find("policy_attachment").contains("AllowPassingInstanceRole (iam:PassRole on"));
+    // A changed node role takes PassRole on the old one away.
+    let moved = base(vec![
+        ("additional_policy_arns", Value::Set(vec![Value::string(extra)])),
+        (
+            ADDITIONAL_INLINE,
+            crate::terraform::framework::values::string_map([("KeptFromModule", kept.to_string())]),
+        ),
+        (
+            "node_role_arn",
+            Value::string("arn:aws:iam::123456789012:role/other"),
+        ),
+    ]);
+    let w = warnings(&moved, &prior);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert_eq!(w[0].0, "node_role_arn");
+    assert!(w[0].1.contains(NODE), "{}", w[0].1);
+}
+
+/// What terraform-aws-eks's Karpenter module v21 leaves with `enable_inline_policy = true`: a
+/// Pod Identity trust with the statement ID `PodIdentity`, and its policy inline, named
+/// `KarpenterController-<suffix>`, with Karpenter's statement IDs.
+fn module_inline_role() -> Actual {
+    let module_policy = json!({"Version": "2012-10-17", "Statement": [
+        {"Sid": "AllowInterruptionQueueActions", "Effect": "Allow",
+         "Action": ["sqs:DeleteMessage", "sqs:GetQueueUrl", "sqs:ReceiveMessage"], "Resource": QUEUE},
+        {"Sid": "AllowPassingInstanceRole", "Effect": "Allow", "Action": "iam:PassRole", "Resource": NODE},
+        {"Sid": "AllowAPIServerEndpointDiscovery", "Effect": "Allow", "Action": "eks:DescribeCluster",
+         "Resource": "arn:aws:eks:us-east-1:123456789012:cluster/demo"},
+    ]});
+    Actual {
+        role: RoleInfo {
+            name: "KarpenterController-2024".into(),
+            arn: "arn:aws:iam::123456789012:role/KarpenterController-2024".into(),
+            path: "/".into(),
+            trust_policy: json!({"Version": "2012-10-17", "Statement": [{"Sid": "PodIdentity", "Effect": "Allow",
+                "Principal": {"Service": "pods.eks.amazonaws.com"}, "Action": ["sts:TagSession", "sts:AssumeRole"]}]}),
+            permissions_boundary: None,
+        },
+        tags: BTreeMap::from([("team".to_string(), "platform".to_string())]),
+        owner: None,
+        attached: BTreeSet::new(),
+        inline_names: vec!["KarpenterController-2025".into()],
+        inline: BTreeMap::from([("KarpenterController-2025".to_string(), module_policy)]),
+        owned: BTreeMap::new(),
+        owned_tags: BTreeMap::new(),
+        profile: None,
+    }
+}
+
+#[test]
+fn import_keeps_a_module_inline_policy_and_reads_the_inputs_from_it() {
+    let a = module_inline_role();
+    let base = infer(&a, &[]).expect("infer");
+    let imported = state(&base, &a, &BTreeMap::new());
+    assert_eq!(get_str(&imported, "policy_attachment"), Some("none"));
+    assert_eq!(get_str(&imported, "cluster_name"), Some("demo"));
+    assert_eq!(get_str(&imported, "node_role_arn"), Some(NODE));
+    assert_eq!(get_str(&imported, "interruption_queue_arn"), Some(QUEUE));
+    assert_eq!(get_str(&imported, "region"), Some("us-east-1"));
+    assert_eq!(imported.get("pod_identity"), Some(&Value::Bool(true)));
+    let kept = imported
+        .get(ADDITIONAL_INLINE)
+        .and_then(Value::as_entries)
+        .expect("kept");
+    assert!(kept.contains_key("KarpenterController-2025"));
+    assert_eq!(
+        imported.get(iam_role::UNMANAGED_INLINE),
+        Some(&Value::Set(Vec::new()))
+    );
+    // The configuration generated from it plans nothing, keeps the module's trust policy as it
+    // is (statement ID, action order), and warns about nothing.
+    let generated = crate::terraform::framework::generate::config_from_state(&SCHEMA, &imported);
+    let p = planned(&generated, &imported);
+    assert_eq!(p.get("assume_role_policy"), imported.get("assume_role_policy"));
+    assert!(
+        get_str(&p, "assume_role_policy").is_some_and(|t| t.contains("PodIdentity")),
+        "{p:?}"
+    );
+    assert_eq!(p, imported);
+    assert!(warnings(&generated, &imported).is_empty());
+    // The desired role writes the module's inline policy as it is, and no other.
+    let want = desired(
+        &p,
+        "KarpenterController-2024",
+        &a.role.arn,
+        Some(&a),
+        BTreeMap::new(),
+    )
+    .expect("desired");
+    assert_eq!(want.inline.len(), 1);
+    assert_eq!(want.inline[0].0, "KarpenterController-2025");
+    assert!(want.attached.is_empty());
+}
+
+#[test]
+fn import_refuses_a_trust_it_cannot_say_and_says_why() {
+    let mut a = module_inline_role();
+    a.role.trust_policy = json!({"Statement": [{"Effect": "Allow", "Principal": {"Federated": OIDC},
+        "Action": "sts:AssumeRoleWithWebIdentity",
+        "Condition": {"StringEquals": {"oidc.eks.us-east-1.amazonaws.com/id/ABC:sub":
+            ["system:serviceaccount:karpenter:karpenter", "system:serviceaccount:ops:karpenter"]}}}]});
+    let why = infer(&a, &[]).expect_err("two service accounts").detail("r");
+    assert!(why.contains("admits 2 service accounts"), "{why}");
+    a.role.trust_policy["Statement"][0]["Condition"] = json!({"StringLike": {"oidc.eks.us-east-1.amazonaws.com/id/ABC:sub": "system:serviceaccount:karpenter:*"}});
+    let why = infer(&a, &[]).expect_err("StringLike").detail("r");
+    assert!(why.contains("StringLike"), "{why}");
+    // A role with no policy at all is not a controller role.
+    let mut bare = module_inline_role();
+    bare.inline.clear();
+    bare.inline_names.clear();
+    assert!(matches!(infer(&bare, &[]), Err(NotImportable::NotAController(_))));
 }
