@@ -217,11 +217,14 @@ pub(super) fn kept_rule_warning(notes: &mut Diagnostics, name: &str, other_targe
     );
 }
 
-/// Builds or repairs every part towards `d`, recording each in `cur` as it is done. Warnings
-/// (a rule kept for someone else's targets) go to `notes`.
+/// Builds or repairs every part towards `d`, recording each in `cur` as it is done; a part the
+/// prior state (`prior`, as the plan's refresh read it) already records as `d` wants it is not
+/// written: an apply writes nothing the plan does not show. Warnings (a rule kept for someone
+/// else's targets) go to `notes`.
 pub(super) async fn converge(
     c: &Clients,
     d: &Desired,
+    prior: &Value,
     cur: &mut Current,
     deadline: Instant,
     notes: &mut Diagnostics,
@@ -232,20 +235,26 @@ pub(super) async fn converge(
     // out of band) is created with its tags.
     let url = match &cur.queue_url {
         Some(url) => {
-            let mut attributes = d.queue_attributes();
-            if d.kms.is_none() && d.prior_kms {
-                // Switching from a KMS key back to SQS-managed keys: an empty key ID removes it.
-                attributes.insert("KmsMasterKeyId".into(), String::new());
+            let attributes = d.queue_attributes();
+            if Desired::recorded_attributes(prior).as_ref() != Some(&attributes) {
+                let mut attributes = attributes;
+                if d.kms.is_none() && d.prior_kms {
+                    // Switching from a KMS key back to SQS-managed keys: an empty key ID removes it.
+                    attributes.insert("KmsMasterKeyId".into(), String::new());
+                }
+                c.sqs
+                    .set_attributes(url, &attributes)
+                    .await
+                    .map_err(|e| fail(e, Some(root.attr("message_retention_seconds"))))?;
             }
-            c.sqs
-                .set_attributes(url, &attributes)
-                .await
-                .map_err(|e| fail(e, Some(root.attr("message_retention_seconds"))))?;
-            // Also adds the bookkeeping tags to a queue recorded by an older provider version.
-            c.sqs
-                .sync_tags(url, &d.queue_tags())
-                .await
-                .map_err(|e| fail(e, Some(root.attr("tags"))))?;
+            // With a change of the tags, also the bookkeeping tags, which a queue recorded by an
+            // older provider version (or imported) may lack.
+            if string_map(prior.get(tags_all::TAGS_ALL)) != d.tags {
+                c.sqs
+                    .sync_tags(url, &d.queue_tags())
+                    .await
+                    .map_err(|e| fail(e, Some(root.attr("tags"))))?;
+            }
             url.clone()
         }
         None => {
@@ -278,15 +287,17 @@ pub(super) async fn converge(
         .to_diagnostics());
     };
 
-    // 2. the policy
+    // 2. the policy (one that grants the same in another spelling reads as this one, and stays)
     let policy = policy_document(&queue_arn, &d.statements);
-    let mut attrs = BTreeMap::new();
-    attrs.insert("Policy".to_string(), policy.clone());
-    c.sqs
-        .set_attributes(&url, &attrs)
-        .await
-        .map_err(|e| fail(e, Some(root.attr("policy_statements"))))?;
-    cur.policy_json = Some(policy);
+    if cur.policy_json.as_deref() != Some(policy.as_str()) {
+        let mut attrs = BTreeMap::new();
+        attrs.insert("Policy".to_string(), policy.clone());
+        c.sqs
+            .set_attributes(&url, &attrs)
+            .await
+            .map_err(|e| fail(e, Some(root.attr("policy_statements"))))?;
+        cur.policy_json = Some(policy);
+    }
 
     // 3. recorded rules no longer wanted (kind switched off, or renamed by a new prefix) are set
     // aside under a key of their own, so they stay recorded while the wanted rules are built:
@@ -307,15 +318,22 @@ pub(super) async fn converge(
         cur.rules.insert(retired_key(&rule.name), rule.clone());
     }
 
-    // 4. the wanted rules and their targets
+    // 4. the wanted rules and their targets; a recorded rule already as wanted is not written
+    // (nor its description, which is not recorded: a rule adopted from elsewhere keeps its own)
     for k in &d.kinds {
         let name = d.rule_name(k);
-        let arn = c
-            .events
-            .put_rule(&name, &k.event_pattern(), &k.description(), &d.rule_tags())
-            .await
-            .map_err(|e| fail(e, Some(root.attr("rule_name_prefix"))))?;
         let prior = cur.rules.get(k.key).filter(|r| r.name == name);
+        let as_wanted = prior.filter(|r| {
+            r.event_pattern.as_deref() == Some(k.event_pattern().as_str()) && r.enabled == Some(true)
+        });
+        let arn = match as_wanted.and_then(|r| r.arn.clone()) {
+            Some(arn) => arn,
+            None => c
+                .events
+                .put_rule(&name, &k.event_pattern(), &k.description(), &d.rule_tags())
+                .await
+                .map_err(|e| fail(e, Some(root.attr("rule_name_prefix"))))?,
+        };
         // PutRule applies tags only when it creates the rule. A rule checked absent a moment
         // ago is new, so its tags are exact; a rule that existed (recorded, or a remnant found by
         // its tag) gets its tags made exact.
@@ -331,23 +349,26 @@ pub(super) async fn converge(
                 event_pattern: Some(k.event_pattern()),
                 enabled: Some(true),
                 target_arn,
-                tags,
+                tags: tags.clone(),
                 other_targets,
             },
         );
-        if existed {
+        let wanted_tags = d.visible_rule_tags();
+        if existed && tags.as_ref() != Some(&wanted_tags) {
             c.events
                 .sync_tags(&arn, &d.rule_tags())
                 .await
                 .map_err(|e| fail(e, Some(root.attr("tags"))))?;
         }
         if let Some(r) = cur.rules.get_mut(k.key) {
-            r.tags = Some(d.tags.clone());
+            r.tags = Some(wanted_tags);
         }
-        c.events
-            .put_target(&name, TARGET_ID, &queue_arn)
-            .await
-            .map_err(|e| fail(e, Some(root.attr("rules").key(k.key))))?;
+        if cur.rules.get(k.key).and_then(|r| r.target_arn.as_deref()) != Some(queue_arn.as_str()) {
+            c.events
+                .put_target(&name, TARGET_ID, &queue_arn)
+                .await
+                .map_err(|e| fail(e, Some(root.attr("rules").key(k.key))))?;
+        }
         if let Some(r) = cur.rules.get_mut(k.key) {
             r.target_arn = Some(queue_arn.clone());
         }

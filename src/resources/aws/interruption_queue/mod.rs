@@ -126,19 +126,20 @@ impl Resource<KarpenterContext> for InterruptionQueue {
                 );
             }
         }
-        for key in config
-            .get("tags")
-            .and_then(Value::as_entries)
-            .into_iter()
-            .flatten()
-            .map(|(k, _)| k)
-            .filter(|k| is_bookkeeping_tag(k))
-        {
+        for (attr, key) in ["tags", "rule_tags"].into_iter().flat_map(|attr| {
+            config
+                .get(attr)
+                .and_then(Value::as_entries)
+                .into_iter()
+                .flatten()
+                .map(move |(k, _)| (attr, k))
+                .filter(|(_, k)| is_bookkeeping_tag(k))
+        }) {
             diags.error_at(
-                &root.attr("tags").key(key.clone()),
+                &root.attr(attr).key(key.clone()),
                 "Reserved tag key",
                 format!(
-                    "The tag key {key:?} is the provider's own bookkeeping (it marks the parts this resource created); remove it from `tags`."
+                    "The tag key {key:?} is the provider's own bookkeeping (it marks the parts this resource created); remove it from `{attr}`."
                 ),
             );
         }
@@ -221,6 +222,24 @@ impl Resource<KarpenterContext> for InterruptionQueue {
                     "`tags` merged with the provider's aws {{ default_tags }} make {n} tags, but SQS and EventBridge \
                      allow 50 per resource and the provider keeps 2 for itself: use at most {MAX_USER_TAGS} \
                      together (a key in `tags` that is also a default tag counts once)."
+                ),
+            );
+        }
+        let mut rule_tags = string_map(planned.get(tags_all::TAGS_ALL));
+        rule_tags.extend(string_map(planned.get("rule_tags")));
+        if rule_tags.len() > MAX_USER_TAGS
+            && planned
+                .get(tags_all::TAGS_ALL)
+                .is_some_and(Value::is_wholly_known)
+        {
+            diags.error_at(
+                &AttributePath::root().attr("rule_tags"),
+                "Too many tags",
+                format!(
+                    "`tags` merged with the provider's aws {{ default_tags }} and `rule_tags` make {} tags on every \
+                     rule, but EventBridge allows 50 per rule and the provider keeps 2 for itself: use at most \
+                     {MAX_USER_TAGS} together.",
+                    rule_tags.len()
                 ),
             );
         }
@@ -310,11 +329,16 @@ impl Resource<KarpenterContext> for InterruptionQueue {
         }
 
         let enabled_known = planned.get("enabled_rules").is_none_or(Value::is_wholly_known);
-        // Every rule carries `tags_all`.
+        // Every rule carries `tags_all`, and `rule_tags` on top.
+        let extra = planned.get("rule_tags").cloned().unwrap_or(Value::Null);
         let rule_tags = match planned.get(tags_all::TAGS_ALL) {
-            Some(t) if !t.is_wholly_known() => Value::unknown(),
-            Some(t) if !t.is_null() => t.clone(),
-            _ => Value::Map(BTreeMap::new()),
+            Some(t) if !t.is_wholly_known() || !extra.is_wholly_known() => Value::unknown(),
+            Some(t) if !t.is_null() => {
+                let mut all = string_map(Some(t));
+                all.extend(string_map(Some(&extra)));
+                crate::terraform::framework::values::string_map(all)
+            }
+            _ => crate::terraform::framework::values::string_map(string_map(Some(&extra))),
         };
         let rules = match prefix.as_str() {
             Some(prefix) if enabled_known => {
@@ -454,6 +478,9 @@ impl Resource<KarpenterContext> for InterruptionQueue {
         let mut prefix = None;
         let mut names = BTreeMap::new();
         let mut cluster_hint = None;
+        // Each adopted rule's tags, by kind: those all of them carry and the queue does not are
+        // the rules' own (`rule_tags`: the module's `ClusterName`).
+        let mut rule_tags: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
         for rule in c
             .events
             .rule_names_by_target(&arn)
@@ -484,12 +511,26 @@ impl Resource<KarpenterContext> for InterruptionQueue {
                     if cluster_hint.is_none() {
                         cluster_hint = tags.get(MODULE_CLUSTER_TAG).cloned();
                     }
+                    rule_tags.insert(kind.key.to_string(), visible_tags(tags));
                     names.insert(kind.key.to_string(), Value::string(rule.clone()));
                     rules.insert(kind.key.to_string(), RuleState::named(rule).to_value());
                 }
                 Some((p, k)) if prefix.as_deref().is_none_or(|q| q == p) => {
                     prefix = Some(p.to_string());
                     names.remove(k.key);
+                    if let Some(info) = c
+                        .events
+                        .describe_rule(&rule)
+                        .await
+                        .map_err(|e| e.to_diagnostics())?
+                    {
+                        let tags = c
+                            .events
+                            .list_tags(&info.arn)
+                            .await
+                            .map_err(|e| e.to_diagnostics())?;
+                        rule_tags.insert(k.key.to_string(), visible_tags(tags));
+                    }
                     rules.insert(k.key.to_string(), RuleState::named(rule.clone()).to_value());
                 }
                 Some(_) => {}
@@ -525,6 +566,26 @@ impl Resource<KarpenterContext> for InterruptionQueue {
         if !names.is_empty() {
             set_attr(&mut state, "rule_names", Value::Map(names));
         }
+        let queue_tags = visible_tags(tags);
+        let own: BTreeMap<String, String> = rule_tags
+            .values()
+            .next()
+            .map(|first| {
+                first
+                    .iter()
+                    .filter(|(k, v)| rule_tags.values().all(|t| t.get(*k) == Some(*v)))
+                    .filter(|(k, v)| queue_tags.get(*k) != Some(*v))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if rules.len() == rule_tags.len() && !own.is_empty() {
+            set_attr(
+                &mut state,
+                "rule_tags",
+                crate::terraform::framework::values::string_map(own),
+            );
+        }
         set_attr(&mut state, "rules", Value::Map(rules));
         Ok(state)
     }
@@ -549,8 +610,11 @@ impl InterruptionQueue {
         let mut cur = Current::from_state(prior);
         let creating = prior.is_null();
         let mut notes = Diagnostics::new();
-        let result =
-            tokio::time::timeout(timeout, converge(&c, &desired, &mut cur, deadline, &mut notes)).await;
+        let result = tokio::time::timeout(
+            timeout,
+            converge(&c, &desired, prior, &mut cur, deadline, &mut notes),
+        )
+        .await;
         let mut diags = match result {
             Ok(Ok(())) => Diagnostics::new(),
             Ok(Err(d)) => d,

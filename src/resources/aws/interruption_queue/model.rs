@@ -32,6 +32,8 @@ pub(super) struct Desired {
     /// `rule_names`: kinds whose rule keeps a name given elsewhere.
     pub(super) names: BTreeMap<String, String>,
     pub(super) tags: BTreeMap<String, String>,
+    /// `rule_tags`: tags the rules carry on top of `tags`.
+    pub(super) rule_tags: BTreeMap<String, String>,
     /// The prior state had a KMS key (so switching away must clear it).
     pub(super) prior_kms: bool,
     /// The configured attribute the queue name comes from (`name` or `cluster_name`).
@@ -137,6 +139,7 @@ impl Desired {
                 .unwrap_or_else(|| default_rule_prefix(cluster)),
             names: string_map(planned.get("rule_names")),
             tags: string_map(planned.get("tags")),
+            rule_tags: string_map(planned.get("rule_tags")),
             prior_kms: false,
             name_attribute: if get_str(planned, "name").is_some() {
                 "name"
@@ -159,9 +162,23 @@ impl Desired {
         tags
     }
 
-    /// A rule's tags in AWS: `tags_all` plus the ownership tag.
+    /// A rule's tags as the user sees them: `tags_all` with `rule_tags` on top.
+    pub(super) fn visible_rule_tags(&self) -> BTreeMap<String, String> {
+        let mut tags = self.tags.clone();
+        tags.extend(self.rule_tags.clone());
+        tags
+    }
+
+    /// A rule's tags in AWS: [`Desired::visible_rule_tags`] plus the ownership tag.
     pub(super) fn rule_tags(&self) -> BTreeMap<String, String> {
-        ownership::with_owner_tag(&self.tags, TYPE_NAME)
+        ownership::with_owner_tag(&self.visible_rule_tags(), TYPE_NAME)
+    }
+
+    /// The queue attributes a state records (the policy aside), to tell whether they change;
+    /// None when it records none.
+    pub(super) fn recorded_attributes(state: &Value) -> Option<BTreeMap<String, String>> {
+        int(state, "message_retention_seconds")?;
+        Desired::from_plan(state).ok().map(|d| d.queue_attributes())
     }
 
     /// The queue attributes to set (encryption and retention; the policy separately).

@@ -12,55 +12,10 @@
 //! - booleans and numbers in conditions are their string forms (IAM compares strings);
 //! - the statements are compared as a set.
 
-use serde_json::{Map, Value as Json};
-
 /// Whether the JSON documents `a` and `b` are equivalent queue policies (false if either does
-/// not parse).
+/// not parse); the rules are [`crate::policy::equivalence`]'s.
 pub fn equivalent(a: &str, b: &str) -> bool {
-    match (serde_json::from_str::<Json>(a), serde_json::from_str::<Json>(b)) {
-        (Ok(a), Ok(b)) => normal_document(&a) == normal_document(&b),
-        _ => false,
-    }
-}
-
-fn normal_document(doc: &Json) -> Option<Vec<String>> {
-    let statements = match doc.get("Statement")? {
-        Json::Array(s) => s.clone(),
-        single @ Json::Object(_) => vec![single.clone()],
-        _ => return None,
-    };
-    let mut normal: Vec<String> = statements
-        .iter()
-        .map(|s| {
-            let mut s = s.as_object().cloned().unwrap_or_default();
-            s.remove("Sid");
-            normal_value(&Json::Object(s)).to_string()
-        })
-        .collect();
-    normal.sort();
-    normal.dedup();
-    Some(normal)
-}
-
-fn normal_value(v: &Json) -> Json {
-    match v {
-        Json::Bool(b) => Json::String(b.to_string()),
-        Json::Number(n) => Json::String(n.to_string()),
-        Json::Array(items) if items.len() == 1 => normal_value(&items[0]),
-        Json::Array(items) => {
-            let mut normal: Vec<Json> = items.iter().map(normal_value).collect();
-            normal.sort_by_key(|j| j.to_string());
-            normal.dedup();
-            Json::Array(normal)
-        }
-        Json::Object(fields) => Json::Object(
-            fields
-                .iter()
-                .map(|(k, v)| (k.clone(), normal_value(v)))
-                .collect::<Map<String, Json>>(),
-        ),
-        other => other.clone(),
-    }
+    crate::policy::equivalence::equivalent_text(a, b)
 }
 
 #[cfg(test)]

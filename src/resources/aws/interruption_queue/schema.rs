@@ -171,6 +171,14 @@ pub(super) static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
                     ownership::OWNER_TAG_KEY
                 ))
                 .validate(v::count(0, MAX_USER_TAGS)),
+            Attribute::map_of("rule_tags", Type::String)
+                .optional()
+                .describe(
+                    "Tags only the rules carry, on top of `tags_all` (a key here wins). Import sets it to the tags \
+                     every adopted rule has and the queue has not — `ClusterName` on the rules of terraform-aws-eks's \
+                     Karpenter module — so a configuration generated from the import keeps them.",
+                )
+                .validate(v::count(0, MAX_USER_TAGS)),
             tags_all::attribute("the queue and every rule"),
         ],
     )
