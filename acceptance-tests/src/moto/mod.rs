@@ -132,6 +132,18 @@ impl Moto {
         Self::start_running("")
     }
 
+    /// Python run before the server starts, on every start, to make moto behave as AWS where a
+    /// test depends on it: moto 5.2.1's SetQueueAttributes drops the queue's `Policy` when the
+    /// call does not name it (AWS changes only the attributes named), which made an apply that
+    /// changes the retention and leaves the policy alone look like it deleted the policy.
+    const AWS_LIKE: &str = "import moto.sqs.models as _sqs\n\
+        _set = _sqs.Queue._set_attributes\n\
+        def _keep_policy(self, attributes, now=None):\n\
+        \x20   policy = getattr(self, 'policy', None)\n\
+        \x20   _set(self, attributes, now)\n\
+        \x20   if 'Policy' not in attributes: self.policy = policy\n\
+        _sqs.Queue._set_attributes = _keep_policy\n";
+
     /// Like [`Moto::start`], for IAM enforcement tests (switched on later with
     /// `POST /moto-api/reset-auth`): moto then identifies the caller by the access key in the
     /// `Authorization` header and evaluates that user's policies, but its own SigV4
@@ -158,7 +170,8 @@ impl Moto {
         let mut child = Command::new(venv.join("bin/python"))
             .arg("-c")
             .arg(format!(
-                "{prelude}import sys; from moto.server import main; sys.exit(main())"
+                "{}{prelude}import sys; from moto.server import main; sys.exit(main())",
+                Self::AWS_LIKE
             ))
             .args(["-H", "127.0.0.1", "-p", "0"])
             .env("MOTO_IAM_LOAD_MANAGED_POLICIES", "true")
