@@ -7,7 +7,8 @@
 use std::collections::HashSet;
 use std::rc::Rc;
 
-use super::eval::{Evaluator, Node, Scope};
+use super::eval::Evaluator;
+use super::node::{Node, Scope};
 use super::index::{BodyView, TargetBlock};
 use super::suggest::{Candidate, nearest};
 use super::{Finding, Place};

@@ -24,77 +24,15 @@ use hcl_edit::Span;
 use hcl_edit::expr::{Expression, FuncCall, ObjectKey, TraversalOperator};
 use hcl_edit::template::{Element, Template};
 
-use super::Place;
 use super::files::read_text;
 use super::index::{Config, Expr};
+use super::node::{Entry, Node, Scalar, Scope};
 use super::yaml;
 
 /// Deepest chain of references followed.
 const MAX_DEPTH: usize = 64;
 /// Most evaluation steps spent on one block.
 pub(super) const MAX_STEPS: usize = 200_000;
-
-/// A scalar value.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) enum Scalar {
-    Str(String),
-    /// As written (`1.50`); compared by value.
-    Num(String),
-    Bool(bool),
-    Null,
-}
-
-/// An object entry: its key, where the key is written, its value.
-#[derive(Clone)]
-pub(super) struct Entry<'a> {
-    pub key: String,
-    pub at: Option<Place>,
-    pub value: Node<'a>,
-}
-
-/// A value as far as the scan can follow it.
-#[derive(Clone)]
-pub(super) enum Node<'a> {
-    Object(Vec<Entry<'a>>),
-    Tuple(Vec<Node<'a>>),
-    Scalar(Scalar),
-    /// Any one of these.
-    OneOf(Vec<Node<'a>>),
-    /// A collection whose keys or length are unknown and each of whose elements is this (a
-    /// `for` expression's result).
-    Elements(Box<Node<'a>>),
-    /// Not followed; with a reason when the value is one the user wrote somewhere the scan
-    /// cannot read (worth a warning where an object is expected).
-    Unknown(Option<Rc<str>>),
-    /// Not evaluated yet.
-    Lazy(Expr<'a>, Rc<Scope<'a>>),
-}
-
-impl Node<'_> {
-    pub fn unknown() -> Self {
-        Node::Unknown(None)
-    }
-}
-
-/// What names mean where an expression is evaluated.
-pub(super) struct Scope<'a> {
-    /// Index into [`Config::modules`].
-    pub module: usize,
-    /// `each.value`, when the block or module call has a `for_each`.
-    pub each: Option<Rc<Node<'a>>>,
-    /// `for` expression variables.
-    pub bindings: Vec<(&'a str, Rc<Node<'a>>)>,
-}
-
-impl<'a> Scope<'a> {
-    pub fn module(module: usize) -> Rc<Self> {
-        Rc::new(Scope {
-            module,
-            each: None,
-            bindings: Vec::new(),
-        })
-    }
-}
 
 /// A key of an attribute or index access.
 #[derive(Clone)]

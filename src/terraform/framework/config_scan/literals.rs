@@ -11,7 +11,7 @@
 
 use hcl_edit::expr::{Expression, ObjectKey};
 
-use super::eval::Scalar;
+use super::node::Scalar;
 use super::index::{BodyView, TargetBlock};
 use crate::terraform::framework::schema::{AttrType, Attribute, Block, Nesting, Schema};
 use crate::terraform::tfvalue::{Number, Type, Value};

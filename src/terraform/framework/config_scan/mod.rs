@@ -30,6 +30,7 @@ mod eval;
 mod files;
 mod index;
 mod literals;
+mod node;
 mod report;
 mod suggest;
 #[cfg(test)]

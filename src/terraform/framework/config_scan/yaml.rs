@@ -9,7 +9,7 @@ use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_saphyr::Spanned;
 
 use super::Place;
-use super::eval::{Entry, Node, Scalar};
+use super::node::{Entry, Node, Scalar};
 
 /// Which decoder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
