@@ -57,6 +57,9 @@ pub fn provider_name() -> &'static str {
     crate::PROVIDER_ADDRESS.rsplit('/').next().unwrap_or("karpenter")
 }
 
+/// Where the reference pages' "Misspelled keys" sections point (#37).
+const KEY_CHECK_GUIDE: &str = "../guides/troubleshooting.md#misspelled-keys";
+
 /// Every generated page, keyed by its path relative to the repository root.
 pub fn generate(root: &Path) -> Result<BTreeMap<PathBuf, String>, DocsError> {
     let provider = KarpenterProvider::new();
@@ -105,6 +108,7 @@ pub fn generate(root: &Path) -> Result<BTreeMap<PathBuf, String>, DocsError> {
             import: import.as_deref(),
             identity,
             import_by_identity: import_by_identity.as_deref(),
+            key_check_guide: Some(KEY_CHECK_GUIDE),
         };
         pages.insert(
             page_path("docs/resources", type_name, &prefix)?,
@@ -129,6 +133,7 @@ pub fn generate(root: &Path) -> Result<BTreeMap<PathBuf, String>, DocsError> {
             import: None,
             identity: None,
             import_by_identity: None,
+            key_check_guide: Some(KEY_CHECK_GUIDE),
         };
         pages.insert(
             page_path("docs/list-resources", type_name, &prefix)?,
@@ -152,6 +157,7 @@ pub fn generate(root: &Path) -> Result<BTreeMap<PathBuf, String>, DocsError> {
             import: None,
             identity: None,
             import_by_identity: None,
+            key_check_guide: Some(KEY_CHECK_GUIDE),
         };
         pages.insert(
             page_path("docs/data-sources", type_name, &prefix)?,

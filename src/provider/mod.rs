@@ -65,6 +65,12 @@ impl Provider for KarpenterProvider {
         &self.data_sources
     }
 
+    /// `TF_KARPENTER_KEY_CHECK=off` turns off the check for misspelled keys (#37), should it
+    /// ever stand in the way (see the troubleshooting guide).
+    fn config_scan_switch(&self) -> Option<&'static str> {
+        Some("TF_KARPENTER_KEY_CHECK")
+    }
+
     /// `eks {}` mints the bearer token itself, so a `token` or `exec` beside it would be
     /// silently ignored: say so at plan instead. `config_path` and `config_paths` exclude each
     /// other, as in hashicorp/kubernetes.

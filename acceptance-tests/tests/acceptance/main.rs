@@ -34,6 +34,7 @@ mod least_privilege_kube;
 mod legacy;
 mod legacy_examples;
 mod migrate_terraform_aws_eks;
+mod misspelled_keys;
 mod moto_harness;
 mod moves;
 mod node_overlay;

@@ -6,6 +6,7 @@
 //! the protocol schema and the docs are all derived from it. The resource itself implements
 //! only what is specific to it: cross-attribute checks and the create/read/update/delete calls.
 
+pub mod config_scan;
 pub mod convert;
 pub mod diagnostics;
 pub mod generate;
@@ -231,6 +232,12 @@ pub trait Provider: Send + Sync + 'static {
     fn data_sources(&self) -> &[Box<dyn DataSource<Self::Context>>];
 
     fn validate(&self, _config: &Value, _diags: &mut Diagnostics) {}
+
+    /// The environment variable that turns the configuration scan for keys the schemas do
+    /// not have ([`config_scan`]) off when set to `off`; `None` when it cannot be turned off.
+    fn config_scan_switch(&self) -> Option<&'static str> {
+        None
+    }
 
     /// Configures the provider. The configuration may contain unknown values during plan;
     /// a provider must accept that and connect lazily, at first use.

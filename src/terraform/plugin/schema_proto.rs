@@ -2,6 +2,7 @@
 //! and attribute paths. Kept apart from the RPC handlers so both stay short.
 
 use super::proto::tfplugin6 as pb;
+use crate::terraform::framework::config_scan::Finding;
 use crate::terraform::framework::schema::{AttrType, Attribute, Block, Mode, Nesting, Schema};
 use crate::terraform::framework::{Diagnostic, Diagnostics, IdentitySchema, Severity};
 use crate::terraform::tfvalue::{AttributePath, PathStep};
@@ -175,4 +176,19 @@ pub fn diagnostics(d: &Diagnostics) -> Vec<pb::Diagnostic> {
 /// [`diagnostics`] about a configuration of `schema`, placed where Terraform can show them.
 pub fn diagnostics_in(d: &Diagnostics, schema: &Schema) -> Vec<pb::Diagnostic> {
     d.iter().map(|d| located_diagnostic(d, Some(schema))).collect()
+}
+
+/// A finding of the configuration scan: its detail already names the whole path and where
+/// the key is written; its subject is the deepest path Terraform can show the line of.
+pub fn finding(f: &Finding) -> pb::Diagnostic {
+    use pb::diagnostic::Severity as S;
+    pb::Diagnostic {
+        severity: match f.severity {
+            Severity::Error => S::Error,
+            Severity::Warning => S::Warning,
+        } as i32,
+        summary: f.summary.clone(),
+        detail: f.detail.clone(),
+        attribute: (!f.subject.is_root()).then(|| path(&f.subject)),
+    }
 }

@@ -13,6 +13,7 @@
 
 use std::collections::VecDeque;
 
+use super::config_scan::may_drop_keys;
 use super::identity::{IdentityAttribute, IdentitySchema};
 use super::schema::{AttrType, Attribute, Block, Mode, Nesting, Schema};
 use crate::terraform::tfvalue::{Type, Value};
@@ -61,6 +62,8 @@ pub struct Page<'a> {
     /// The `import { to = …, identity = { … } }` example shown for `identity`, verbatim;
     /// generated from the identity's required attributes when `None`.
     pub import_by_identity: Option<&'a str>,
+    /// Where the page's "Misspelled keys" section links to for more (a guide's anchor).
+    pub key_check_guide: Option<&'a str>,
 }
 
 /// Renders a resource, data source or list resource page; for a list resource, `schema` is
@@ -78,6 +81,7 @@ pub fn render_page(page: &Page<'_>, schema: &Schema) -> String {
         fenced(&mut out, "terraform", example);
     }
     render_schema(&mut out, schema, Context::Object(page.kind));
+    render_key_check(&mut out, page, schema);
     if page.import.is_some() || page.identity.is_some() {
         out.push_str("## Import\n\n");
     }
@@ -89,6 +93,63 @@ pub fn render_page(page: &Page<'_>, schema: &Schema) -> String {
         render_identity(&mut out, page, identity);
     }
     finish(out)
+}
+
+/// `## Misspelled keys`, for a schema with object attributes: what Terraform drops without a
+/// word, and what the provider's configuration scan ([`config_scan`]) checks instead.
+fn render_key_check(out: &mut String, page: &Page<'_>, schema: &Schema) {
+    if !may_drop_keys(schema) {
+        return;
+    }
+    let (what, example) = match (page.kind, example_key(&schema.attributes)) {
+        (PageKind::ListResource, _) | (_, None) => return,
+        (PageKind::Resource, Some(e)) => ("resource", e),
+        (PageKind::DataSource, Some(e)) => ("data source", e),
+    };
+    let (path, snake) = example;
+    let camel = super::schema::camel_case(&snake);
+    out.push_str("## Misspelled keys\n\n");
+    paragraph(
+        out,
+        &format!(
+            "Terraform rejects an argument this {what} does not have, but a key inside an object value that \
+             the schema does not have is dropped without a word before the provider sees the configuration \
+             ([hashicorp/terraform#33570](https://github.com/hashicorp/terraform/issues/33570)): `{camel}` \
+             (a manifest's spelling) in `{path}` would be applied as if `{snake}` were not set. So the \
+             provider reads the configuration files when Terraform validates (`terraform validate`, and \
+             the validation `plan` and `apply` begin with): every key of an object that this schema does \
+             not have at that path is an error naming the key, its full path, where it is written and the \
+             attribute it most likely meant — whether the object is written in the block, or reached \
+             through locals, module inputs, `for_each`, `merge()`, or `yamldecode`/`jsondecode` of a file."
+        ),
+    );
+    let more = page
+        .key_check_guide
+        .map(|g| format!(" See [the troubleshooting guide]({g}) for examples."))
+        .unwrap_or_default();
+    paragraph(
+        out,
+        &format!(
+            "Keys of values the provider cannot read before the plan — other resources' attributes, module \
+             outputs, most functions, variables set with `-var` or `-var-file` — are not checked; where \
+             such a value fills an object attribute, validation warns (`Keys not checked`).{more}"
+        ),
+    );
+}
+
+/// A settable attribute with a multi-word name inside an object attribute, and the path to
+/// the object holding it (`template.spec`, `expire_after`), for the page's example.
+fn example_key(attributes: &[Attribute]) -> Option<(String, String)> {
+    for a in attributes.iter().filter(|a| a.is_settable()) {
+        let Some((_, nested)) = a.nested() else { continue };
+        if let Some(inner) = nested.iter().find(|n| n.is_settable() && n.name.contains('_')) {
+            return Some((a.name.to_string(), inner.name.to_string()));
+        }
+        if let Some((path, name)) = example_key(nested) {
+            return Some((format!("{}.{path}", a.name), name));
+        }
+    }
+    None
 }
 
 /// The front matter's title: tfplugindocs names resources and data sources after the provider's

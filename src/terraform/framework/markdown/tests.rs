@@ -60,6 +60,7 @@ fn page(example: Option<&str>, import: Option<&str>) -> String {
             import,
             identity: None,
             import_by_identity: None,
+            key_check_guide: None,
         },
         &sample(),
     )
@@ -85,6 +86,7 @@ fn identity_page(import: Option<&str>, import_by_identity: Option<&str>) -> Stri
             import,
             identity: Some(&identity),
             import_by_identity,
+            key_check_guide: None,
         },
         &sample(),
     )
@@ -289,6 +291,7 @@ fn list_resource_page_documents_the_config_block() {
             import: None,
             identity: None,
             import_by_identity: None,
+            key_check_guide: None,
         },
         &schema,
     );

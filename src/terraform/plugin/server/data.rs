@@ -125,11 +125,14 @@ impl<P: Provider> ProviderServer<P> {
         req: Request<pb::validate_list_resource_config::Request>,
     ) -> Rpc<pb::validate_list_resource_config::Response> {
         let req = req.into_inner();
+        let mut scan = Vec::new();
         let mut d = match self.list_resource_type(&req.type_name) {
             Ok((r, schema)) => {
-                validate_decoded(schema, decode_list_config(schema, req.config.as_ref()), |c, d| {
-                    r.validate_list(c, d)
-                })
+                let config = decode_list_config(schema, req.config.as_ref());
+                if let Ok(config) = &config {
+                    scan = self.scan_findings(BlockKind::List, &req.type_name, schema, config);
+                }
+                validate_decoded(schema, config, |c, d| r.validate_list(c, d))
             }
             Err(d) => d,
         }
@@ -145,8 +148,9 @@ impl<P: Provider> ProviderServer<P> {
                 format!("The list block's limit must be a whole number of at least 0, not {n}."),
             );
         }
+        scan.extend(pb_diags(&d));
         Ok(Response::new(pb::validate_list_resource_config::Response {
-            diagnostics: pb_diags(&d),
+            diagnostics: scan,
         }))
     }
 }

@@ -14,6 +14,7 @@ use super::schema_proto::{
     diagnostics as pb_diags, diagnostics_in as pb_diags_in, identity_schema as pb_identity_schema,
     schema as pb_schema,
 };
+use crate::terraform::framework::config_scan::{BlockKind, ConfigScan};
 use crate::terraform::framework::identity::check_unchanged;
 use crate::terraform::framework::plan::{plan, plan_recreate};
 use crate::terraform::framework::private;
@@ -36,6 +37,9 @@ pub struct ProviderServer<P: Provider> {
     /// Terraform asks in one process of a run and reuses the answer in the others, which then
     /// never pay for encoding every schema.
     schema_response: OnceLock<pb::get_provider_schema::Response>,
+    /// The configuration scan for misspelled keys, built on the first validation that needs it
+    /// ([`key_check`]).
+    scan: OnceLock<ConfigScan>,
 }
 
 /// Cancellation for in-flight calls, triggered by `StopProvider`.
@@ -80,6 +84,7 @@ impl<P: Provider> ProviderServer<P> {
             context: RwLock::new(None),
             stop: Stop::new(),
             schema_response: OnceLock::new(),
+            scan: OnceLock::new(),
         }
     }
 
@@ -341,16 +346,6 @@ fn encode(value: &Value, ty: &Type, what: &str) -> Result<pb::DynamicValue, Diag
         .map_err(|e| internal(&format!("could not encode the {what}: {e}")))
 }
 
-/// Decodes a configuration and runs the schema's validators, then the type's own rules.
-fn validate_config(
-    schema: &Schema,
-    config: Option<&pb::DynamicValue>,
-    what: &str,
-    rules: impl FnOnce(&Value, &mut Diagnostics),
-) -> Diagnostics {
-    validate_decoded(schema, decode_config(config, &schema.value_type(), what), rules)
-}
-
 /// The schema's validators, then the type's own rules, on a decoded configuration.
 fn validate_decoded(
     schema: &Schema,
@@ -386,6 +381,7 @@ macro_rules! respond {
 
 // After `respond!`: macro_rules are in scope only below their definition.
 mod data;
+mod key_check;
 mod resource;
 
 #[tonic::async_trait]
@@ -465,14 +461,16 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
         req: Request<pb::validate_provider_config::Request>,
     ) -> Rpc<pb::validate_provider_config::Response> {
         let req = req.into_inner();
-        let diags = validate_config(
-            self.provider.schema(),
-            req.config.as_ref(),
-            "provider configuration",
-            |c, d| self.provider.validate(c, d),
-        );
+        let schema = self.provider.schema();
+        let name = self.provider_name();
         Ok(Response::new(pb::validate_provider_config::Response {
-            diagnostics: pb_diags_in(&diags, self.provider.schema()),
+            diagnostics: self.validate_block(
+                (BlockKind::Provider, &name),
+                schema,
+                req.config.as_ref(),
+                "provider configuration",
+                |c, d| self.provider.validate(c, d),
+            ),
         }))
     }
 
@@ -482,14 +480,12 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
     ) -> Rpc<pb::validate_resource_config::Response> {
         let req = req.into_inner();
         let diagnostics = match self.provider.resource(&req.type_name) {
-            Some(r) => pb_diags_in(
-                &validate_config(
-                    r.schema(),
-                    req.config.as_ref(),
-                    "resource configuration",
-                    |c, d| r.validate(c, d),
-                ),
+            Some(r) => self.validate_block(
+                (BlockKind::Resource, &req.type_name),
                 r.schema(),
+                req.config.as_ref(),
+                "resource configuration",
+                |c, d| r.validate(c, d),
             ),
             None => pb_diags(&unknown_type("resource", &req.type_name)),
         };
@@ -504,14 +500,12 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServer<P> {
     ) -> Rpc<pb::validate_data_resource_config::Response> {
         let req = req.into_inner();
         let diagnostics = match self.provider.data_source(&req.type_name) {
-            Some(ds) => pb_diags_in(
-                &validate_config(
-                    ds.schema(),
-                    req.config.as_ref(),
-                    "data source configuration",
-                    |c, d| ds.validate(c, d),
-                ),
+            Some(ds) => self.validate_block(
+                (BlockKind::Data, &req.type_name),
                 ds.schema(),
+                req.config.as_ref(),
+                "data source configuration",
+                |c, d| ds.validate(c, d),
             ),
             None => pb_diags(&unknown_type("data source", &req.type_name)),
         };
