@@ -12,7 +12,12 @@
 //! - associated policies are kept per entry, with their access scope; associating the same
 //!   policy again replaces it, as EKS does;
 //! - no authentication-mode check (EKS refuses entries on `CONFIG_MAP` clusters) and no check
-//!   that the principal exists.
+//!   that the principal exists;
+//! - moto keeps no `computeConfig` (its CreateCluster drops it): a test can make a cluster an
+//!   Auto Mode cluster with a node role ([`AccessEntries::auto_mode_cluster`]), and the proxy
+//!   then adds `computeConfig` to moto's DescribeCluster answer and holds the `EC2` entry with
+//!   `AmazonEKSAutoNodePolicy` that EKS makes for that role. That entry cannot be modified: the
+//!   stand-in refuses to delete it or change its policies (`InvalidRequestException`).
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -27,9 +32,16 @@ struct Entry {
     policies: BTreeMap<String, Json>,
 }
 
-/// The stand-in's entries, by (cluster, principal ARN).
+/// The stand-in's entries, by (cluster, principal ARN), and the Auto Mode node role of the
+/// clusters made Auto Mode clusters, by cluster.
 #[derive(Debug, Default)]
-pub struct AccessEntries(Mutex<BTreeMap<(String, String), Entry>>);
+pub struct AccessEntries {
+    entries: Mutex<BTreeMap<(String, String), Entry>>,
+    compute_node_roles: Mutex<BTreeMap<String, String>>,
+}
+
+/// The access policy EKS associates with its own entry for an Auto Mode node role.
+const AUTO_NODE_POLICY: &str = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSAutoNodePolicy";
 
 impl AccessEntries {
     /// The (cluster, principal, type, policy ARNs) of every entry, for test checks.
@@ -73,9 +85,93 @@ impl AccessEntries {
         );
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<(String, String), Entry>> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    /// Makes `cluster` an EKS Auto Mode cluster whose compute configuration names `node_role`,
+    /// as `compute_config { node_role_arn = … }` does: DescribeCluster reports it, and the entry
+    /// EKS makes for the role (type `EC2`, `AmazonEKSAutoNodePolicy`, no tags) exists.
+    pub fn auto_mode_cluster(&self, cluster: &str, node_role: &str) {
+        self.compute_node_roles
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(cluster.to_string(), node_role.to_string());
+        self.lock().insert(
+            (cluster.to_string(), node_role.to_string()),
+            Entry {
+                kind: "EC2".to_string(),
+                tags: json!({}),
+                policies: [(
+                    AUTO_NODE_POLICY.to_string(),
+                    json!({"type": "cluster"}),
+                )]
+                .into(),
+            },
+        );
     }
+
+    /// The `computeConfig` DescribeCluster reports for `cluster`, when it is an Auto Mode
+    /// cluster of the stand-in.
+    pub fn compute_config(&self, cluster: &str) -> Option<Json> {
+        let roles = self
+            .compute_node_roles
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        roles.get(cluster).map(|role| {
+            json!({"enabled": true, "nodePools": ["general-purpose", "system"], "nodeRoleArn": role})
+        })
+    }
+
+    fn is_eks_managed(&self, cluster: &str, principal: &str) -> bool {
+        self.compute_node_roles
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(cluster)
+            .is_some_and(|role| role == principal)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<(String, String), Entry>> {
+        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The cluster a DescribeCluster request line names (`GET /clusters/<name>`).
+pub fn describe_cluster_name(request_line: &str) -> Option<String> {
+    let mut words = request_line.split_whitespace();
+    if words.next() != Some("GET") {
+        return None;
+    }
+    let path = words.next()?.split('?').next()?;
+    let name = path.strip_prefix("/clusters/")?;
+    (!name.is_empty() && !name.contains('/')).then(|| decode(name))
+}
+
+/// moto's DescribeCluster `response` with `compute_config` added to its cluster (unchanged when
+/// it is not a 200 answer with a JSON body).
+pub fn with_compute_config(response: Vec<u8>, compute_config: &Json) -> Vec<u8> {
+    let Some(split) = response.windows(4).position(|w| w == b"\r\n\r\n") else {
+        return response;
+    };
+    let (head, body) = (&response[..split], &response[split + 4..]);
+    if !head.starts_with(b"HTTP/1.1 200") && !head.starts_with(b"HTTP/1.0 200") {
+        return response;
+    }
+    let Ok(mut json) = serde_json::from_slice::<Json>(body) else {
+        return response;
+    };
+    let Some(cluster) = json.get_mut("cluster").and_then(Json::as_object_mut) else {
+        return response;
+    };
+    cluster.insert("computeConfig".to_string(), compute_config.clone());
+    let body = json.to_string();
+    let head: Vec<String> = String::from_utf8_lossy(head)
+        .lines()
+        .filter(|l| !l.to_ascii_lowercase().starts_with("content-length:"))
+        .map(str::to_string)
+        .collect();
+    format!(
+        "{}\r\nContent-Length: {}\r\n\r\n{body}",
+        head.join("\r\n"),
+        body.len()
+    )
+    .into_bytes()
 }
 
 /// Whether a request line is an EKS access-entry call (`… /clusters/<name>/access-entries…`).
@@ -195,6 +291,16 @@ pub fn answer(
                     format!("The specified access entry resource can't be found: {principal}"),
                 );
             };
+            if m != "GET" && entries.is_eks_managed(cluster, principal) {
+                return error(
+                    400,
+                    "InvalidRequestException",
+                    format!(
+                        "The access entry of {principal} is managed by EKS for the cluster's compute configuration \
+                         and cannot be modified."
+                    ),
+                );
+            }
             match (m, rest) {
                 ("GET", []) => response(200, &entry_json(cluster, principal, entry), None),
                 ("DELETE", []) => {

@@ -21,9 +21,10 @@ impl Cluster {
     }
 
     /// An EKS Auto Mode cluster: the v1 CRDs (Auto Mode serves `karpenter.sh/v1` NodePools and
-    /// NodeClaims; EC2NodeClass comes along, as `crds/v1` has it too) and the NodeClass CRD
-    /// written from the EKS user guide (`acceptance-tests/crds/eks-auto-mode/`), with a simulated
-    /// controller that holds no leader-election Lease: AWS runs it outside the cluster.
+    /// NodeClaims; EC2NodeClass comes along, as `crds/v1` has it too) with Auto Mode's NodePool
+    /// default ([`auto_mode_node_pool_crd`]), and the NodeClass CRD rebuilt from the live EKS
+    /// 1.31 schema and the EKS user guide (`acceptance-tests/crds/eks-auto-mode/`), with a
+    /// simulated controller that holds no leader-election Lease: AWS runs it outside the cluster.
     pub fn with_eks_auto_mode() -> Self {
         let mut controller = ControllerConfig::karpenter();
         controller.leader_lease = None;
@@ -39,6 +40,15 @@ impl Cluster {
             controller,
             ..Config::default()
         })
+        .installing(&auto_mode_node_pool_crd())
+    }
+
+    /// Installs (or replaces) CRDs from YAML text, panicking on an error.
+    pub fn installing(self, crd_yaml: &str) -> Self {
+        self.server
+            .install_crd(crd_yaml)
+            .unwrap_or_else(|e| panic!("installing a CRD: {e}"));
+        self
     }
 
     /// A server with the v1 CRDs and the alpha kinds of `crds/v1-alpha/` (NodeOverlay, the
@@ -165,4 +175,22 @@ impl Cluster {
         }
         eprintln!("not-installed answer after {took:?}");
     }
+}
+
+/// The NodePool CRD of an EKS Auto Mode cluster: Karpenter's (`crds/v1`) with `expireAfter`
+/// defaulting to `336h`, as in the NodePool CRD an EKS 1.31 Auto Mode cluster serves (the JSON
+/// Schema generated from it: imroc/kubeschemas, `karpenter.sh/nodepool_v1.json`, commit
+/// 32f51d9c, 2024-12-27). The rest of that schema predates fields Auto Mode has taken up since
+/// (static pools' `replicas`, among others), so Karpenter's current CRD stands in for them.
+pub fn auto_mode_node_pool_crd() -> String {
+    let path = TestServer::shared_crds_dir("v1").join("karpenter.sh_nodepools.yaml");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let karpenters = "default: 720h";
+    assert_eq!(
+        text.matches(karpenters).count(),
+        1,
+        "{}: expected one expireAfter default",
+        path.display()
+    );
+    text.replace(karpenters, "default: 336h")
 }

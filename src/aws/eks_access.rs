@@ -1,5 +1,7 @@
 //! Thin wrappers over the EKS access-entry calls `karpenter_node_role` makes for its
-//! `eks_access_entry`: one entry (by cluster and principal) and its associated access policies.
+//! `eks_access_entry`: one entry (by cluster and principal) and its associated access policies,
+//! and the node role of the cluster's Auto Mode compute configuration (whose entry EKS makes and
+//! manages itself).
 //! Each returns plain data or an [`AwsError`] naming the IAM action; "does not exist" and
 //! "already exists" are classified with the SDK's typed checks, and deletes treat "does not
 //! exist" as success.
@@ -88,6 +90,24 @@ impl EksAccess {
             policies,
             tags: entry.tags.unwrap_or_default().into_iter().collect(),
         }))
+    }
+
+    /// The node role of `cluster`'s EKS Auto Mode compute configuration
+    /// (`computeConfig.nodeRoleArn`): EKS makes that role's access entry itself, and it cannot be
+    /// modified. `None` when the cluster has none (Auto Mode off, or created without a node role).
+    pub async fn compute_node_role(&self, cluster: &str) -> Result<Option<String>, AwsError> {
+        let out = self
+            .client
+            .describe_cluster()
+            .name(cluster)
+            .send()
+            .await
+            .map_err(|e| AwsError::from_sdk("eks:DescribeCluster", &e).via(&self.endpoint))?;
+        Ok(out
+            .cluster
+            .and_then(|c| c.compute_config)
+            .and_then(|c| c.node_role_arn)
+            .filter(|arn| !arn.is_empty()))
     }
 
     /// Creates the entry of `principal` of type `kind`; [`AwsErrorKind::AlreadyExists`] when the

@@ -271,7 +271,15 @@ fn serve(
                     cluster_exists(&req, upstream_port, cluster)
                 })
             }
-            None => forward(&req, upstream_port)?,
+            None => {
+                let answer = forward(&req, upstream_port)?;
+                match eks_standin::describe_cluster_name(&req.request_line)
+                    .and_then(|cluster| entries.compute_config(&cluster))
+                {
+                    Some(compute) => eks_standin::with_compute_config(answer, &compute),
+                    None => answer,
+                }
+            }
         };
         // Recorded before the client gets the answer: a client that has its answer (and a
         // process that exited after it) finds its call in `calls()`, and a `clear_log()` made

@@ -156,8 +156,9 @@ snat_policy = "Disabled"
 network_policy = "DefaultDeny"
 network_policy_event_logs = "Enabled"
 ephemeral_storage = { size = "100Gi", iops = 4000, throughput = 200, kms_key_id = "alias/ebs" }
-advanced_networking = { associate_public_ip_address = false, https_proxy = "http://192.0.2.4:3128", no_proxy = ["localhost"] }
-advanced_security = { fips = false, kernel_lockdown = "Integrity" }
+placement_group_selector = { name = "training" }
+advanced_networking = { associate_public_ip_address = false, https_proxy = "http://192.0.2.4:3128", no_proxy = ["localhost"], ipv4_prefix_size = "32", enable_v4_egress = true, network_interfaces = [{ network_card_index = 0, device_index = 0, interface_type = "interface", secondary_ipv4_prefix_count = 1 }, { network_card_index = 1, device_index = 0, interface_type = "efa-only" }] }
+advanced_security = { fips = false, kernel_lockdown = "integrity" }
 certificate_bundles = [{ name = "corp", data = "LS0tLS1CRUdJTg==" }]
 tags = { team = "a" }
 wait_for_ready = true

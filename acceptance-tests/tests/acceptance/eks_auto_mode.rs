@@ -202,7 +202,7 @@ resource "karpenter_node_pool" "system" {
     let text = run.output().replace('\n', " ");
     for expected in [
         "is the name of the NodeClass EKS Auto Mode manages itself",
-        "Set exactly one of role and instance_profile",
+        "Set role or instance_profile, not both",
         "set pod_security_group_selector_terms",
         "ephemeral_storage.iops",
         "one of the node pools EKS Auto Mode creates and manages itself",
@@ -235,4 +235,205 @@ fn a_cluster_without_auto_mode_is_told_what_the_kind_needs() {
             "karpenter_ec2_node_class",
         ],
     );
+}
+
+/// #38: the NodeClass reference of the current EKS user guide plans as written: a class with
+/// neither `role` nor `instance_profile` (the cluster's node role), a placement group, the pod
+/// IP mode, IPv4 egress, static EFA interfaces, lowercase kernel lockdown, and a tag key the
+/// live CRD does not restrict; a pool requiring `kubernetes.io/os = linux`, as AWS's own
+/// manifests do, gets a warning that the guide calls the label unsupported.
+#[test]
+fn the_current_guides_reference_validates() {
+    let work = Workdir::new(
+        r#"
+provider "karpenter" {}
+
+resource "karpenter_eks_node_class" "training" {
+  name                          = "training"
+  subnet_selector_terms         = [{ tags = { Name = "private-subnet" } }]
+  security_group_selector_terms = [{ tags = { Name = "efa-security-group" } }]
+  placement_group_selector      = { name = "ml-training-pg" }
+  advanced_networking = {
+    ipv4_prefix_size = "32"
+    enable_v4_egress = false
+    network_interfaces = [
+      { network_card_index = 0, device_index = 0, interface_type = "interface", secondary_ipv4_prefix_count = 1 },
+      { network_card_index = 0, device_index = 1, interface_type = "efa-only" },
+      { network_card_index = 1, device_index = 0, interface_type = "efa-only" },
+    ]
+  }
+  advanced_security = { fips = true, kernel_lockdown = "integrity" }
+  tags              = { "eks:eks-cluster-name" = "demo" }
+}
+
+resource "karpenter_node_pool" "training" {
+  name = "training"
+  template = {
+    spec = {
+      node_class_ref = { group = "eks.amazonaws.com", kind = "NodeClass", name = karpenter_eks_node_class.training.name }
+      requirements = [
+        { key = "kubernetes.io/os", operator = "In", values = ["linux"] },
+      ]
+    }
+  }
+}
+"#,
+    );
+    let run = work.validate().ok();
+    let text = run.output().replace('\n', " ");
+    assert!(
+        text.contains("A label EKS Auto Mode does not support") && text.contains("kubernetes.io/os"),
+        "{}",
+        run.output()
+    );
+}
+
+/// #38: the rules the provider had wrong or missed, each on its attribute: `role` longer than
+/// the live CRD's 64 characters, a tag key starting with `kubernetes.io/cluster` without the
+/// slash, kernel lockdown in the old capitalised spelling, a Windows build requirement on an
+/// Auto Mode pool, and the guide's rules for static network interfaces.
+#[test]
+fn the_rules_the_provider_missed_fail_at_plan_on_their_attribute() {
+    let long_role = "r".repeat(65);
+    let work = Workdir::new(&format!(
+        r#"
+provider "karpenter" {{}}
+
+resource "karpenter_eks_node_class" "x" {{
+  name                          = "x"
+  role                          = "{long_role}"
+  subnet_selector_terms         = [{{ id = "subnet-1" }}]
+  security_group_selector_terms = [{{ id = "sg-1" }}]
+  tags                          = {{ "kubernetes.io/clusterx" = "owned" }}
+  advanced_security             = {{ kernel_lockdown = "Integrity" }}
+  advanced_networking = {{
+    associate_public_ip_address = true
+    network_interfaces = [
+      {{ network_card_index = 0, device_index = 0, interface_type = "efa-only" }},
+      {{ network_card_index = 1, device_index = 0, interface_type = "interface", secondary_ipv4_count = 4 }},
+    ]
+  }}
+}}
+
+resource "karpenter_node_pool" "x" {{
+  name = "x"
+  template = {{
+    spec = {{
+      node_class_ref = {{ group = "eks.amazonaws.com", kind = "NodeClass", name = "x" }}
+      requirements = [
+        {{ key = "node.kubernetes.io/windows-build", operator = "In", values = ["10.0.17763"] }},
+      ]
+    }}
+  }}
+}}
+"#
+    ));
+    let run = work.validate().failed();
+    let text = run.output().replace('\n', " ");
+    for expected in [
+        "role: 65 characters",
+        "kubernetes.io/clusterx",
+        "advanced_security.kernel_lockdown",
+        "must be of type \"interface\"",
+        "only supported on network card 0",
+        "more than one network interface",
+        "runs Linux nodes only",
+    ] {
+        assert!(
+            text.contains(expected),
+            "missing {expected:?} in:\n{}",
+            run.output()
+        );
+    }
+}
+
+/// #38: what the server fills in is declared. A class created with kubectl without
+/// `ephemeralStorage` (the live CRD defaults the whole object) and an Auto Mode pool without
+/// `expireAfter` (Auto Mode's CRD defaults it to 336h) import into configuration that omits
+/// both and plan empty; and a pool created by Terraform without `expire_after` gets Auto
+/// Mode's 336h, not Karpenter's 720h.
+#[test]
+fn server_defaults_are_declared_so_an_import_plans_empty() {
+    let cluster = Cluster::with_eks_auto_mode();
+    acceptance_tests::moved::create_manifests(
+        &cluster,
+        vec![
+            json!({
+                "apiVersion": "eks.amazonaws.com/v1",
+                "kind": "NodeClass",
+                "metadata": {"name": "plain"},
+                "spec": {
+                    "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}],
+                    "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}],
+                },
+            }),
+            json!({
+                "apiVersion": "karpenter.sh/v1",
+                "kind": "NodePool",
+                "metadata": {"name": "plain"},
+                "spec": {"template": {"spec": {
+                    "nodeClassRef": {"group": "eks.amazonaws.com", "kind": "NodeClass", "name": "plain"},
+                    "requirements": [{"key": "eks.amazonaws.com/instance-category", "operator": "In", "values": ["c", "m"]}],
+                }}},
+            }),
+        ],
+    );
+    let class = cluster.eks_node_class("plain").expect("class");
+    assert_eq!(
+        class["spec"]["ephemeralStorage"],
+        json!({"size": "80Gi", "iops": 3000, "throughput": 125}),
+        "the server defaults the whole object"
+    );
+    let pool = cluster.node_pool("plain").expect("pool");
+    assert_eq!(pool["spec"]["template"]["spec"]["expireAfter"], "336h");
+
+    let config = r#"
+import {
+  to = karpenter_eks_node_class.plain
+  id = "plain"
+}
+import {
+  to = karpenter_node_pool.plain
+  id = "plain"
+}
+
+resource "karpenter_eks_node_class" "plain" {
+  name                          = "plain"
+  subnet_selector_terms         = [{ tags = { "karpenter.sh/discovery" = "demo" } }]
+  security_group_selector_terms = [{ tags = { "karpenter.sh/discovery" = "demo" } }]
+}
+
+resource "karpenter_node_pool" "plain" {
+  name = "plain"
+  template = {
+    spec = {
+      node_class_ref = { group = "eks.amazonaws.com", kind = "NodeClass", name = karpenter_eks_node_class.plain.name }
+      requirements   = [{ key = "eks.amazonaws.com/instance-category", operator = "In", values = ["c", "m"] }]
+    }
+  }
+}
+"#;
+    let work = Workdir::new(&format!("{}\n{config}", cluster.provider_block()));
+    let run = work.plan().ok();
+    assert!(
+        run.stdout
+            .contains("2 to import, 0 to add, 0 to change, 0 to destroy"),
+        "{}",
+        run.output()
+    );
+    work.apply().ok();
+    assert!(work.plan_is_empty(), "{}", work.plan().output());
+
+    // Created by Terraform: the same configuration, another pool.
+    let created = Workdir::new(&format!(
+        "{}\n{}",
+        cluster.provider_block(),
+        POOL.replace("karpenter_eks_node_class.private.name", "\"plain\"")
+    ));
+    created.apply().ok();
+    assert_eq!(
+        cluster.node_pool("batch").expect("pool")["spec"]["template"]["spec"]["expireAfter"],
+        "336h"
+    );
+    assert!(created.plan_is_empty(), "{}", created.plan().output());
 }

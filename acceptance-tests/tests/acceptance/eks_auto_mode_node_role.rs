@@ -350,3 +350,82 @@ resource "karpenter_node_role" "auto" {
     work.destroy().ok();
     assert_nothing_left(&iam).await;
 }
+
+/// #38: the access entry EKS makes itself for the node role of the cluster's Auto Mode compute
+/// configuration (`compute_config.node_role_arn`) cannot be modified, so the provider does not
+/// manage it. A role that is that node role gets, on apply, an error saying so (not the offer to
+/// import the entry that an entry someone else made gets), with nothing changed; the import
+/// `<role>:<cluster>` is refused the same way; the role alone is still managed.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_entry_eks_makes_for_the_clusters_node_role_is_not_managed() {
+    let moto = Moto::start();
+    create_cluster(&moto, "demo").await;
+    let proxy = FaultProxy::start(moto.port());
+    let iam = client(&moto);
+    let arn = "arn:aws:iam::123456789012:role/eks-auto-nodes";
+    let role_only = r#"
+resource "karpenter_node_role" "auto" {
+  name = "eks-auto-nodes"
+  mode = "eks_auto_mode"
+}
+"#;
+    let work = moto::workdir(&proxy.provider_block(), role_only);
+    work.apply().ok();
+    // The cluster is then created (or Auto Mode enabled) with this role as its node role: EKS
+    // makes the role's entry.
+    proxy.access_entries().auto_mode_cluster("demo", arn);
+    let eks_made = entries(&proxy);
+    assert_eq!(
+        eks_made,
+        vec![(
+            "demo".to_string(),
+            arn.to_string(),
+            "EC2".to_string(),
+            vec![AUTO_NODE_POLICY.to_string()]
+        )]
+    );
+
+    work.set_config(&format!("{}\n{}", proxy.provider_block(), config(Some("eks_auto_mode"))));
+    let run = work.apply().failed();
+    let text = run.output().replace('\n', " ");
+    for expected in [
+        "EKS manages this access entry",
+        "compute_config.node_role_arn",
+        "cannot be modified",
+        "Remove eks_access_entry",
+    ] {
+        assert!(text.contains(expected), "missing {expected:?} in:\n{}", run.output());
+    }
+    assert!(!text.contains("terraform import"), "{}", run.output());
+    assert_eq!(entries(&proxy), eks_made, "the entry EKS made is unchanged");
+    let state = work.state();
+    assert!(
+        resource_at(&state, "karpenter_node_role.auto")["values"]["access_entry_arn"].is_null(),
+        "{state}"
+    );
+
+    // Importing it is refused the same way.
+    let importer = moto::workdir(&proxy.provider_block(), &config(Some("eks_auto_mode")));
+    let run = importer
+        .terraform(&[
+            "import",
+            "-no-color",
+            "-input=false",
+            "karpenter_node_role.auto",
+            "eks-auto-nodes:demo",
+        ])
+        .failed();
+    assert!(
+        run.output().contains("EKS manages this access entry"),
+        "{}",
+        run.output()
+    );
+
+    // Without eks_access_entry the role is the provider's as before; destroy leaves EKS's entry.
+    work.set_config(&format!("{}\n{role_only}", proxy.provider_block()));
+    work.apply().ok();
+    assert!(work.plan_is_empty(), "{}", work.plan().output());
+    work.destroy().ok();
+    assert_eq!(entries(&proxy), eks_made);
+    assert_nothing_left(&iam).await;
+}

@@ -17,6 +17,7 @@ mod default_tags;
 mod doc_snippets;
 mod eks_auth;
 mod eks_auto_mode;
+mod eks_auto_mode_blueprints;
 mod eks_auto_mode_node_role;
 mod eks_describe;
 mod examples_static;

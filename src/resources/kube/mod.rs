@@ -44,6 +44,7 @@ pub fn node_pool() -> KubeObjectType {
         force_destroy_cleanup: Some(v1::node_pool::NODE_POOL_CLEANUP),
         requires: Some(&availability::V1),
         class_ref: Some(&NODE_POOL_CLASS),
+        plan_defaults: v1::node_pool::auto_mode::plan_defaults,
         ..KubeObjectType::new("karpenter_node_pool", kinds::NODE_POOL, &v1::NODE_POOL)
     }
 }

@@ -2,7 +2,9 @@
 //! of type `EC2_LINUX` (Karpenter's nodes) or `EC2` with the `AmazonEKSAutoNodePolicy` access
 //! policy (EKS Auto Mode's), made after the role and deleted before it. Like the role, an entry
 //! this resource has not recorded is never taken over on create: it is refused with the import
-//! that takes it over (`<role name>:<cluster name>`). Recorded entries are converged: a changed
+//! that takes it over (`<role name>:<cluster name>`), except the entry EKS makes itself for the
+//! node role of the cluster's Auto Mode compute configuration, which cannot be modified: that one
+//! is refused on create and on import ([`refuse_eks_managed`]). Recorded entries are converged: a changed
 //! type recreates the entry (EKS cannot change it in place), a changed cluster moves it, and
 //! access policies added or removed outside Terraform are put back.
 
@@ -174,6 +176,10 @@ pub(super) async fn converge(
         }
     };
     if let Some(found) = existing.as_ref().filter(|_| !ours) {
+        if let Some(d) = eks_managed(eks, cluster, role_arn).await {
+            diags.extend(d);
+            return false;
+        }
         let import_id = format!("{}:{cluster}", get_str(planned, "name").unwrap_or_default());
         Taken {
             resource_type: TYPE_NAME,
@@ -233,4 +239,35 @@ pub(super) async fn delete(eks: &EksAccess, prior: &Value) -> Diagnostics {
         Ok(()) => Diagnostics::new(),
         Err(e) => eks_diagnostics("delete the EKS access entry", &e),
     }
+}
+
+/// The refusal of the entry EKS made itself for the node role of `cluster`'s Auto Mode compute
+/// configuration (`compute_config.node_role_arn`); `None` for any other entry, or when the
+/// cluster's configuration cannot be read (then the entry is treated as anyone else's).
+pub(super) async fn eks_managed(eks: &EksAccess, cluster: &str, role_arn: &str) -> Option<Diagnostics> {
+    match eks.compute_node_role(cluster).await {
+        Ok(Some(node_role)) if node_role == role_arn => Some(refuse_eks_managed(cluster, role_arn)),
+        Ok(_) => None,
+        Err(e) => {
+            tracing::debug!(error = %e, cluster, "could not read the cluster's compute configuration");
+            None
+        }
+    }
+}
+
+/// Why the entry of the cluster's Auto Mode node role is not this resource's to manage.
+pub(super) fn refuse_eks_managed(cluster: &str, role_arn: &str) -> Diagnostics {
+    let mut diags = Diagnostics::new();
+    diags.error_at(
+        &AttributePath::root().attr("eks_access_entry"),
+        "EKS manages this access entry",
+        format!(
+            "{role_arn} is the node role of cluster {cluster:?}'s EKS Auto Mode compute configuration \
+             (compute_config.node_role_arn). EKS made its access entry itself, with the access EKS Auto Mode's \
+             nodes need, and that entry cannot be modified, so this resource cannot create, import or change it. \
+             Remove eks_access_entry: the nodes of the built-in node pools and of any NodeClass without role or \
+             instance_profile already use it."
+        ),
+    );
+    diags
 }

@@ -406,6 +406,9 @@ impl Resource<KarpenterContext> for NodeRole {
         let mut imported = state(&Value::Object(base), &actual, &tags_all::defaults(ctx));
         if let Some(cluster) = cluster {
             let eks = ctx.aws().await?.eks_access();
+            if let Some(refused) = access_entry::eks_managed(&eks, cluster, &actual.role.arn).await {
+                return Err(refused);
+            }
             let entry = eks
                 .get(cluster, &actual.role.arn)
                 .await

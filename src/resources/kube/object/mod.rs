@@ -112,6 +112,9 @@ pub struct KubeObjectType {
     pub force_destroy_cleanup: Option<&'static str>,
     /// Where the kind refers to its node class, checked after each write ([`ClassRef`]).
     pub class_ref: Option<&'static ClassRef>,
+    /// Defaults that depend on other attributes, planned after the schema's (`config`, then the
+    /// planned value to adjust): e.g. an EKS Auto Mode NodePool's `expire_after`.
+    pub plan_defaults: fn(&Value, &mut Value),
 }
 
 fn no_replacements(_: &Value, _: &Value) -> Vec<AttributePath> {
@@ -133,6 +136,7 @@ impl KubeObjectType {
             status_follows: &[],
             force_destroy_cleanup: None,
             class_ref: None,
+            plan_defaults: |_, _| {},
         }
     }
 
@@ -372,7 +376,11 @@ impl Resource<KarpenterContext> for KubeObjectType {
     /// in the plan, so a one-value change reads as one line; the apply returns it as planned
     /// ([`merge_known`]) and the next refresh reads what Karpenter wrote since. Only the
     /// status fields of `status_follows` whose spec attributes change are planned unknown.
-    fn modify_plan(&self, _config: &Value, prior: &Value, planned: &mut Value, _diags: &mut Diagnostics) {
+    /// Defaults that depend on other attributes come first (`plan_defaults`).
+    fn modify_plan(&self, config: &Value, prior: &Value, planned: &mut Value, _diags: &mut Diagnostics) {
+        if !planned.is_null() {
+            (self.plan_defaults)(config, planned);
+        }
         keep_prior_status(prior, planned, self.status_follows);
     }
 

@@ -25,7 +25,9 @@ mod status;
 use instance::*;
 pub(crate) use kubelet::*;
 use selectors::*;
-pub(crate) use selectors::{exclusive_terms, security_group_selector_terms, subnet_selector_terms};
+pub(crate) use selectors::{
+    exclusive_terms, placement_group_selector, security_group_selector_terms, subnet_selector_terms,
+};
 use status::*;
 
 const AMI_FAMILIES: &[&str] = &[

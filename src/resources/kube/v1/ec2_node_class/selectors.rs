@@ -180,7 +180,7 @@ pub(crate) fn exclusive_terms(
         },
     )
 }
-pub(super) fn placement_group_selector() -> Attribute {
+pub(crate) fn placement_group_selector() -> Attribute {
     Attribute::object(
         "placement_group_selector",
         vec![

@@ -5,7 +5,15 @@
 //! - is not one of the pools EKS manages itself (`general-purpose`, `system`);
 //! - selects instances by Auto Mode's labels: `eks.amazonaws.com/instance-…` where self-managed
 //!   Karpenter has `karpenter.k8s.aws/instance-…`, with the values and the numeric operators the
-//!   EKS user guide's label table allows.
+//!   EKS user guide's label table allows (the list also has the keys the live NodePool CRD of an
+//!   EKS 1.31 Auto Mode cluster allows in the `eks.amazonaws.com` domain);
+//! - runs Linux only: the guide lists `kubernetes.io/os` and `node.kubernetes.io/windows-build`
+//!   as labels Auto Mode does not support. A requirement no Linux node meets is an error; one
+//!   every Auto Mode node meets (`kubernetes.io/os In [linux]`, as AWS's own examples write)
+//!   gets a warning that it can go;
+//! - expires nodes after 336h unless told otherwise: that is the default of `expireAfter` in
+//!   Auto Mode's NodePool CRD (Karpenter's is 720h), so [`plan_defaults`] plans it for a pool
+//!   that does not set `expire_after`.
 //!
 //! The opposite mistake, Auto Mode's labels on a pool of an EC2NodeClass, matches no instance
 //! type (self-managed Karpenter does not set them); it gets a warning.
@@ -13,6 +21,10 @@
 use super::rules::elements;
 use crate::terraform::framework::Diagnostics;
 use crate::terraform::tfvalue::{AttributePath, Value};
+
+/// `expireAfter`'s default in Auto Mode's NodePool CRD (the guide: nodes are replaced after 336
+/// hours by default); Karpenter's CRD has 720h.
+pub const AUTO_MODE_EXPIRE_AFTER: &str = "336h";
 
 /// The API group of Auto Mode's node class.
 pub const EKS_GROUP: &str = "eks.amazonaws.com";
@@ -40,12 +52,22 @@ const AUTO_MODE_LABELS: &[(&str, bool)] = &[
     ("instance-hypervisor", false),
     ("instance-encryption-in-transit-supported", false),
     ("compute-type", false),
+    // In the live CRD's list of the domain's keys, not in the guide's table.
+    ("instance-accelerator-name", false),
+    ("instance-accelerator-manufacturer", false),
+    ("instance-accelerator-count", true),
+    ("nodeclass", false),
+    // The guide's placement group section (2026-05).
+    ("placement-group-id", false),
 ];
 
-/// Well-known keys whose values Auto Mode limits: Linux only, two architectures, three capacity
-/// types, three CPU makers, Nitro only.
+/// Labels the guide lists as not supported, because Auto Mode runs Linux only.
+const OS_LABEL: &str = "kubernetes.io/os";
+const WINDOWS_BUILD_LABEL: &str = "node.kubernetes.io/windows-build";
+
+/// Well-known keys whose values Auto Mode limits: two architectures, three capacity types,
+/// three CPU makers, Nitro only. (`kubernetes.io/os` is checked apart: see [`check_linux_only`].)
 const ALLOWED_VALUES: &[(&str, &[&str])] = &[
-    ("kubernetes.io/os", &["linux"]),
     ("kubernetes.io/arch", &["amd64", "arm64"]),
     ("karpenter.sh/capacity-type", &["on-demand", "spot", "reserved"]),
     (
@@ -169,6 +191,9 @@ fn check_auto_mode_requirement(
     here: &AttributePath,
     diags: &mut Diagnostics,
 ) {
+    if key == OS_LABEL || key == WINDOWS_BUILD_LABEL {
+        return check_linux_only(key, requirement, here, diags);
+    }
     let key_path = here.attr("key");
     if let Some(rest) = key.strip_prefix("karpenter.k8s.aws/") {
         let instead = AUTO_MODE_LABELS
@@ -240,13 +265,110 @@ fn check_auto_mode_requirement(
     }
 }
 
+/// What a requirement on `kubernetes.io/os` or `node.kubernetes.io/windows-build` means on Auto
+/// Mode, where every node is Linux and has no Windows build: `Some(true)` when every node meets
+/// it, `Some(false)` when none does, `None` while the operator or values are unknown.
+fn linux_meets(key: &str, requirement: &Value) -> Option<bool> {
+    let operator = requirement.get("operator")?.as_str()?;
+    let values = requirement.get("values").unwrap_or(&Value::Null);
+    if !values.is_null() && !values.is_wholly_known() {
+        return None;
+    }
+    let has_linux = elements(values).iter().any(|v| v.as_str() == Some("linux"));
+    let is_os = key == OS_LABEL;
+    Some(match operator {
+        // Linux nodes have `kubernetes.io/os = linux` and no Windows build label.
+        "In" => is_os && has_linux,
+        "NotIn" => !(is_os && has_linux),
+        "Exists" => is_os,
+        "DoesNotExist" => !is_os,
+        // A number comparison on a label that is not a number, or absent, matches no node.
+        _ => false,
+    })
+}
+
+/// Linux only (the guide lists both labels as not supported): a requirement no Linux node meets
+/// is an error, and so is a value other than `linux` in `kubernetes.io/os In [...]`; one every
+/// node meets is a warning that it can go.
+fn check_linux_only(key: &str, requirement: &Value, here: &AttributePath, diags: &mut Diagnostics) {
+    if key == OS_LABEL && requirement.get("operator").and_then(Value::as_str) == Some("In") {
+        let mut other = false;
+        for (j, value) in elements(requirement.get("values").unwrap_or(&Value::Null))
+            .iter()
+            .enumerate()
+        {
+            if let Some(v) = value.as_str().filter(|v| *v != "linux") {
+                other = true;
+                diags.error_at(
+                    &here.attr("values").index(j),
+                    "Invalid attribute value",
+                    format!("EKS Auto Mode offers no {v:?} for {OS_LABEL:?}: it runs Linux nodes only."),
+                );
+            }
+        }
+        if other {
+            return;
+        }
+    }
+    match linux_meets(key, requirement) {
+        Some(false) => diags.error_at(
+            here,
+            "Invalid attribute value",
+            format!(
+                "EKS Auto Mode runs Linux nodes only (the EKS user guide lists {OS_LABEL:?} and \
+                 {WINDOWS_BUILD_LABEL:?} among the labels it does not support), so no node meets this {key:?} \
+                 requirement and the pool would never launch one. Remove the requirement."
+            ),
+        ),
+        Some(true) => diags.warning_at(
+            here,
+            "A label EKS Auto Mode does not support",
+            format!(
+                "The EKS user guide lists {key:?} among the labels EKS Auto Mode does not support: every Auto Mode \
+                 node is Linux, so this requirement selects nothing more and can be removed."
+            ),
+        ),
+        None => {}
+    }
+}
+
+/// Auto Mode's defaults in the plan of a pool: `expire_after` is `336h` for an Auto Mode pool
+/// that does not set it (the schema's default, Karpenter's `720h`, is for the others). A pool
+/// whose group is still unknown keeps the schema's default; the apply-time plan, with the group
+/// known, decides.
+pub fn plan_defaults(config: &Value, planned: &mut Value) {
+    if is_auto_mode(planned) != Some(true) {
+        return;
+    }
+    let configured = config
+        .get("template")
+        .and_then(|t| t.get("spec"))
+        .and_then(|s| s.get("expire_after"));
+    if configured.is_some_and(|v| !v.is_null()) {
+        return;
+    }
+    let Value::Object(fields) = planned else { return };
+    let Some(Value::Object(template)) = fields.get_mut("template") else {
+        return;
+    };
+    let Some(Value::Object(spec)) = template.get_mut("spec") else {
+        return;
+    };
+    spec.insert(
+        "expire_after".to_string(),
+        Value::string(AUTO_MODE_EXPIRE_AFTER),
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::{Value as Json, json};
 
     use super::super::{NODE_POOL, validate_node_pool};
+    use super::plan_defaults;
     use crate::resources::kube::v1::testing::{config, diagnose, error_paths};
     use crate::terraform::framework::Diagnostics;
+    use crate::terraform::tfvalue::Value;
 
     fn pool(name: &str, group: &str, kind: &str, requirements: Json) -> Json {
         json!({
@@ -279,8 +401,9 @@ mod tests {
             {"key": "eks.amazonaws.com/instance-category", "operator": "In", "values": ["c", "m", "r"]},
             {"key": "eks.amazonaws.com/instance-generation", "operator": "Gt", "values": ["4"]},
             {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64", "arm64"]},
-            {"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]},
             {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["us-west-2a"]},
+            {"key": "eks.amazonaws.com/instance-accelerator-count", "operator": "Gt", "values": ["0"]},
+            {"key": "eks.amazonaws.com/placement-group-id", "operator": "Exists"},
         ]));
         let d = check(&ok);
         assert!(error_paths(&d).is_empty() && warnings(&d) == 0, "{d:?}");
@@ -325,6 +448,22 @@ mod tests {
             (
                 auto(req("kubernetes.io/os", "In", json!(["linux", "windows"]))),
                 "template.spec.requirements[0].values[1]",
+            ),
+            (
+                auto(req("kubernetes.io/os", "NotIn", json!(["linux"]))),
+                "template.spec.requirements[0]",
+            ),
+            (
+                auto(req("kubernetes.io/os", "DoesNotExist", json!([]))),
+                "template.spec.requirements[0]",
+            ),
+            (
+                auto(req("node.kubernetes.io/windows-build", "In", json!(["10.0.17763"]))),
+                "template.spec.requirements[0]",
+            ),
+            (
+                auto(req("node.kubernetes.io/windows-build", "Exists", json!([]))),
+                "template.spec.requirements[0]",
             ),
             (
                 auto(req("kubernetes.io/arch", "In", json!(["arm"]))),
@@ -373,5 +512,68 @@ mod tests {
             auto(json!([{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"]}]));
         unknown["template"]["spec"]["node_class_ref"]["group"] = json!("<unknown>");
         assert!(error_paths(&check(&unknown)).is_empty());
+    }
+
+    /// What every Linux node meets is allowed, with a warning that the guide calls the label
+    /// unsupported; on a self-managed pool the same requirements say nothing.
+    #[test]
+    fn linux_only_labels_warn_when_every_node_meets_them() {
+        for (key, op, values) in [
+            ("kubernetes.io/os", "In", json!(["linux"])),
+            ("kubernetes.io/os", "Exists", json!([])),
+            ("kubernetes.io/os", "NotIn", json!(["windows"])),
+            ("node.kubernetes.io/windows-build", "DoesNotExist", json!([])),
+            ("node.kubernetes.io/windows-build", "NotIn", json!(["10.0.17763"])),
+        ] {
+            let requirement = json!([{"key": key, "operator": op, "values": values}]);
+            let d = check(&auto(requirement.clone()));
+            assert!(error_paths(&d).is_empty(), "{key} {op}: {d:?}");
+            assert_eq!(warnings(&d), 1, "{key} {op}: {d:?}");
+            let d = check(&pool("p", "karpenter.k8s.aws", "EC2NodeClass", requirement));
+            assert_eq!(warnings(&d), 0, "{key} {op}: {d:?}");
+        }
+    }
+
+    fn planned(group: &str, expire_after: Option<&str>) -> (Value, Value) {
+        let mut spec = json!({"node_class_ref": {"group": group, "kind": "NodeClass", "name": "c"}});
+        if let Some(e) = expire_after {
+            spec["expire_after"] = json!(e);
+        }
+        let config = config(&NODE_POOL, &json!({"name": "p", "template": {"spec": spec}}));
+        let mut plan = config.clone();
+        if let Value::Object(f) = &mut plan
+            && let Some(Value::Object(t)) = f.get_mut("template")
+            && let Some(Value::Object(s)) = t.get_mut("spec")
+        {
+            s.entry("expire_after".to_string())
+                .and_modify(|v| {
+                    if v.is_null() {
+                        *v = Value::string("720h");
+                    }
+                })
+                .or_insert(Value::string("720h"));
+        }
+        (config, plan)
+    }
+
+    fn expire_after(v: &Value) -> Option<&str> {
+        v.get("template")?.get("spec")?.get("expire_after")?.as_str()
+    }
+
+    #[test]
+    fn an_auto_mode_pool_that_does_not_set_expire_after_plans_336h() {
+        let (config, mut plan) = planned("eks.amazonaws.com", None);
+        plan_defaults(&config, &mut plan);
+        assert_eq!(expire_after(&plan), Some("336h"));
+        // Set in the configuration: kept.
+        let (config, mut plan) = planned("eks.amazonaws.com", Some("720h"));
+        plan_defaults(&config, &mut plan);
+        assert_eq!(expire_after(&plan), Some("720h"));
+        // A self-managed pool keeps Karpenter's default; an unknown group decides nothing.
+        for group in ["karpenter.k8s.aws", "<unknown>"] {
+            let (config, mut plan) = planned(group, None);
+            plan_defaults(&config, &mut plan);
+            assert_eq!(expire_after(&plan), Some("720h"), "{group}");
+        }
     }
 }

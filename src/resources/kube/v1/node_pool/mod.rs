@@ -102,7 +102,8 @@ fn template() -> Attribute {
                         .default_value(Value::string("720h"))
                         .describe(
                             "How long a node may live before Karpenter replaces it, e.g. `720h` (the default, 30 \
-                             days), or `Never`.",
+                             days), or `Never`. On an EKS Auto Mode pool the default is `336h` (14 days), Auto Mode's \
+                             own, and Auto Mode replaces nodes after 21 days at most whatever this says.",
                         )
                         .validate(rules::duration_or_never()),
                     Attribute::string("termination_grace_period")

@@ -1,41 +1,64 @@
 //! Schema and offline validation of `karpenter_eks_node_class` (EKS Auto Mode's NodeClass,
 //! `eks.amazonaws.com/v1`): the AWS settings of the nodes Auto Mode launches for the pools that
-//! name the class — node IAM role, subnets and security groups (for nodes and, optionally, for
-//! pods), capacity reservations, SNAT and network-policy settings, the node's ephemeral storage,
-//! advanced networking (public IPs, an HTTPS proxy), advanced security (FIPS AMIs, kernel
-//! lockdown), extra CA bundles, and EC2 tags.
+//! name the class — node IAM role or instance profile, subnets and security groups (for nodes
+//! and, optionally, for pods), capacity reservations, a placement group, SNAT and network-policy
+//! settings, the node's ephemeral storage, advanced networking ([`networking`]: public IPs, an
+//! HTTPS proxy, the pod IP mode, IPv4 egress, static network interfaces), advanced security
+//! (FIPS AMIs, kernel lockdown), extra CA bundles, and EC2 tags.
 //!
-//! AWS publishes no CRD for this kind. The fields and rules follow the NodeClass reference of the
-//! EKS user guide, restated in the test CRD `acceptance-tests/crds/eks-auto-mode/`; the test at the
-//! end of this file keeps the two in step. Every rule the guide states is checked at plan:
-//! per attribute (patterns, enums, ranges, counts, restricted tag keys) and, in
-//! [`validate_eks_node_class`], across attributes (`role` xor `instance_profile`, pod subnets need
-//! pod security groups, a custom class is not named `default`).
+//! AWS publishes no CRD for this kind. Two sources, restated in the test CRD
+//! `acceptance-tests/crds/eks-auto-mode/` (which marks what comes from where): the JSON Schema
+//! generated from the live CRD of an EKS 1.31 cluster (imroc/kubeschemas, Dec 2024) for the
+//! fields it has, with their server defaults, patterns, ranges and rules; and the NodeClass
+//! reference of the EKS user guide for every field added since. The test in `tests.rs` keeps the
+//! schema and that CRD in step, defaults included. Every rule is checked at plan: per attribute
+//! (patterns, enums, ranges, counts, restricted tag keys) and, in [`validate_eks_node_class`],
+//! across attributes (not both `role` and `instance_profile`, pod subnets need pod security
+//! groups, a custom class is not named `default`).
+//!
+//! A class with neither `role` nor `instance_profile` is valid, as in the guide's basic example
+//! and most of AWS's published Auto Mode manifests: its nodes run as the node role of the
+//! cluster's Auto Mode compute configuration (`computeConfig.nodeRoleArn`), the role of the
+//! built-in `default` class.
 
 use std::sync::LazyLock;
 
 use crate::resources::kube::object::STATUS_IN_PLANS;
 use crate::resources::kube::v1::ec2_node_class::{
-    exclusive_terms, security_group_selector_terms, subnet_selector_terms, tag_selector,
+    exclusive_terms, placement_group_selector, security_group_selector_terms, subnet_selector_terms,
+    tag_selector,
 };
 use crate::resources::kube::v1::rules::{self, has};
-use crate::resources::kube::v1::{conditions_attribute, metadata_attribute, name_attribute, timeouts_block};
+use crate::resources::kube::v1::{
+    conditions_attribute, metadata_attribute, name_attribute, object_with, timeouts_block,
+};
 use crate::terraform::framework::validate::{self as v};
 use crate::terraform::framework::{Attribute, Diagnostics, Schema};
-use crate::terraform::tfvalue::{AttributePath, Type, Value};
+use crate::terraform::tfvalue::{AttributePath, Number, Type, Value};
+
+mod networking;
+pub use networking::IPV4_PREFIX_SIZES;
 
 /// The name of the node class EKS itself manages on an Auto Mode cluster.
 pub const BUILT_IN_NODE_CLASS: &str = "default";
 
-/// Tag keys EKS sets on what it launches, which a NodeClass may not set (the guide's list).
+/// Tag keys EKS sets on what it launches, which a NodeClass may not set: the live CRD's rules
+/// and the guide's list agree on these, plus every key that starts with
+/// [`RESTRICTED_TAG_PREFIX`].
 pub const RESTRICTED_TAG_KEYS: &[&str] = &[
-    "eks:eks-cluster-name",
     "karpenter.sh/provisioner-name",
     "karpenter.sh/nodepool",
     "karpenter.sh/nodeclaim",
     "karpenter.sh/managed-by",
     "eks.amazonaws.com/nodeclass",
 ];
+
+/// The live CRD refuses every tag key that starts with this (no `/` after it: a key such as
+/// `kubernetes.io/clusterx` is refused too).
+pub const RESTRICTED_TAG_PREFIX: &str = "kubernetes.io/cluster";
+
+/// The longest `role` the live CRD accepts (an IAM role name is at most 64 characters).
+pub const ROLE_MAX_LENGTH: usize = 64;
 
 /// The node's ephemeral storage size: 1–59000Gi, 1–64000G, 1–58Ti or 1–64T, as the guide states
 /// the ranges (see the module comment of the test CRD for where the live CRD's pattern differs).
@@ -50,28 +73,33 @@ pub static EKS_NODE_CLASS: LazyLock<Schema> = LazyLock::new(|| {
         "An EKS Auto Mode NodeClass (`eks.amazonaws.com/v1`): the AWS settings of the nodes Auto Mode launches \
          for the node pools that name it — node IAM role, subnets and security groups for nodes and pods, \
          capacity reservations, SNAT and network policy, ephemeral storage, public IPs and an HTTPS proxy, FIPS \
-         AMIs, extra CA bundles and tags. Only on clusters with EKS Auto Mode enabled: EKS installs the kind and \
+         AMIs, extra CA bundles and tags; a placement group and static network interfaces (EFA) for training \
+         nodes. Only on clusters with EKS Auto Mode enabled: EKS installs the kind and \
          runs its controller (on a cluster without it, apply says so instead of waiting). The attributes follow the \
          NodeClass reference of the EKS user guide field by field (`subnetSelectorTerms` → \
-         `subnet_selector_terms`). Plan validates every rule the guide states; nothing contacts the cluster or AWS \
-         until apply. The node role needs an EKS access entry of type `EC2` with the `AmazonEKSAutoNodePolicy` \
-         access policy: `karpenter_node_role` with `mode = \"eks_auto_mode\"` and `eks_access_entry` makes both.",
+         `subnet_selector_terms`), and declare the server's defaults, so an imported class plans empty. Plan \
+         validates every rule the guide and the live CRD state; nothing contacts the cluster or AWS until apply. A \
+         custom node role needs an EKS access entry of type `EC2` with the `AmazonEKSAutoNodePolicy` access \
+         policy: `karpenter_node_role` with `mode = \"eks_auto_mode\"` and `eks_access_entry` makes both.",
         vec![
             name_attribute("NodeClass"),
             metadata_attribute("NodeClass"),
             Attribute::string("role")
                 .replace_on_change()
                 .describe(
-                    "Name of the IAM role the nodes use; EKS makes the instance profile for it. The role needs an \
-                     EKS access entry of type `EC2` with the `AmazonEKSAutoNodePolicy` policy. Set exactly one of \
-                     `role` and `instance_profile`. It cannot change in place (the API refuses it), so a change \
-                     replaces the class.",
+                    "Name of the IAM role the nodes use (at most 64 characters); EKS makes the instance profile for \
+                     it. The role needs an EKS access entry of type `EC2` with the `AmazonEKSAutoNodePolicy` policy. \
+                     Not together with `instance_profile`; with neither, the nodes use the node role of the \
+                     cluster's Auto Mode compute configuration (`compute_config.node_role_arn`), as the built-in \
+                     `default` class does. It cannot change in place (the API refuses it), so a change replaces the \
+                     class.",
                 )
-                .validate(v::non_empty()),
+                .validate(v::length(1, ROLE_MAX_LENGTH)),
             Attribute::string("instance_profile")
                 .describe(
-                    "Name of an existing IAM instance profile for the nodes (you manage it); the name must start \
-                     with `eks`. Set exactly one of `role` and `instance_profile`.",
+                    "Name of an existing IAM instance profile for the nodes (you manage it, e.g. with \
+                     hashicorp/aws `aws_iam_instance_profile`); the name must start with `eks`. Not together with \
+                     `role`.",
                 )
                 .validate(v::matches("^eks", "an instance profile name that starts with `eks`")),
             subnet_selector_terms(),
@@ -93,6 +121,11 @@ pub static EKS_NODE_CLASS: LazyLock<Schema> = LazyLock::new(|| {
                  `tags`, not both).",
             ),
             capacity_reservation_selector_terms(),
+            placement_group_selector().describe(
+                "An EC2 placement group (made beforehand) to launch the nodes in, by `name` or by `id` (exactly one). \
+                 A cluster placement group keeps the nodes in the zone of the first one: pin the zone in the pools' \
+                 requirements.",
+            ),
             Attribute::string("snat_policy")
                 .default_value(Value::string("Random"))
                 .describe(
@@ -112,7 +145,7 @@ pub static EKS_NODE_CLASS: LazyLock<Schema> = LazyLock::new(|| {
                 .describe("Whether network policy decisions are logged: `Enabled` or `Disabled` (the default).")
                 .validate(v::one_of(&["Enabled", "Disabled"])),
             ephemeral_storage(),
-            advanced_networking(),
+            networking::advanced_networking(),
             advanced_security(),
             Attribute::list_of_objects(
                 "certificate_bundles",
@@ -131,7 +164,7 @@ pub static EKS_NODE_CLASS: LazyLock<Schema> = LazyLock::new(|| {
             Attribute::map_of("tags", Type::String)
                 .describe(
                     "Tags put on the EC2 resources Auto Mode creates for the class. Keys EKS sets itself are not \
-                     allowed: `eks:eks-cluster-name`, `kubernetes.io/cluster/*`, `karpenter.sh/provisioner-name`, \
+                     allowed: any key starting with `kubernetes.io/cluster`, `karpenter.sh/provisioner-name`, \
                      `karpenter.sh/nodepool`, `karpenter.sh/nodeclaim`, `karpenter.sh/managed-by`, \
                      `eks.amazonaws.com/nodeclass`.",
                 )
@@ -198,9 +231,7 @@ fn capacity_reservation_selector_terms() -> Attribute {
 }
 
 fn ephemeral_storage() -> Attribute {
-    Attribute::object(
-        "ephemeral_storage",
-        vec![
+    let attributes = vec![
             Attribute::string("size")
                 .default_value(Value::string("80Gi"))
                 .describe("Size of the node's volume: 1–59000Gi, 1–64000G, 1–58Ti or 1–64T (default `80Gi`).")
@@ -220,46 +251,42 @@ fn ephemeral_storage() -> Attribute {
                      Unset: the account's default EBS key.",
                 )
                 .validate(v::matches(KMS_KEY, "a KMS key ID, key ARN, alias name (`alias/…`) or alias ARN")),
+    ];
+    // The live CRD defaults the whole object, not only its fields: a class without
+    // `ephemeralStorage` is stored with all three values.
+    let default = object_with(
+        &attributes,
+        &[
+            ("size", Value::string("80Gi")),
+            ("iops", Value::Number(Number::from_i64(3000))),
+            ("throughput", Value::Number(Number::from_i64(125))),
         ],
-    )
-    .describe("The node's root volume, which holds images, logs and pods' ephemeral storage.")
+    );
+    Attribute::object("ephemeral_storage", attributes)
+        .default_value(default)
+        .describe(
+            "The node's data volume, which holds images, logs and pods' ephemeral storage. Default: `80Gi`, 3000 \
+             IOPS, 125 MiB/s, the account's default EBS key.",
+        )
 }
 
-fn advanced_networking() -> Attribute {
-    Attribute::object(
-        "advanced_networking",
-        vec![
-            Attribute::bool("associate_public_ip_address")
-                .wire_name("associatePublicIPAddress")
-                .describe("Whether nodes get a public IPv4 address. Unset: the subnet's setting decides."),
-            Attribute::string("https_proxy")
-                .describe(
-                    "An HTTPS proxy the node's software (kubelet, container runtime, agents) uses, e.g. \
-                     `http://192.0.2.4:3128` (at most 255 characters). Often needs `certificate_bundles`.",
-                )
-                .validate(v::length(1, 255))
-                .validate(v::matches(r"^https?://", "a URL starting with `http://` or `https://`")),
-            Attribute::list_of("no_proxy", Type::String)
-                .describe(
-                    "Addresses and domains reached without the proxy (at most 50, each at most 255 characters), e.g. \
-                     `localhost`, `169.254.169.254`, `.internal`, `.eks.amazonaws.com` and your VPC endpoints.",
-                )
-                .validate(v::count(0, 50))
-                .validate(v::each(v::length(1, 255))),
-        ],
-    )
-    .describe("Networking settings of the nodes beyond subnets and security groups.")
-}
+/// The kernel lockdown modes, in lower case as the guide gives them.
+pub const KERNEL_LOCKDOWN_MODES: &[&str] = &["integrity", "none"];
 
 fn advanced_security() -> Attribute {
     Attribute::object(
         "advanced_security",
         vec![
-            Attribute::bool("fips")
-                .describe("Run FIPS-validated AMIs on the nodes (in the AWS Regions that offer them)."),
+            Attribute::bool("fips").describe(
+                "Run AMIs with FIPS-validated cryptographic modules on the nodes (in the AWS Regions that offer them). \
+                 Unset: no.",
+            ),
             Attribute::string("kernel_lockdown")
-                .describe("Kernel lockdown mode of the nodes: `Integrity` or `None`.")
-                .validate(v::one_of(&["Integrity", "None"])),
+                .describe(
+                    "Kernel lockdown mode of the nodes, in lower case as the guide writes it: `integrity` (no \
+                     unsigned kernel modules, no writes to kernel memory) or `none`.",
+                )
+                .validate(v::one_of(KERNEL_LOCKDOWN_MODES)),
         ],
     )
     .describe("Security settings of the nodes' operating system.")
@@ -267,13 +294,14 @@ fn advanced_security() -> Attribute {
 
 fn restricted_tags() -> impl v::Validator {
     v::each_key(v::check(
-        "Keys must not be empty and must not be keys EKS sets itself (`kubernetes.io/cluster/*` and the listed ones).",
+        "Keys must not be empty and must not be keys EKS sets itself (any key starting with `kubernetes.io/cluster`, \
+         and the listed ones).",
         |value| {
             let key = value.as_str()?;
             if key.is_empty() {
                 return Some("Tag keys must not be empty.".to_string());
             }
-            (key.starts_with("kubernetes.io/cluster/") || RESTRICTED_TAG_KEYS.contains(&key)).then(|| {
+            (key.starts_with(RESTRICTED_TAG_PREFIX) || RESTRICTED_TAG_KEYS.contains(&key)).then(|| {
                 format!("The tag {key:?} is set by EKS Auto Mode and cannot be set here; remove it.")
             })
         },
@@ -328,9 +356,9 @@ fn invalid(diags: &mut Diagnostics, path: &AttributePath, detail: impl Into<Stri
     diags.error_at(path, "Invalid attribute value", detail);
 }
 
-/// The guide's rules across attributes: exactly one of `role` and `instance_profile`; pod
-/// subnets need pod security groups; `default` is the built-in class's name. Unknown values
-/// decide nothing.
+/// The rules across attributes: not both `role` and `instance_profile` (neither is fine: the
+/// cluster's node role); pod subnets need pod security groups; `default` is the built-in
+/// class's name. Unknown values decide nothing.
 pub fn validate_eks_node_class(config: &Value, diags: &mut Diagnostics) {
     let root = AttributePath::root();
     rules::annotations_total_size(
@@ -347,20 +375,14 @@ pub fn validate_eks_node_class(config: &Value, diags: &mut Diagnostics) {
              \"default\" without declaring it here.",
         );
     }
-    match (has(config, "role"), has(config, "instance_profile")) {
-        (Some(true), Some(true)) => invalid(
+    if (has(config, "role"), has(config, "instance_profile")) == (Some(true), Some(true)) {
+        invalid(
             diags,
             &root.attr("instance_profile"),
-            "Set exactly one of role and instance_profile: with role, EKS makes the instance profile for that role; \
-             with instance_profile, you provide it.",
-        ),
-        (Some(false), Some(false)) => invalid(
-            diags,
-            &root.attr("role"),
-            "Set exactly one of role (an IAM role name; EKS makes the instance profile) and instance_profile (an \
-             existing instance profile whose name starts with eks).",
-        ),
-        _ => {}
+            "Set role or instance_profile, not both: with role, EKS makes the instance profile for that role; with \
+             instance_profile, you provide it; with neither, the nodes use the node role of the cluster's Auto Mode \
+             compute configuration.",
+        );
     }
     if has(config, "pod_subnet_selector_terms") == Some(true)
         && has(config, "pod_security_group_selector_terms") == Some(false)
@@ -375,175 +397,4 @@ pub fn validate_eks_node_class(config: &Value, diags: &mut Diagnostics) {
 }
 
 #[cfg(test)]
-mod tests {
-    use serde_json::{Value as Json, json};
-
-    use super::*;
-    use crate::resources::kube::v1::testing::{config, diagnose, error_paths};
-
-    fn check(json: &Json) -> Vec<String> {
-        error_paths(&diagnose(
-            &EKS_NODE_CLASS,
-            validate_eks_node_class,
-            &config(&EKS_NODE_CLASS, json),
-        ))
-    }
-
-    fn base() -> Json {
-        json!({
-            "name": "private",
-            "role": "eks-auto-nodes",
-            "subnet_selector_terms": [{"tags": {"kubernetes.io/role/internal-elb": "1"}}],
-            "security_group_selector_terms": [{"id": "sg-0123456789abcdef0"}],
-        })
-    }
-
-    fn with(patch: Json) -> Json {
-        let mut j = base();
-        for (k, val) in patch.as_object().into_iter().flatten() {
-            if val.is_null() {
-                j.as_object_mut().map(|o| o.remove(k));
-            } else {
-                j[k] = val.clone();
-            }
-        }
-        j
-    }
-
-    #[test]
-    fn the_guides_examples_are_valid() {
-        for ok in [
-            base(),
-            with(json!({
-                "pod_subnet_selector_terms": [{"tags": {"kubernetes.io/role/pod": "1"}}],
-                "pod_security_group_selector_terms": [{"id": "sg-0987654321fedcba0"}],
-                "capacity_reservation_selector_terms": [{"id": "cr-56fac701cc1951b03"}, {"tags": {"app": "my-app"}, "owner": "012345678901"}],
-                "snat_policy": "Disabled",
-                "network_policy": "DefaultDeny",
-                "network_policy_event_logs": "Enabled",
-                "ephemeral_storage": {"size": "160Gi", "iops": 6000, "throughput": 250, "kms_key_id": "arn:aws:kms:us-west-2:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"},
-                "advanced_networking": {"associate_public_ip_address": false, "https_proxy": "http://192.0.2.4:3128", "no_proxy": ["localhost", "169.254.169.254", ".internal"]},
-                "advanced_security": {"fips": true, "kernel_lockdown": "Integrity"},
-                "certificate_bundles": [{"name": "corp", "data": "LS0tLS1CRUdJTg=="}],
-                "tags": {"team": "platform"},
-            })),
-            with(json!({"role": null, "instance_profile": "eks-us-west-2-demo-nodes"})),
-            with(json!({"ephemeral_storage": {"size": "18Ti"}})),
-            with(json!({"ephemeral_storage": {"kms_key_id": "alias/ebs"}})),
-        ] {
-            assert!(check(&ok).is_empty(), "{ok}: {:?}", check(&ok));
-        }
-    }
-
-    #[test]
-    fn each_rule_of_the_guide_fails_on_its_attribute() {
-        let cases: Vec<(Json, &str)> = vec![
-            (json!({"instance_profile": "eks-x"}), "instance_profile"),
-            (json!({"role": null}), "role"),
-            (
-                json!({"role": null, "instance_profile": "KarpenterNodes"}),
-                "instance_profile",
-            ),
-            (json!({"name": "default"}), "name"),
-            (
-                json!({"pod_subnet_selector_terms": [{"id": "subnet-1"}]}),
-                "pod_subnet_selector_terms",
-            ),
-            (json!({"snat_policy": "random"}), "snat_policy"),
-            (json!({"network_policy": "Deny"}), "network_policy"),
-            (
-                json!({"network_policy_event_logs": "On"}),
-                "network_policy_event_logs",
-            ),
-            (
-                json!({"ephemeral_storage": {"iops": 2999}}),
-                "ephemeral_storage.iops",
-            ),
-            (
-                json!({"ephemeral_storage": {"iops": 16001}}),
-                "ephemeral_storage.iops",
-            ),
-            (
-                json!({"ephemeral_storage": {"throughput": 1001}}),
-                "ephemeral_storage.throughput",
-            ),
-            (
-                json!({"ephemeral_storage": {"size": "59Ti"}}),
-                "ephemeral_storage.size",
-            ),
-            (
-                json!({"ephemeral_storage": {"size": "Ti"}}),
-                "ephemeral_storage.size",
-            ),
-            (
-                json!({"ephemeral_storage": {"kms_key_id": "my key"}}),
-                "ephemeral_storage.kms_key_id",
-            ),
-            (json!({"subnet_selector_terms": []}), "subnet_selector_terms"),
-            (
-                json!({"subnet_selector_terms": [{"id": "sn-1"}]}),
-                "subnet_selector_terms[0].id",
-            ),
-            (
-                json!({"subnet_selector_terms": [{"id": "subnet-1", "tags": {"a": "b"}}]}),
-                "subnet_selector_terms[0].id",
-            ),
-            (
-                json!({"security_group_selector_terms": [{"name": "n", "tags": {"a": "b"}}]}),
-                "security_group_selector_terms[0].name",
-            ),
-            (
-                json!({"capacity_reservation_selector_terms": [{"id": "cr-1", "owner": "012345678901"}]}),
-                "capacity_reservation_selector_terms[0].id",
-            ),
-            (
-                json!({"capacity_reservation_selector_terms": [{"tags": {"a": "b"}, "owner": "1234"}]}),
-                "capacity_reservation_selector_terms[0].owner",
-            ),
-            (
-                json!({"advanced_networking": {"https_proxy": "192.0.2.4:3128"}}),
-                "advanced_networking.https_proxy",
-            ),
-            (
-                json!({"advanced_networking": {"no_proxy": vec!["x"; 51]}}),
-                "advanced_networking.no_proxy",
-            ),
-            (
-                json!({"advanced_security": {"kernel_lockdown": "integrity"}}),
-                "advanced_security.kernel_lockdown",
-            ),
-            (
-                json!({"tags": {"eks.amazonaws.com/nodeclass": "x"}}),
-                "tags[\"eks.amazonaws.com/nodeclass\"]",
-            ),
-            (
-                json!({"tags": {"kubernetes.io/cluster/demo": "owned"}}),
-                "tags[\"kubernetes.io/cluster/demo\"]",
-            ),
-        ];
-        for (patch, path) in cases {
-            let j = with(patch);
-            assert_eq!(check(&j), vec![path.to_string()], "{j}");
-        }
-    }
-
-    #[test]
-    fn unknown_values_decide_nothing() {
-        let j = with(json!({"role": "<unknown>", "pod_subnet_selector_terms": "<unknown>"}));
-        assert!(check(&j).is_empty(), "{:?}", check(&j));
-    }
-
-    /// The schema and the test CRD written from the guide agree field by field, defaults and
-    /// required fields included, in both directions.
-    #[test]
-    fn the_schema_covers_the_test_crd() {
-        use crate::resources::kube::v1::crd_coverage::{compare_root, openapi_schema};
-        let path = format!(
-            "{}/acceptance-tests/crds/eks-auto-mode/eks.amazonaws.com_nodeclasses.yaml",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let root = openapi_schema(&path, "v1");
-        let problems = compare_root(&EKS_NODE_CLASS, &root, "NodeClass", &[]);
-        assert!(problems.is_empty(), "{}", problems.join("\n"));
-    }
-}
+mod tests;
