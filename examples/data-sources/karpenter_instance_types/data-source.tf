@@ -11,7 +11,7 @@ data "karpenter_instance_types" "graviton" {
 
 output "graviton_pool" {
   value = {
-    count    = data.karpenter_instance_types.graviton.count
+    count    = data.karpenter_instance_types.graviton.match_count
     cheapest = data.karpenter_instance_types.graviton.cheapest
     largest  = data.karpenter_instance_types.graviton.largest_by_memory
     prices   = { for t in data.karpenter_instance_types.graviton.instance_types : t.name => t.on_demand_price }

@@ -135,7 +135,10 @@ pub static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
             Attribute::list_of("names", Type::String)
                 .computed()
                 .describe("The names of `instance_types`, in the same order."),
-            number("count", "How many instance types match."),
+            number(
+                "match_count",
+                "How many instance types match (`count` is a name Terraform reserves).",
+            ),
             string("cheapest", "The matching type with the lowest on-demand price; null when none has a price."),
             string(
                 "largest_by_cpu",

@@ -1,5 +1,5 @@
 //! The state of `data "karpenter_instance_types"`: each matching type as an object, in
-//! price order, and the summaries (count, cheapest, largest by cpu and by memory, unmet
+//! price order, and the summaries (match count, cheapest, largest by cpu and by memory, unmet
 //! `min_values`).
 
 use std::cmp::Ordering;
@@ -37,7 +37,6 @@ fn number_of<T: InstanceType + ?Sized>(t: &T, key: &str) -> i64 {
 
 /// One type as the state's object.
 fn type_state<T: InstanceType + ?Sized>(t: &T) -> Value {
-    let k = |s: &str| format!("karpenter.k8s.aws/instance-{s}");
     let labels: BTreeMap<&str, &str> = catalog::LABEL_KEYS
         .iter()
         .enumerate()
@@ -46,24 +45,57 @@ fn type_state<T: InstanceType + ?Sized>(t: &T) -> Value {
         .collect();
     object([
         ("name", Value::string(t.name())),
-        ("category", text_label(t, &k("category"))),
-        ("family", text_label(t, &k("family"))),
-        ("generation", number_label(t, &k("generation"))),
-        ("size", text_label(t, &k("size"))),
+        ("category", text_label(t, "karpenter.k8s.aws/instance-category")),
+        ("family", text_label(t, "karpenter.k8s.aws/instance-family")),
+        (
+            "generation",
+            number_label(t, "karpenter.k8s.aws/instance-generation"),
+        ),
+        ("size", text_label(t, "karpenter.k8s.aws/instance-size")),
         ("arch", text_label(t, "kubernetes.io/arch")),
-        ("cpu", number_label(t, &k("cpu"))),
-        ("memory_mib", number_label(t, &k("memory"))),
-        ("cpu_manufacturer", text_label(t, &k("cpu-manufacturer"))),
-        ("hypervisor", text_label(t, &k("hypervisor"))),
-        ("gpu_count", number_label(t, &k("gpu-count"))),
-        ("gpu_name", text_label(t, &k("gpu-name"))),
-        ("gpu_manufacturer", text_label(t, &k("gpu-manufacturer"))),
-        ("gpu_memory_mib", number_label(t, &k("gpu-memory"))),
-        ("accelerator_count", number_label(t, &k("accelerator-count"))),
-        ("accelerator_name", text_label(t, &k("accelerator-name"))),
-        ("network_bandwidth_mbps", number_label(t, &k("network-bandwidth"))),
-        ("ebs_bandwidth_mbps", number_label(t, &k("ebs-bandwidth"))),
-        ("local_nvme_gib", number_label(t, &k("local-nvme"))),
+        ("cpu", number_label(t, "karpenter.k8s.aws/instance-cpu")),
+        ("memory_mib", number_label(t, "karpenter.k8s.aws/instance-memory")),
+        (
+            "cpu_manufacturer",
+            text_label(t, "karpenter.k8s.aws/instance-cpu-manufacturer"),
+        ),
+        (
+            "hypervisor",
+            text_label(t, "karpenter.k8s.aws/instance-hypervisor"),
+        ),
+        (
+            "gpu_count",
+            number_label(t, "karpenter.k8s.aws/instance-gpu-count"),
+        ),
+        ("gpu_name", text_label(t, "karpenter.k8s.aws/instance-gpu-name")),
+        (
+            "gpu_manufacturer",
+            text_label(t, "karpenter.k8s.aws/instance-gpu-manufacturer"),
+        ),
+        (
+            "gpu_memory_mib",
+            number_label(t, "karpenter.k8s.aws/instance-gpu-memory"),
+        ),
+        (
+            "accelerator_count",
+            number_label(t, "karpenter.k8s.aws/instance-accelerator-count"),
+        ),
+        (
+            "accelerator_name",
+            text_label(t, "karpenter.k8s.aws/instance-accelerator-name"),
+        ),
+        (
+            "network_bandwidth_mbps",
+            number_label(t, "karpenter.k8s.aws/instance-network-bandwidth"),
+        ),
+        (
+            "ebs_bandwidth_mbps",
+            number_label(t, "karpenter.k8s.aws/instance-ebs-bandwidth"),
+        ),
+        (
+            "local_nvme_gib",
+            number_label(t, "karpenter.k8s.aws/instance-local-nvme"),
+        ),
         ("labels", string_map(labels)),
         ("allocatable", string_map(t.allocatable())),
         ("on_demand_price", price(t)),
@@ -115,7 +147,7 @@ pub fn computed<T: InstanceType>(
             "names".to_string(),
             string_list(selected.iter().map(|t| t.name())),
         ),
-        ("count".to_string(), Value::number(selected.len() as u64)),
+        ("match_count".to_string(), Value::number(selected.len() as u64)),
         ("cheapest".to_string(), opt_string(cheapest)),
         ("largest_by_cpu".to_string(), opt_string(largest_by_cpu)),
         ("largest_by_memory".to_string(), opt_string(largest_by_memory)),
