@@ -28,9 +28,9 @@ fn string(index: u16) -> Option<&'static str> {
     STRINGS.get(usize::from(index)).copied()
 }
 
-/// The index of a label key in [`LABEL_KEYS`].
+/// The index of a label key in [`LABEL_KEYS`] (which the build writes sorted).
 pub fn label_index(key: &str) -> Option<usize> {
-    LABEL_KEYS.iter().position(|k| *k == key)
+    LABEL_KEYS.binary_search(&key).ok()
 }
 
 /// The index of a resource in [`RESOURCE_NAMES`].

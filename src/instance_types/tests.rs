@@ -42,6 +42,8 @@ fn the_table_holds_the_reference() {
     assert_eq!(catalog::all().len(), 1363);
     assert_eq!(catalog::KARPENTER_VERSION, "v1.14");
     assert_eq!(catalog::PRICE_REGION, "us-east-1");
+    // label_index searches them in halves.
+    assert!(catalog::LABEL_KEYS.windows(2).all(|w| w[0] < w[1]));
     let m5 = catalog::find("m5.large").expect("m5.large");
     assert_eq!(m5.label_named("karpenter.k8s.aws/instance-family"), Some("m5"));
     assert_eq!(m5.allocatable_of("memory"), Some("6903Mi"));
