@@ -2,6 +2,7 @@
 
 pub mod aws;
 pub mod context;
+pub mod instance_types;
 pub mod k8s;
 pub mod policy;
 pub mod provider;

@@ -135,6 +135,25 @@ impl AwsClients {
         )
     }
 
+    /// The EC2 instance-type calls in `region` (or the block's), with their endpoint for
+    /// diagnostics.
+    #[cfg(feature = "ec2")]
+    pub fn ec2_instance_types(&self, region: Option<&str>) -> super::ec2_instance_types::Ec2InstanceTypes {
+        let mut b = aws_sdk_ec2::config::Builder::from(&self.config);
+        if let Some(region) = region {
+            b = b.region(Region::new(region.to_string()));
+        }
+        if let Some(url) = self.endpoint("ec2") {
+            b = b.endpoint_url(url);
+        }
+        let endpoint = match (self.endpoint("ec2"), region) {
+            (Some(url), _) => url.to_string(),
+            (None, Some(region)) => format!("https://ec2.{region}.amazonaws.com"),
+            (None, None) => self.endpoint_for("ec2"),
+        };
+        super::ec2_instance_types::Ec2InstanceTypes::new(aws_sdk_ec2::Client::from_conf(b.build()), endpoint)
+    }
+
     pub fn sts(&self) -> aws_sdk_sts::Client {
         let mut b = aws_sdk_sts::config::Builder::from(&self.config);
         if let Some(url) = self.endpoint("sts") {

@@ -38,6 +38,7 @@ impl KarpenterProvider {
                 Box::new(resources::kube::data_sources::object::eks_node_class()),
                 Box::new(resources::kube::data_sources::object::node_pool()),
                 Box::new(resources::kube::data_sources::node_claims::NodeClaims),
+                Box::new(resources::kube::data_sources::instance_types::InstanceTypes),
             ],
         }
     }

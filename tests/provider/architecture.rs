@@ -5,7 +5,8 @@
 //!   from paths that start with an imported module's name (test modules left out), has no
 //!   strongly connected component of more than one module;
 //! - **layers**: `src/terraform/` (the generic provider framework) imports nothing from the
-//!   Karpenter side of `src/`, whose layers point downwards (settings and policy, then aws, then
+//!   Karpenter side of `src/`, whose layers point downwards (settings, policy and the offline
+//!   instance-type data, then aws, then
 //!   k8s, then context, then the two resource families, which do not use each other, then the
 //!   provider);
 //! - **no non-test file over 800 lines** (a file under `tests/` or named `tests.rs` is a test
@@ -359,6 +360,17 @@ fn the_karpenter_layers_point_downwards() {
         ),
         (
             "policy",
+            &[
+                "aws",
+                "k8s",
+                "context",
+                "resources::kube",
+                "resources::aws",
+                "provider",
+            ],
+        ),
+        (
+            "instance_types",
             &[
                 "aws",
                 "k8s",

@@ -77,6 +77,7 @@ pub struct Results {
     pub handshake: handshake::Handshake,
     pub binary_bytes: u64,
     pub queue: queue::QueueFigures,
+    pub instance_types: crate::instance_types::InstanceTypeFigures,
     pub load_before: String,
     pub load_after: String,
     pub terraform_version: String,
@@ -98,21 +99,37 @@ pub fn run_all(o: &Options, p: &ProviderDir) -> Result<Results, BenchError> {
     r.binary_bytes = std::fs::metadata(&p.binary)
         .map_err(BenchError::io("provider binary size"))?
         .len();
-    eprintln!("bench: 6. plugin start to handshake");
-    r.handshake = handshake::measure(&p.binary, o.handshakes)?;
-    eprintln!("bench: 1. plan");
-    (r.plan, r.plan_user_shape) = plans(o, p)?;
-    eprintln!("bench: 2./4. apply, refresh and API requests");
-    let (apply, refresh, requests) = applies(o, p)?;
-    r.apply = apply;
-    r.plan_refresh = refresh;
-    r.requests = requests;
-    eprintln!("bench: 5. peak RSS");
-    r.rss = rss(o, p)?;
-    eprintln!("bench: 3. CRD gate reaction");
-    r.gate_ms = gate(o, p)?;
-    eprintln!("bench: 7. interruption queue against moto");
-    r.queue = queue::measure(o, p)?;
+    if o.wants(6) {
+        eprintln!("bench: 6. plugin start to handshake");
+        r.handshake = handshake::measure(&p.binary, o.handshakes)?;
+    }
+    if o.wants(1) {
+        eprintln!("bench: 1. plan");
+        (r.plan, r.plan_user_shape) = plans(o, p)?;
+    }
+    if o.wants(2) || o.wants(4) {
+        eprintln!("bench: 2./4. apply, refresh and API requests");
+        let (apply, refresh, requests) = applies(o, p)?;
+        r.apply = apply;
+        r.plan_refresh = refresh;
+        r.requests = requests;
+    }
+    if o.wants(5) {
+        eprintln!("bench: 5. peak RSS");
+        r.rss = rss(o, p)?;
+    }
+    if o.wants(3) {
+        eprintln!("bench: 3. CRD gate reaction");
+        r.gate_ms = gate(o, p)?;
+    }
+    if o.wants(7) {
+        eprintln!("bench: 7. interruption queue against moto");
+        r.queue = queue::measure(o, p)?;
+    }
+    if o.wants(8) {
+        eprintln!("bench: 8. instance-type data source");
+        r.instance_types = crate::instance_types::measure(o.reps, p, &|out| rss_wrapper(&p.binary, out))?;
+    }
     r.load_after = load_average();
     Ok(r)
 }

@@ -3,18 +3,21 @@
 //!
 //! ```text
 //! cargo run --release -p bench -- [--quick] [--reps N] [--out acceptance-tests/reports/performance.md] [--json FILE]
-//!                                 [--provider PATH] [--sizes 1,10,100] [--handshakes N]
+//!                                 [--provider PATH] [--sizes 1,10,100] [--handshakes N] [--figures 1,5,8]
 //! ```
 //!
 //! Every timed figure is measured beside its baseline in the same run, the two interleaved
 //! (their order alternating between repetitions), and reported as median and min–max. The
 //! provider is the release build (`cargo build --release`, the shipped profile) unless
 //! `--quick` (debug build, N = 1, one repetition: the CI smoke mode, whose figures say only
-//! that the bench works) or `--provider` says otherwise.
+//! that the bench works) or `--provider` says otherwise. `--figures` runs only the figures named
+//! (a before/after comparison of a few figures); such a partial run prints its table and never
+//! rewrites the report.
 
 mod configs;
 mod figures;
 mod handshake;
+mod instance_types;
 mod queue;
 mod report;
 mod stats;
@@ -51,7 +54,10 @@ impl BenchError {
 }
 
 const USAGE: &str = "bench [--quick] [--reps N] [--out FILE.md] [--json FILE.json] [--provider PATH] \
-                     [--sizes 1,10,100] [--handshakes N]";
+                     [--sizes 1,10,100] [--handshakes N] [--figures 1,5,8]";
+
+/// Every figure the bench has.
+pub const ALL_FIGURES: &[u8] = &[1, 2, 3, 4, 5, 6, 7, 8];
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -63,6 +69,15 @@ pub struct Options {
     pub out: Option<PathBuf>,
     pub json: Option<PathBuf>,
     pub provider: Option<PathBuf>,
+    /// The figures to run (figures 2 and 4 come from the same applies).
+    pub figures: Vec<u8>,
+}
+
+impl Options {
+    /// Whether figure `n` is run.
+    pub fn wants(&self, n: u8) -> bool {
+        self.figures.contains(&n)
+    }
 }
 
 fn parse_args(args: &[String]) -> Result<Options, BenchError> {
@@ -74,6 +89,7 @@ fn parse_args(args: &[String]) -> Result<Options, BenchError> {
         out: None,
         json: None,
         provider: None,
+        figures: ALL_FIGURES.to_vec(),
     };
     let mut reps = None;
     let mut sizes = None;
@@ -107,9 +123,28 @@ fn parse_args(args: &[String]) -> Result<Options, BenchError> {
                     }
                 }
             }
+            "--figures" => {
+                let list = it
+                    .next()
+                    .ok_or_else(|| BenchError::Usage("--figures needs a list such as 1,5,8".into()))?;
+                let parsed: Result<Vec<u8>, _> = list.split(',').map(|s| s.trim().parse::<u8>()).collect();
+                match parsed {
+                    Ok(v) if !v.is_empty() && v.iter().all(|n| ALL_FIGURES.contains(n)) => o.figures = v,
+                    _ => {
+                        return Err(BenchError::Usage(format!(
+                            "--figures {list}: figure numbers 1 to 8, comma-separated"
+                        )));
+                    }
+                }
+            }
             "-h" | "--help" => return Err(BenchError::Usage("help".into())),
             other => return Err(BenchError::Usage(format!("unknown argument {other}"))),
         }
+    }
+    if o.out.is_some() && o.figures != ALL_FIGURES {
+        return Err(BenchError::Usage(
+            "--figures makes a partial run, which does not rewrite the report: drop --out".into(),
+        ));
     }
     if o.quick {
         o.reps = 1;
@@ -218,7 +253,7 @@ fn run() -> Result<(), BenchError> {
             .map_err(|e| BenchError::Measure(format!("JSON: {e}")))?;
         std::fs::write(path, text).map_err(BenchError::io(format!("writing {}", path.display())))?;
     }
-    eprintln!("{}", report::console_summary(&results));
+    eprintln!("{}", report::console_summary(&options, &results));
     Ok(())
 }
 
@@ -252,7 +287,13 @@ mod tests {
 
     #[test]
     fn bad_arguments_are_usage_errors() {
-        for bad in [&["--reps", "0"][..], &["--sizes", "1,x"], &["--what"]] {
+        for bad in [
+            &["--reps", "0"][..],
+            &["--sizes", "1,x"],
+            &["--what"],
+            &["--figures", "9"],
+            &["--figures", "1", "--out", "x.md"],
+        ] {
             assert!(
                 matches!(parse_args(&args(bad)), Err(BenchError::Usage(_))),
                 "{bad:?}"

@@ -293,6 +293,44 @@ pub fn rows(r: &Results) -> Vec<Row> {
         target: "no target".into(),
         verdict: Verdict::NotJudged,
     });
+    let it = &r.instance_types;
+    for (name, samples) in &it.read_ms {
+        let what = crate::instance_types::READS
+            .iter()
+            .find(|(n, _, _)| n == name)
+            .map_or(name.as_str(), |(_, what, _)| what);
+        rows.push(Row {
+            figure: 8,
+            key: format!("instance_types_{name}_ms"),
+            what: format!(
+                "`data \"karpenter_instance_types\"` offline, {what}: request decoded → answer encoded"
+            ),
+            value: samples.median(),
+            unit: "ms",
+            shown: format!("{} ms", samples.summary(2)),
+            baseline: None,
+            ratio: None,
+            target: "≤ 20 ms".into(),
+            verdict: Verdict::of(samples.median() <= 20.0),
+        });
+    }
+    rows.push(Row {
+        figure: 8,
+        key: "instance_types_rss_mb".into(),
+        what: "plugin peak RSS of a plan reading the three instance-type data sources".into(),
+        value: it.peak_kb.median() * 1024.0 / MB,
+        unit: "MB",
+        shown: format!(
+            "{:.1} MB [{:.1}–{:.1}]",
+            it.peak_kb.median() * 1024.0 / MB,
+            it.peak_kb.min() * 1024.0 / MB,
+            it.peak_kb.max() * 1024.0 / MB
+        ),
+        baseline: None,
+        ratio: None,
+        target: "≤ 25 MB".into(),
+        verdict: Verdict::of(it.peak_kb.max() * 1024.0 / MB <= 25.0),
+    });
     rows
 }
 
@@ -407,6 +445,10 @@ const METHOD: &[(u8, &str)] = &[
         7,
         "`karpenter_interruption_queue` (five rules) applied, planned (refresh) and destroyed (`-refresh=false`, so the delete's own calls are counted) against moto through the acceptance tests' fault proxy, which logs each AWS call and its timing; the baseline makes the provider's exact sequence of create and delete calls with the SDK (one client, same proxy), interleaved with the provider's runs. The minimum counts are argued in `acceptance-tests/bench/src/queue.rs`.",
     ),
+    (
+        8,
+        "`terraform plan` of one `data \"karpenter_instance_types\"` (offline) at a time, with `TF_LOG_PROVIDER=debug`: the provider logs each `ReadDataSource` from the request's decoding to the answer's encoding (µs); one untimed warm-up, then the repetitions. The RSS row is a plan reading all three under the figure-5 GNU time wrapper, its largest plugin process.",
+    ),
 ];
 
 /// The generated part of acceptance-tests/reports/performance.md.
@@ -425,7 +467,7 @@ pub fn markdown(o: &Options, p: &ProviderDir, r: &Results) -> String {
          | # | Figure | Provider | Baseline | Ratio | Target | Result |\n\
          |---|---|---|---|---|---|---|\n",
     );
-    for row in rows(r) {
+    for row in rows(r).into_iter().filter(|row| o.wants(row.figure)) {
         s.push_str(&format!(
             "| {} | {} | {} | {} | {} | {} | {} |\n",
             row.figure,
@@ -505,6 +547,7 @@ pub fn write_into(path: &Path, generated: &str) -> Result<(), BenchError> {
 pub fn json(o: &Options, p: &ProviderDir, r: &Results) -> serde_json::Value {
     let figures: Vec<serde_json::Value> = rows(r)
         .iter()
+        .filter(|row| o.wants(row.figure))
         .map(|row| {
             serde_json::json!({
                 "figure": row.figure,
@@ -538,9 +581,10 @@ pub fn json(o: &Options, p: &ProviderDir, r: &Results) -> serde_json::Value {
 }
 
 /// A few lines for the terminal.
-pub fn console_summary(r: &Results) -> String {
+pub fn console_summary(o: &Options, r: &Results) -> String {
     rows(r)
         .iter()
+        .filter(|row| o.wants(row.figure))
         .map(|row| {
             format!(
                 "{} {:<80} {:<28} {}",

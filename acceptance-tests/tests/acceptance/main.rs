@@ -25,6 +25,7 @@ mod examples_validate;
 mod faults;
 mod field_ownership;
 mod iam_common;
+mod instance_types;
 mod interruption_queue;
 mod invalid_inputs;
 mod k8s_errors;

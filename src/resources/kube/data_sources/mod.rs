@@ -1,7 +1,8 @@
 //! Read-only data sources over what Karpenter resolved in the cluster:
 //! `karpenter_ec2_node_class` and `karpenter_node_pool` (one object, spec and status, see
 //! [`object`]) and `karpenter_node_claims` (the NodeClaims of a pool or of the cluster, see
-//! [`node_claims`]).
+//! [`node_claims`]); and `karpenter_instance_types`, which needs no cluster: what a set of
+//! NodePool requirements lets Karpenter launch, offline or from EC2 ([`instance_types`]).
 //!
 //! Their schemas are derived from the resources' own (same names, same descriptions, every
 //! attribute computed), so the resource schema stays the one description of each kind.
@@ -11,6 +12,7 @@
 //! deferral; otherwise it fails with an error saying why and what to do: unlike a resource, a
 //! data source has no prior state to keep.
 
+pub mod instance_types;
 pub mod node_claims;
 pub mod object;
 

@@ -11,6 +11,8 @@ use std::collections::BTreeSet;
 use std::sync::LazyLock;
 
 use super::{legacy_conditions, restricted_label_problem, well_known_values};
+use crate::instance_types::Flavor;
+use crate::instance_types::requirements::{Operator, Requirement};
 use crate::resources::kube::v1::ec2_node_class::{kubelet_attributes, kubelet_rule};
 use crate::resources::kube::v1::rules::{self, elements, has};
 use crate::resources::kube::v1::{
@@ -294,6 +296,7 @@ fn invalid(diags: &mut Diagnostics, path: &AttributePath, detail: impl Into<Stri
 /// across `taints` and `startup_taints`.
 pub fn validate_provisioner(config: &Value, diags: &mut Diagnostics) {
     let root = AttributePath::root();
+    check_launchable(config, diags);
     let consolidation = config
         .get("consolidation")
         .and_then(|c| c.get("enabled"))
@@ -333,6 +336,42 @@ pub fn validate_provisioner(config: &Value, diags: &mut Diagnostics) {
             }
         }
     }
+}
+
+/// What the Provisioner can launch, against the offline instance-type data
+/// ([`rules::launchable`]): its requirements, its node labels and the defaults Karpenter
+/// v0.32's webhook appends for the keys they leave open.
+fn check_launchable(config: &Value, diags: &mut Diagnostics) {
+    let root = AttributePath::root();
+    let requirements = config.get("requirements").unwrap_or(&Value::Null);
+    let Some(written) = rules::launchable::written_requirements(requirements) else {
+        return;
+    };
+    let keys: Vec<&str> = written.iter().map(|r| r.key.as_str()).collect();
+    let defaults = super::webhook_defaults::appended_to(&keys)
+        .into_iter()
+        .filter_map(|(key, operator, values, why)| {
+            Some((
+                Requirement::new(key, Operator::parse(operator)?, values),
+                why.to_string(),
+            ))
+        })
+        .collect();
+    let limits = config
+        .get("limits")
+        .and_then(|l| l.get("resources"))
+        .map(|r| (r, root.attr("limits").attr("resources")));
+    rules::launchable::check(
+        &rules::launchable::Pool {
+            requirements,
+            requirements_path: root.attr("requirements"),
+            labels: config.get("labels").map(|l| (l, root.attr("labels"))),
+            defaults,
+            limits,
+            flavor: Flavor::SelfManaged,
+        },
+        diags,
+    );
 }
 
 #[cfg(test)]

@@ -82,6 +82,25 @@ fn added_for(keys: &BTreeSet<&str>) -> Vec<&'static Added> {
     out
 }
 
+/// What the webhook appends to requirements on `keys`, as (key, operator, values, why).
+pub fn appended_to(
+    keys: &[&str],
+) -> Vec<(&'static str, &'static str, &'static [&'static str], &'static str)> {
+    let keys: BTreeSet<&str> = keys.iter().map(|k| normalised(k)).collect();
+    added_for(&keys)
+        .into_iter()
+        .map(|a| {
+            let why = if INSTANCE_SHAPE.iter().any(|s| std::ptr::eq(s, a)) {
+                "the default Karpenter v0.32's webhook adds when no requirement names the instance type, family, \
+                 category or generation"
+            } else {
+                "the default Karpenter v0.32's webhook adds when no requirement names this key"
+            };
+            (a.key, a.operator, a.values, why)
+        })
+        .collect()
+}
+
 fn matches(entry: &Value, added: &Added) -> bool {
     let values: Option<Vec<&str>> = entry
         .get("values")

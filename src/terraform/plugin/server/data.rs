@@ -9,6 +9,7 @@ impl<P: Provider> ProviderServer<P> {
         req: Request<pb::read_data_source::Request>,
     ) -> Rpc<pb::read_data_source::Response> {
         let req = req.into_inner();
+        let started = std::time::Instant::now();
         let result = async {
             let ds = self
                 .provider
@@ -43,6 +44,12 @@ impl<P: Provider> ProviderServer<P> {
             }
         }
         .await;
+        // What the bench reads for a data source's answer time: decode, read, encode.
+        tracing::debug!(
+            data_source = %req.type_name,
+            micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+            "data source read"
+        );
         respond!(
             result.map(|(s, deferred)| pb::read_data_source::Response {
                 state: Some(s),

@@ -15,6 +15,7 @@ use super::{
     conditions_attribute, force_destroy_attribute, metadata_attribute, name_attribute, object_with,
     timeouts_block,
 };
+use crate::instance_types::Flavor;
 use crate::terraform::framework::validate::{self as v};
 use crate::terraform::framework::{Attribute, Diagnostics, Schema};
 use crate::terraform::tfvalue::{AttributePath, Type, Value};
@@ -158,7 +159,9 @@ fn node_class_ref() -> Attribute {
     .describe("The node class (cloud-provider settings) the nodes are launched with.")
 }
 
-fn requirements() -> Attribute {
+/// The `requirements` attribute of a pool's template: also the filter of
+/// `data "karpenter_instance_types"`, so both spell and check requirements alike.
+pub fn requirements() -> Attribute {
     Attribute::list_of_objects(
         "requirements",
         vec![
@@ -334,6 +337,7 @@ fn status() -> Attribute {
 pub fn validate_node_pool(config: &Value, diags: &mut Diagnostics) {
     let root = AttributePath::root();
     auto_mode::validate(config, diags);
+    check_launchable(config, diags);
     rules::annotations_total_size(
         config.get("metadata").and_then(|m| m.get("annotations")),
         &root.attr("metadata").attr("annotations"),
@@ -360,6 +364,38 @@ pub fn validate_node_pool(config: &Value, diags: &mut Diagnostics) {
             "weight is not supported on a static node pool (with replicas): remove weight or remove replicas.",
         );
     }
+}
+
+/// What the pool can launch, against the offline instance-type data ([`rules::launchable`]):
+/// requirements (with the template's node labels) that match no instance type, `min_values`
+/// they cannot meet, `limits` no matching type fits under. Skipped while the node class group
+/// (self-managed or Auto Mode label names) is unknown.
+fn check_launchable(config: &Value, diags: &mut Diagnostics) {
+    let flavor = match auto_mode::is_auto_mode(config) {
+        Some(true) => Flavor::AutoMode,
+        Some(false) => Flavor::SelfManaged,
+        None => return,
+    };
+    let root = AttributePath::root();
+    let template = config.get("template").unwrap_or(&Value::Null);
+    let Some(requirements) = template.get("spec").and_then(|s| s.get("requirements")) else {
+        return;
+    };
+    let labels = template
+        .get("metadata")
+        .and_then(|m| m.get("labels"))
+        .map(|l| (l, root.attr("template").attr("metadata").attr("labels")));
+    rules::launchable::check(
+        &rules::launchable::Pool {
+            requirements,
+            requirements_path: root.attr("template").attr("spec").attr("requirements"),
+            labels,
+            defaults: Vec::new(),
+            limits: config.get("limits").map(|l| (l, root.attr("limits"))),
+            flavor,
+        },
+        diags,
+    );
 }
 
 /// Replacement paths beyond the `replace_on_change` attributes: rule S1 — a pool cannot switch

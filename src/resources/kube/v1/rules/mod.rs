@@ -11,6 +11,7 @@
 //! a configuration may be partly unknown at plan time.
 
 mod contradictions;
+pub mod launchable;
 pub use contradictions::{NO_INSTANCE_TYPE, NO_NODE, warn_contradictions};
 use std::collections::BTreeSet;
 use std::sync::LazyLock;

@@ -1,0 +1,119 @@
+//! The offline instance-type table: Karpenter's generated instance-type reference (the label
+//! values Karpenter gives each type and the resources it computes for it after overhead, with
+//! an `AL2023` AMI and no block device mappings) and its built-in on-demand prices, compiled
+//! into the binary by `build/instance_types.rs`. Rows are static and only indexes; nothing is
+//! allocated until a caller asks for strings.
+
+use super::quantity;
+use super::{InstanceType, memory_capacity_bytes};
+
+/// One instance type: an index into [`STRINGS`] per label key ([`LABEL_KEYS`]) and per
+/// resource ([`RESOURCE_NAMES`]), `u16::MAX` where the type has none; its on-demand price in
+/// micro-dollars per hour, `u32::MAX` where the table has none.
+#[derive(Debug)]
+pub struct Row {
+    pub labels: [u16; LABELS],
+    pub resources: [u16; RESOURCES],
+    pub price_micros: u32,
+}
+
+include!(concat!(env!("OUT_DIR"), "/instance_types_table.rs"));
+
+const NONE: u16 = u16::MAX;
+
+fn string(index: u16) -> Option<&'static str> {
+    if index == NONE {
+        return None;
+    }
+    STRINGS.get(usize::from(index)).copied()
+}
+
+/// The index of a label key in [`LABEL_KEYS`] (which the build writes sorted).
+pub fn label_index(key: &str) -> Option<usize> {
+    LABEL_KEYS.binary_search(&key).ok()
+}
+
+/// The index of a resource in [`RESOURCE_NAMES`].
+pub fn resource_index(name: &str) -> Option<usize> {
+    RESOURCE_NAMES.iter().position(|r| *r == name)
+}
+
+/// Every row of the table, as [`InstanceType`]s.
+pub fn all() -> &'static [Row] {
+    &ROWS
+}
+
+/// The row of the instance type `name`.
+pub fn find(name: &str) -> Option<&'static Row> {
+    let key = label_index("node.kubernetes.io/instance-type")?;
+    ROWS.iter().find(|r| string(r.labels[key]) == Some(name))
+}
+
+impl Row {
+    /// The value of the label at `index` of [`LABEL_KEYS`].
+    pub fn label_at(&self, index: usize) -> Option<&'static str> {
+        self.labels.get(index).copied().and_then(string)
+    }
+
+    /// The value of the label `key`.
+    pub fn label_named(&self, key: &str) -> Option<&'static str> {
+        label_index(key).and_then(|i| self.label_at(i))
+    }
+
+    /// The quantity Karpenter computed for `resource` after overhead, as it writes it (`940m`).
+    pub fn allocatable_of(&self, resource: &str) -> Option<&'static str> {
+        resource_index(resource).and_then(|i| self.resources.get(i).copied().and_then(string))
+    }
+}
+
+impl InstanceType for Row {
+    fn name(&self) -> &str {
+        self.label_named("node.kubernetes.io/instance-type")
+            .unwrap_or_default()
+    }
+
+    fn label(&self, index: usize) -> Option<&str> {
+        self.label_at(index)
+    }
+
+    fn allocatable(&self) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = RESOURCE_NAMES
+            .iter()
+            .zip(self.resources)
+            .filter_map(|(name, q)| Some((name.to_string(), string(q)?.to_string())))
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// What Karpenter counts against a pool's limits: the capacity. `cpu` is the vCPU count,
+    /// `memory` the memory less Karpenter's default VM overhead (7.5 %, and 64 MiB on Graviton),
+    /// `pods` and the extended resources as computed (no overhead is taken from them).
+    /// `ephemeral-storage` depends on the node class's volumes and is not known here.
+    fn capacity(&self, resource: &str) -> Option<f64> {
+        match resource {
+            "cpu" => self.label_named("karpenter.k8s.aws/instance-cpu")?.parse().ok(),
+            "memory" => {
+                let mib: u64 = self
+                    .label_named("karpenter.k8s.aws/instance-memory")?
+                    .parse()
+                    .ok()?;
+                let arm64 = self.label_named("kubernetes.io/arch") == Some("arm64");
+                Some(memory_capacity_bytes(mib, arm64) as f64)
+            }
+            "ephemeral-storage" => None,
+            other => {
+                resource_index(other)?;
+                Some(
+                    self.allocatable_of(other)
+                        .and_then(quantity::parse)
+                        .unwrap_or(0.0),
+                )
+            }
+        }
+    }
+
+    fn price_micros(&self) -> Option<u32> {
+        (self.price_micros != u32::MAX).then_some(self.price_micros)
+    }
+}
