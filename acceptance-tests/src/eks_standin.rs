@@ -98,11 +98,7 @@ impl AccessEntries {
             Entry {
                 kind: "EC2".to_string(),
                 tags: json!({}),
-                policies: [(
-                    AUTO_NODE_POLICY.to_string(),
-                    json!({"type": "cluster"}),
-                )]
-                .into(),
+                policies: [(AUTO_NODE_POLICY.to_string(), json!({"type": "cluster"}))].into(),
             },
         );
     }
@@ -110,13 +106,10 @@ impl AccessEntries {
     /// The `computeConfig` DescribeCluster reports for `cluster`, when it is an Auto Mode
     /// cluster of the stand-in.
     pub fn compute_config(&self, cluster: &str) -> Option<Json> {
-        let roles = self
-            .compute_node_roles
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        roles.get(cluster).map(|role| {
-            json!({"enabled": true, "nodePools": ["general-purpose", "system"], "nodeRoleArn": role})
-        })
+        let roles = self.compute_node_roles.lock().unwrap_or_else(|e| e.into_inner());
+        roles.get(cluster).map(
+            |role| json!({"enabled": true, "nodePools": ["general-purpose", "system"], "nodeRoleArn": role}),
+        )
     }
 
     fn is_eks_managed(&self, cluster: &str, principal: &str) -> bool {

@@ -120,10 +120,7 @@ fn differences(original: &Json, recreated: &Json, path: &str, out: &mut Vec<Stri
 #[test]
 fn the_published_auto_mode_manifests_import_plan_empty_and_recreate_equal() {
     let docs = blueprints();
-    let classes = docs
-        .iter()
-        .filter(|(_, m)| m["kind"] == "NodeClass")
-        .count();
+    let classes = docs.iter().filter(|(_, m)| m["kind"] == "NodeClass").count();
     let pools = docs.len() - classes;
     assert_eq!((classes, pools), (8, 12), "the published set changed: {docs:#?}");
     // Object names are unique per kind, so they serve as resource names too.

@@ -385,7 +385,11 @@ resource "karpenter_node_role" "auto" {
         )]
     );
 
-    work.set_config(&format!("{}\n{}", proxy.provider_block(), config(Some("eks_auto_mode"))));
+    work.set_config(&format!(
+        "{}\n{}",
+        proxy.provider_block(),
+        config(Some("eks_auto_mode"))
+    ));
     let run = work.apply().failed();
     let text = run.output().replace('\n', " ");
     for expected in [
@@ -394,7 +398,11 @@ resource "karpenter_node_role" "auto" {
         "cannot be modified",
         "Remove eks_access_entry",
     ] {
-        assert!(text.contains(expected), "missing {expected:?} in:\n{}", run.output());
+        assert!(
+            text.contains(expected),
+            "missing {expected:?} in:\n{}",
+            run.output()
+        );
     }
     assert!(!text.contains("terraform import"), "{}", run.output());
     assert_eq!(entries(&proxy), eks_made, "the entry EKS made is unchanged");

@@ -8,8 +8,8 @@ use std::collections::HashSet;
 use std::rc::Rc;
 
 use super::eval::Evaluator;
-use super::node::{Node, Scope};
 use super::index::{BodyView, TargetBlock};
+use super::node::{Node, Scope};
 use super::suggest::{Candidate, nearest};
 use super::{Finding, Place};
 use crate::terraform::framework::diagnostics::Severity;

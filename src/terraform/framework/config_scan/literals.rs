@@ -11,8 +11,8 @@
 
 use hcl_edit::expr::{Expression, ObjectKey};
 
-use super::node::Scalar;
 use super::index::{BodyView, TargetBlock};
+use super::node::Scalar;
 use crate::terraform::framework::schema::{AttrType, Attribute, Block, Nesting, Schema};
 use crate::terraform::tfvalue::{Number, Type, Value};
 

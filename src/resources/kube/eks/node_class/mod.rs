@@ -232,25 +232,31 @@ fn capacity_reservation_selector_terms() -> Attribute {
 
 fn ephemeral_storage() -> Attribute {
     let attributes = vec![
-            Attribute::string("size")
-                .default_value(Value::string("80Gi"))
-                .describe("Size of the node's volume: 1–59000Gi, 1–64000G, 1–58Ti or 1–64T (default `80Gi`).")
-                .validate(v::matches(EPHEMERAL_SIZE, "a size of 1–59000Gi, 1–64000G, 1–58Ti or 1–64T, e.g. `100Gi`")),
-            Attribute::number("iops")
-                .default_value(Value::number(3000))
-                .describe("Provisioned IOPS of the gp3 volume: 3000 (the default) to 16000.")
-                .validate(v::int_range(3000, 16000)),
-            Attribute::number("throughput")
-                .default_value(Value::number(125))
-                .describe("Throughput of the gp3 volume in MiB/s: 125 (the default) to 1000.")
-                .validate(v::int_range(125, 1000)),
-            Attribute::string("kms_key_id")
-                .wire_name("kmsKeyID")
-                .describe(
-                    "KMS key that encrypts the volume: a key ID, key ARN, alias name (`alias/…`) or alias ARN. \
+        Attribute::string("size")
+            .default_value(Value::string("80Gi"))
+            .describe("Size of the node's volume: 1–59000Gi, 1–64000G, 1–58Ti or 1–64T (default `80Gi`).")
+            .validate(v::matches(
+                EPHEMERAL_SIZE,
+                "a size of 1–59000Gi, 1–64000G, 1–58Ti or 1–64T, e.g. `100Gi`",
+            )),
+        Attribute::number("iops")
+            .default_value(Value::number(3000))
+            .describe("Provisioned IOPS of the gp3 volume: 3000 (the default) to 16000.")
+            .validate(v::int_range(3000, 16000)),
+        Attribute::number("throughput")
+            .default_value(Value::number(125))
+            .describe("Throughput of the gp3 volume in MiB/s: 125 (the default) to 1000.")
+            .validate(v::int_range(125, 1000)),
+        Attribute::string("kms_key_id")
+            .wire_name("kmsKeyID")
+            .describe(
+                "KMS key that encrypts the volume: a key ID, key ARN, alias name (`alias/…`) or alias ARN. \
                      Unset: the account's default EBS key.",
-                )
-                .validate(v::matches(KMS_KEY, "a KMS key ID, key ARN, alias name (`alias/…`) or alias ARN")),
+            )
+            .validate(v::matches(
+                KMS_KEY,
+                "a KMS key ID, key ARN, alias name (`alias/…`) or alias ARN",
+            )),
     ];
     // The live CRD defaults the whole object, not only its fields: a class without
     // `ephemeralStorage` is stored with all three values.

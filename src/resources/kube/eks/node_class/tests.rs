@@ -67,9 +67,11 @@ fn the_guides_examples_are_valid() {
             {"network_card_index": 2, "device_index": 0, "interface_type": "efa-only"},
             {"network_card_index": 3, "device_index": 0, "interface_type": "efa-only"},
         ]}})),
-        with(json!({"advanced_networking": {"associate_public_ip_address": true, "network_interfaces": [
-            {"network_card_index": 0, "device_index": 0, "interface_type": "interface", "secondary_ipv4_count": 8},
-        ]}})),
+        with(
+            json!({"advanced_networking": {"associate_public_ip_address": true, "network_interfaces": [
+                {"network_card_index": 0, "device_index": 0, "interface_type": "interface", "secondary_ipv4_count": 8},
+            ]}}),
+        ),
         // Keys the live CRD does not restrict.
         with(json!({"tags": {"eks:eks-cluster-name": "demo", "kubernetes.io/role/elb": "1"}})),
         with(json!({"ephemeral_storage": {"size": "18Ti"}})),
@@ -243,7 +245,9 @@ fn each_rule_of_the_guide_fails_on_its_attribute() {
 
 #[test]
 fn unknown_values_decide_nothing() {
-    let j = with(json!({"role": "<unknown>", "instance_profile": "eks-x", "pod_subnet_selector_terms": "<unknown>"}));
+    let j = with(
+        json!({"role": "<unknown>", "instance_profile": "eks-x", "pod_subnet_selector_terms": "<unknown>"}),
+    );
     assert!(check(&j).is_empty(), "{:?}", check(&j));
 }
 

@@ -354,10 +354,7 @@ pub fn plan_defaults(config: &Value, planned: &mut Value) {
     let Some(Value::Object(spec)) = template.get_mut("spec") else {
         return;
     };
-    spec.insert(
-        "expire_after".to_string(),
-        Value::string(AUTO_MODE_EXPIRE_AFTER),
-    );
+    spec.insert("expire_after".to_string(), Value::string(AUTO_MODE_EXPIRE_AFTER));
 }
 
 #[cfg(test)]
@@ -458,7 +455,11 @@ mod tests {
                 "template.spec.requirements[0]",
             ),
             (
-                auto(req("node.kubernetes.io/windows-build", "In", json!(["10.0.17763"]))),
+                auto(req(
+                    "node.kubernetes.io/windows-build",
+                    "In",
+                    json!(["10.0.17763"]),
+                )),
                 "template.spec.requirements[0]",
             ),
             (
