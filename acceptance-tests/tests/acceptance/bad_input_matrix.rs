@@ -135,6 +135,10 @@ fn baselines() -> Vec<(Kind, Vec<&'static str>)> {
         (Kind::Data("karpenter_node_pool".into()), vec![DATA_BY_NAME]),
         (Kind::Data("karpenter_node_claims".into()), vec![DATA_NODE_CLAIMS]),
         (
+            Kind::Data("karpenter_instance_types".into()),
+            vec![DATA_INSTANCE_TYPES, DATA_INSTANCE_TYPES_EC2],
+        ),
+        (
             Kind::Provider,
             vec![PROVIDER, PROVIDER_EKS, PROVIDER_WEB_IDENTITY],
         ),
@@ -226,13 +230,30 @@ const DATA_NODE_CLAIMS: &str = r#"
 node_pool = "base"
 "#;
 
-/// Data sources that read the cluster when planned: their baselines cannot plan here (there is
-/// no cluster), so the plan batch leaves them out; their bad values fail validation first.
+const DATA_INSTANCE_TYPES: &str = r#"
+requirements = [
+  { key = "karpenter.k8s.aws/instance-category", operator = "In", values = ["c", "m"], min_values = 2 },
+  { key = "karpenter.k8s.aws/instance-generation", operator = "Gt", values = ["5"] },
+]
+source = "offline"
+"#;
+
+const DATA_INSTANCE_TYPES_EC2: &str = r#"
+requirements = [{ key = "kubernetes.io/arch", operator = "In", values = ["arm64"] }]
+source       = "ec2"
+region       = "us-east-1"
+zones        = ["us-east-1a"]
+"#;
+
+/// Data sources that read the cluster (or, for `karpenter_instance_types` with `source = "ec2"`,
+/// AWS) when planned: their baselines cannot plan here (there is no cluster, no AWS), so the
+/// plan batch leaves them out; their bad values fail validation first.
 const READS_THE_CLUSTER: &[&str] = &[
     "karpenter_ec2_node_class",
     "karpenter_eks_node_class",
     "karpenter_node_pool",
     "karpenter_node_claims",
+    "karpenter_instance_types",
 ];
 
 /// Cases per terraform run.

@@ -122,10 +122,12 @@ resource "karpenter_interruption_queue" "q" {{
     /// Starts an apply with latency on both sides and returns it once the middle is reached.
     fn start_slow_apply(&self) -> Background {
         self.cluster.server.set_latency(Duration::from_millis(200));
-        // Each NodePool write is answered 3 s late: with Terraform's parallelism of 10, the
-        // second ten are still in flight when the first ten are done.
+        // Each NodePool write is answered 6 s late: with Terraform's parallelism of 10, the
+        // second ten are still in flight when the first ten are done, and while the queue
+        // wires its rules. (At 3 s a loaded 2-core machine reached the queue's second
+        // PutTargets only after the last pool was answered: no middle to kill in.)
         self.cluster.server.inject_fault(
-            FaultSpec::slow(Duration::from_secs(3), POOLS as u32)
+            FaultSpec::slow(Duration::from_secs(6), POOLS as u32)
                 .method("PATCH")
                 .path_contains("/apis/karpenter.sh/v1/nodepools/"),
         );
