@@ -27,6 +27,7 @@ use tokio_rustls::TlsAcceptor;
 
 mod discovery;
 mod json_patch;
+mod listen;
 mod watch;
 use discovery::*;
 pub use json_patch::*;
@@ -83,7 +84,7 @@ pub async fn serve_tls(listener: TcpListener, acceptor: TlsAcceptor, shared: Arc
                         _ = shutdown.changed() => return,
                     }
                 }
-                listener = match rebind(addr).await {
+                listener = match listen::rebind(addr).await {
                     Some(l) => l,
                     None => return,
                 };
@@ -92,17 +93,6 @@ pub async fn serve_tls(listener: TcpListener, acceptor: TlsAcceptor, shared: Arc
             Next::Stop => break,
         }
     }
-}
-
-/// Listens on `addr` again after an outage (retried briefly: the port was just closed).
-async fn rebind(addr: std::net::SocketAddr) -> Option<TcpListener> {
-    for _ in 0..100 {
-        if let Ok(l) = TcpListener::bind(addr).await {
-            return Some(l);
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    None
 }
 
 /// Accept plain-HTTP admin connections until shutdown.
