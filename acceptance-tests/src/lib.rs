@@ -410,6 +410,26 @@ fn with_required_providers(config: &str) -> String {
     )
 }
 
+/// Texts of the libraries' own error messages (hyper's connector, tower, the OS) that must never
+/// reach a diagnostic (#41): they name internals, not the problem or what to do.
+pub const LIBRARY_TEXT: &[&str] = &[
+    "ServiceError",
+    "HyperError",
+    "client error (",
+    "tcp connect error",
+    "os error",
+    "dns error",
+    "error trying to connect",
+    "hyper::",
+];
+
+/// The first [`LIBRARY_TEXT`] that `run`'s diagnostics contain, if any. Meant for runs without
+/// `TF_LOG` (log lines may quote libraries; diagnostics may not).
+pub fn library_text(run: &Run) -> Option<&'static str> {
+    let text = run.output();
+    LIBRARY_TEXT.iter().copied().find(|t| text.contains(t))
+}
+
 /// Reads a file of this repository (examples, fixtures), relative to the workspace root.
 pub fn repo_file(relative: &str) -> String {
     let path = workspace_root().join(relative);

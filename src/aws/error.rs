@@ -374,21 +374,52 @@ pub fn transport_kind(err: &(dyn std::error::Error + 'static)) -> AwsErrorKind {
     }
 }
 
-/// The error and its sources, joined ("dispatch failure: io error: connection refused"): their
-/// `Display` texts only, never the SDK's `Debug` dump of the error (what the SDK's
-/// `DisplayErrorContext` appends), which no user can act on.
+/// The error and its sources, joined: their `Display` texts only, never the SDK's `Debug` dump
+/// of the error (what the SDK's `DisplayErrorContext` appends), which no user can act on; and
+/// without the layers' own wrapper texts (`dispatch failure`, `other`, `io error`, hyper's
+/// `client error (SendRequest)`, `tcp connect error`) and OS error numbers, which name
+/// library internals rather than what failed (#41): `dispatch failure: io error: client error
+/// (Connect): tcp connect error: Connection refused (os error 111)` reads `Connection refused`.
 pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = err.to_string();
-    let mut source = next_source(err);
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
+    let mut words: Vec<String> = Vec::new();
+    let mut node = Some(err);
+    while let Some(e) = node {
+        let text = without_os_error(&e.to_string());
+        if !is_library_wrapper(&text) && !text.is_empty() && !words.iter().any(|w| w.contains(&text)) {
+            words.push(text);
         }
-        source = next_source(s);
+        node = next_source(e);
     }
-    out
+    if words.is_empty() {
+        "the request could not be sent (no further detail)".to_string()
+    } else {
+        words.join(": ")
+    }
+}
+
+/// Whether `text` is one of the SDK's or the HTTP connector's own wrappers, which say nothing
+/// a user can act on.
+fn is_library_wrapper(text: &str) -> bool {
+    text.starts_with("client error (")
+        || matches!(
+            text,
+            "dispatch failure"
+                | "other"
+                | "io error"
+                | "user error"
+                | "tcp connect error"
+                | "dns error"
+                | "error trying to connect"
+                | "connection error"
+        )
+}
+
+/// `text` without a trailing ` (os error N)`.
+fn without_os_error(text: &str) -> String {
+    match text.find(" (os error ") {
+        Some(at) => text[..at].to_string(),
+        None => text.to_string(),
+    }
 }
 
 /// The next error in the chain; an `io::Error`'s payload counts (its `source()` skips it).
@@ -493,6 +524,54 @@ mod tests {
         let d = AwsError::new("sqs:GetQueueUrl", AwsErrorKind::Credentials, "x").to_diagnostic();
         assert_eq!(d.summary, "no AWS credentials found");
         assert!(d.detail.contains("instance metadata"), "{}", d.detail);
+    }
+
+    /// #41: the layers' wrapper texts and OS error numbers never reach the message.
+    #[test]
+    fn transport_chains_have_no_library_text() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("{0}")]
+        struct Layer(&'static str, #[source] Box<dyn std::error::Error + Send + Sync>);
+        let refused = Layer(
+            "dispatch failure",
+            Box::new(Layer(
+                "io error",
+                Box::new(Layer(
+                    "client error (Connect)",
+                    Box::new(Layer(
+                        "tcp connect error",
+                        Box::new(std::io::Error::from_raw_os_error(111)),
+                    )),
+                )),
+            )),
+        );
+        let text = error_chain(&refused);
+        assert!(text.starts_with("Connection refused"), "{text}");
+        let closed = Layer(
+            "dispatch failure",
+            Box::new(Layer(
+                "other",
+                Box::new(Layer(
+                    "client error (SendRequest)",
+                    Box::new(std::io::Error::other(
+                        "connection closed before message completed",
+                    )),
+                )),
+            )),
+        );
+        assert_eq!(error_chain(&closed), "connection closed before message completed");
+        for text in [error_chain(&refused), error_chain(&closed)] {
+            for library in [
+                "dispatch failure",
+                "client error",
+                "tcp connect",
+                "os error",
+                "io error",
+                "other:",
+            ] {
+                assert!(!text.contains(library), "{library} in {text}");
+            }
+        }
     }
 
     #[test]

@@ -16,6 +16,7 @@ use super::error::{KubeError, humantime};
 use super::karpenter_holds;
 use super::karpenter_liveness::{self, Liveness, Watchdog};
 use super::kinds::Kind;
+use super::ownership::CreateToken;
 use super::retry::{Also, retry};
 
 /// The API of `kind`, in `namespace` when one is given (a namespaced kind), else cluster-wide.
@@ -36,30 +37,93 @@ pub fn object_label(namespace: Option<&str>, name: &str) -> String {
 
 /// Server-side apply of `object` (a full manifest with apiVersion, kind, metadata.name), forced,
 /// as the sole manager of the fields it states. Returns the object as stored.
+///
+/// For a create, `create` is the token `object` is stamped with ([`CreateToken::stamp`]): when
+/// an attempt fails, its write may still have been made (the answer was lost: a dropped
+/// connection, a server that went down after committing), so before writing again the object is
+/// read. If it exists and this create wrote it, the write is done and is simply repeated; if it
+/// exists and this create did not write it, another writer took the name meanwhile, and the
+/// create stops with [`KubeError::TakenMeanwhile`] instead of writing over it (create never
+/// adopts). A create that still has no answer when its deadline comes reads the object once
+/// more (for at most [`LAST_LOOK`]) and records it if its write went through.
 pub async fn apply(
     client: &kube::Client,
     kind: &Kind,
     namespace: Option<&str>,
     name: &str,
     object: &Json,
+    create: Option<&CreateToken>,
     deadline: Instant,
 ) -> Result<DynamicObject, KubeError> {
     let api = api(client, kind, namespace);
     let params = PatchParams::apply(FIELD_MANAGER).force();
-    retry(
-        &format!("applying {} {}", kind.kind, object_label(namespace, name)),
+    let label = object_label(namespace, name);
+    let attempts = std::sync::atomic::AtomicU32::new(0);
+    let written = retry(
+        &format!("applying {} {label}", kind.kind),
         deadline,
         Also::NotFound,
         || async {
+            let attempt = attempts.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            if let Some(token) = create
+                && attempt > 1
+                && let Some(found) = api.get_opt(name).await.map_err(KubeError::from)?
+                && found.metadata.deletion_timestamp.is_none()
+            {
+                if !token.wrote(&found, FIELD_MANAGER) {
+                    return Err(KubeError::TakenMeanwhile {
+                        kind: kind.kind,
+                        object: Box::new(found),
+                    });
+                }
+                let what = format!(
+                    "the answer to the create of {} {label} was lost; the {} found afterwards carries this create's \
+                     token, so the write went through and is recorded",
+                    kind.kind, kind.kind
+                );
+                tracing::warn!(kind = kind.kind, name, "{what}");
+                super::retry::note(|notes| {
+                    if !notes.recovered.contains(&what) {
+                        notes.recovered.push(what);
+                    }
+                });
+            }
             api.patch(name, &params, &Patch::Apply(object))
                 .await
                 .map_err(KubeError::from)
         },
     )
-    .await
+    .await;
+    // A create that ends without an answer to its write (abandoned at the deadline, or the
+    // server gone) looks once more: if the write went through, the object is recorded now
+    // rather than refused by the next apply.
+    let (
+        Some(token),
+        Err(e @ (KubeError::Timeout { .. } | KubeError::Unreachable { .. } | KubeError::Transport(_))),
+    ) = (create, &written)
+    else {
+        return written;
+    };
+    match tokio::time::timeout(LAST_LOOK, api.get_opt(name)).await {
+        Ok(Ok(Some(found))) if token.wrote(&found, FIELD_MANAGER) => {
+            let what = format!(
+                "the answer to the create of {} {label} did not come in time ({e}); the {} found right after \
+                 carries this create's token, so the write went through and is recorded",
+                kind.kind, kind.kind
+            );
+            tracing::warn!(kind = kind.kind, name, "{what}");
+            super::retry::note(|notes| notes.recovered.push(what));
+            Ok(found)
+        }
+        _ => written,
+    }
 }
 
-/// [`apply`], then makes this provider the only manager of `fields` (what the prior state
+/// How long a create whose write went unanswered until its deadline still looks whether the
+/// write went through (one read, past the deadline).
+const LAST_LOOK: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// [`apply`] (with `create`'s token for a create), then makes this provider the only manager of `fields` (what the prior state
 /// and the plan state; see [`super::ownership`]): when other managers co-own some of them,
 /// their `managedFields` entries give them up in a patch guarded by the `resourceVersion` the
 /// takeover was computed from, and the manifest is applied again so that fields it no longer
@@ -72,9 +136,10 @@ pub async fn apply_owning(
     name: &str,
     object: &Json,
     fields: &[super::ownership::FieldPath],
+    create: Option<&CreateToken>,
     deadline: Instant,
 ) -> Result<DynamicObject, KubeError> {
-    let mut stored = apply(client, kind, namespace, name, object, deadline).await?;
+    let mut stored = apply(client, kind, namespace, name, object, create, deadline).await?;
     for _ in 0..TAKEOVER_ATTEMPTS {
         let entries: Vec<Json> = stored
             .metadata
@@ -113,7 +178,7 @@ pub async fn apply_owning(
             }
             Err(e) => return Err(KubeError::from(e)),
         }
-        stored = apply(client, kind, namespace, name, object, deadline).await?;
+        stored = apply(client, kind, namespace, name, object, None, deadline).await?;
     }
     Ok(stored)
 }
@@ -244,6 +309,63 @@ pub struct Waited {
     /// held the object (its Lease unreadable, e.g. RBAC): had Karpenter been gone, the wait
     /// would have lasted the whole timeout.
     pub liveness_unchecked: Option<String>,
+    /// How long the object waited on the garbage collector alone (`foregroundDeletion`, and
+    /// nothing it owns being deleted), when that lasted past [`COLLECTOR_WARN_AFTER`].
+    pub collector: Option<std::time::Duration>,
+}
+
+/// How long a delete waits on the garbage collector alone before it warns that
+/// kube-controller-manager may not be running.
+pub const COLLECTOR_WARN_AFTER: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Whether the only finalizer left is the garbage collector's `foregroundDeletion`.
+pub fn waits_on_collector_alone(finalizers: &[String]) -> bool {
+    !finalizers.is_empty() && finalizers.iter().all(|f| f == "foregroundDeletion")
+}
+
+/// For an object whose only finalizer is `foregroundDeletion`: the objects of `dependents` it
+/// (of uid `uid`) owns that the garbage collector has not started deleting, as `Kind name`
+/// (empty: it owns nothing any more). `None` when one of them is being deleted (the collector
+/// did its part; what remains is their finalizers', e.g. Karpenter's) or they cannot be listed.
+pub async fn collector_pending(client: &kube::Client, uid: &str, dependents: &[Kind]) -> Option<Vec<String>> {
+    let mut pending = Vec::new();
+    for dep in dependents {
+        let owned = tokio::time::timeout(PROGRESS_READ, karpenter_holds::owned_by(client, dep, uid))
+            .await
+            .ok()?
+            .ok()?;
+        for o in owned {
+            if o.metadata.deletion_timestamp.is_some() {
+                return None;
+            }
+            pending.push(format!("{} {}", dep.kind, o.metadata.name.unwrap_or_default()));
+        }
+    }
+    Some(pending)
+}
+
+/// What a delete that has waited `waited` on the garbage collector alone says: whose job it
+/// is (`pending`: what the object owns that the collector has not deleted), why it may not
+/// happen, and how to check.
+pub fn collector_stuck(kind: &str, label: &str, waited: std::time::Duration, pending: &[String]) -> String {
+    let owned = if pending.is_empty() {
+        "and nothing the object owns remains".to_string()
+    } else {
+        format!(
+            "and the collector has not yet started deleting what the object owns ({})",
+            pending.join(", ")
+        )
+    };
+    format!(
+        "{kind} {label} has waited {} for the Kubernetes garbage collector alone: its one remaining finalizer is \
+         foregroundDeletion, which the garbage collector (part of kube-controller-manager) removes once it has \
+         deleted what the object owns, {owned}. kube-controller-manager may not be running (it notices a freshly \
+         installed kind within about 30 s; much longer means it is down). Check its leader-election Lease: `kubectl -n \
+         kube-system get lease kube-controller-manager -o jsonpath='{{.spec.renewTime}}'` should be seconds ago (on \
+         EKS the controller manager is part of the managed control plane: check the cluster's health with `aws eks \
+         describe-cluster` or in the EKS console). The delete finishes as soon as the garbage collector runs again",
+        humantime(waited)
+    )
 }
 
 /// The sentence that says what an unreadable Lease costs.
@@ -296,6 +418,10 @@ pub async fn wait_gone(
     let mut probe = tokio::time::interval_at(Instant::now() + PROBE_EVERY, PROBE_EVERY);
     let mut watchdog = Watchdog::shared();
     let mut unchecked: Option<String> = None;
+    // Since when the object waits on the garbage collector alone, and how long it had when
+    // that was worth a warning.
+    let mut collector_since: Option<Instant> = None;
+    let mut collector_warned: Option<Instant> = None;
     loop {
         let wait = tokio::time::timeout_at(
             deadline,
@@ -311,6 +437,28 @@ pub async fn wait_gone(
                     };
                     // Only Karpenter's own finalizers (on the object, or on what it owns) are
                     // Karpenter's to finish; `foregroundDeletion` alone is the collector's.
+                    // `foregroundDeletion` alone, with nothing owned being deleted yet: the garbage
+                    // collector's to finish, not Karpenter's (even where what it owns carries
+                    // Karpenter's finalizers: nothing is deleting it).
+                    let pending = if waits_on_collector_alone(obj.metadata.finalizers.as_deref().unwrap_or_default()) {
+                        collector_pending(client, uid, dependents).await
+                    } else {
+                        None
+                    };
+                    if let Some(pending) = pending {
+                        let since = *collector_since.get_or_insert_with(Instant::now);
+                        if collector_warned.is_none() && since.elapsed() >= COLLECTOR_WARN_AFTER {
+                            collector_warned = Some(since);
+                            tracing::warn!(
+                                kind = kind.kind,
+                                name,
+                                "{}",
+                                collector_stuck(kind.kind, &label, since.elapsed(), &pending)
+                            );
+                        }
+                        continue;
+                    }
+                    collector_since = None;
                     let holds = karpenter_holds::holds(client, &obj, uid, dependents).await;
                     if holds.is_empty() {
                         continue;
@@ -362,6 +510,7 @@ pub async fn wait_gone(
             Ok(Ok(_)) => {
                 return Ok(Waited {
                     liveness_unchecked: unchecked,
+                    collector: collector_warned.map(|since| since.elapsed()),
                 });
             }
             Ok(Err(e)) => {
@@ -375,7 +524,7 @@ pub async fn wait_gone(
             Err(_) => break,
         }
     }
-    let mut what = holders(client, kind, namespace, name, uid, dependents, why).await;
+    let mut what = holders(client, kind, object, dependents, why, started.elapsed()).await;
     if let Some(reason) = &unchecked {
         what = format!("{what}. {}", liveness_unchecked_cost(reason));
     }
@@ -431,21 +580,24 @@ pub fn waiting_for(finalizers: &[String]) -> String {
     format!("waiting for finalizer(s) {}", each.join(", "))
 }
 
-/// Describes what keeps an object from disappearing, for the timeout message.
+/// Describes what keeps an object from disappearing, for the timeout message (`waited`: how
+/// long the delete waited).
 async fn holders(
     client: &kube::Client,
     kind: &Kind,
-    namespace: Option<&str>,
-    name: &str,
-    uid: &str,
+    object: Incarnation<'_>,
     dependents: &[Kind],
     why: Waiting,
+    waited: std::time::Duration,
 ) -> String {
+    let Incarnation { namespace, name, uid } = object;
     let api = api(client, kind, namespace);
     let mut parts = Vec::new();
-    if let Ok(Some(obj)) = api.get_opt(name).await
-        && let Some(f) = obj.metadata.finalizers.as_ref().filter(|f| !f.is_empty())
-    {
+    let finalizers = match api.get_opt(name).await {
+        Ok(Some(obj)) => obj.metadata.finalizers.filter(|f| !f.is_empty()),
+        _ => None,
+    };
+    if let Some(f) = &finalizers {
         parts.push(format!("finalizers remain: {}", waiting_for(f)));
     }
     for dep in dependents {
@@ -462,6 +614,10 @@ async fn holders(
             ));
         }
     }
+    let collector = match &finalizers {
+        Some(f) if waits_on_collector_alone(f) => collector_pending(client, uid, dependents).await,
+        _ => None,
+    };
     let holding = if parts.is_empty() {
         "it still exists".to_string()
     } else {
@@ -474,11 +630,18 @@ async fn holders(
             "timeouts.create",
         ),
     };
+    let label = object_label(namespace, name);
+    if let Some(pending) = collector {
+        return format!(
+            "{} {label} is still being deleted{then}. {}; or raise {timeout}",
+            kind.kind,
+            collector_stuck(kind.kind, &label, waited, &pending)
+        );
+    }
     format!(
-        "{} {} is still being deleted{then}: {holding}. Karpenter removes its finalizer after draining and \
+        "{} {label} is still being deleted{then}: {holding}. Karpenter removes its finalizer after draining and \
          terminating the nodes; check the Karpenter controller's logs, or raise {timeout}",
         kind.kind,
-        object_label(namespace, name)
     )
 }
 

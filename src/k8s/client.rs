@@ -153,7 +153,10 @@ pub async fn client(settings: &KubernetesSettings) -> Result<kube::Client, KubeE
     let builder = kube::client::ClientBuilder::try_from(config)
         .map_err(|e| KubeError::Client(super::error::redacted(&e)))?;
     Ok(builder
-        .with_layer(&tower::util::MapErrLayer::new(super::transport::naming(url)))
+        .with_layer(&tower::util::MapResultLayer::new(super::transport::observing(
+            url,
+            super::transport::Reachability::new(),
+        )))
         .build())
 }
 

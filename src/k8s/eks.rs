@@ -343,7 +343,10 @@ pub async fn client(
         kube::client::ClientBuilder::try_from(config).map_err(|e| KubeError::Client(e.to_string()))?;
     Ok(builder
         .with_layer(&EksAuthLayer::new(source))
-        .with_layer(&tower::util::MapErrLayer::new(super::transport::naming(url)))
+        .with_layer(&tower::util::MapResultLayer::new(super::transport::observing(
+            url,
+            super::transport::Reachability::new(),
+        )))
         .build())
 }
 

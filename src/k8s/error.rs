@@ -1,7 +1,7 @@
 //! Errors of the Kubernetes side, classified by what a caller should do about them: retry
 //! (transient), stop and explain (permanent), or treat as "not there".
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use thiserror::Error;
 
@@ -24,10 +24,26 @@ pub enum KubeError {
     /// The request did not get an answer (a dropped or reset connection): transient.
     #[error("request to the Kubernetes API failed: {0}")]
     Transport(String),
-    /// Nothing answers at the API server's address, or its name does not resolve. Retried for
-    /// [`super::retry::UNREACHABLE_FOR`] at most, then reported.
-    #[error("{0}")]
-    Unreachable(String),
+    /// Nothing answers at the API server's address, or its name does not resolve. A server
+    /// that never answered this provider process is retried for
+    /// [`super::retry::UNREACHABLE_FOR`] at most (a wrong address fails fast); one that answered
+    /// before and went away is waited for until the operation's deadline.
+    #[error("{message}")]
+    Unreachable {
+        message: String,
+        /// Whether the server answered an earlier request of this provider process.
+        answered_before: bool,
+        /// When it stopped answering (the first request without an answer since the last one).
+        since: Option<SystemTime>,
+    },
+    /// A create's write failed without an answer, and when the server answered again an
+    /// object of that name existed that this create did not write (another writer made it in
+    /// the meantime): create never adopts, so the write is not repeated over it.
+    #[error("{} {} was created by someone else while this create's write went unanswered", .kind, .object.metadata.name.as_deref().unwrap_or_default())]
+    TakenMeanwhile {
+        kind: &'static str,
+        object: Box<kube::api::DynamicObject>,
+    },
     /// The TLS handshake with the API server failed (its certificate is not trusted or does
     /// not match the name): a configuration error, reported at once.
     #[error("{0}")]
@@ -74,17 +90,50 @@ pub fn humantime(d: Duration) -> String {
     }
 }
 
+/// `10:04:05 UTC`: the time of day of `t`, for "unreachable since" messages (an apply lasts
+/// minutes, so the date adds nothing).
+pub fn utc_clock(t: SystemTime) -> String {
+    let secs = t.duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0) % 86_400;
+    format!("{:02}:{:02}:{:02} UTC", secs / 3600, secs / 60 % 60, secs % 60)
+}
+
 impl From<kube::Error> for KubeError {
     fn from(e: kube::Error) -> Self {
+        use super::transport::{AtServer, Failure, plain_reason};
         match e {
             kube::Error::Api(status) => KubeError::Api(status),
-            other @ (kube::Error::Service(_) | kube::Error::HyperError(_)) => {
-                let text = redacted(&other);
-                match super::transport::classify(&text) {
-                    super::transport::Failure::Unreachable => KubeError::Unreachable(text),
-                    super::transport::Failure::Tls => KubeError::Tls(text),
-                    super::transport::Failure::Other => KubeError::Transport(text),
+            kube::Error::Service(boxed) if boxed.is::<AtServer>() => {
+                let Some(at) = boxed.downcast_ref::<AtServer>() else {
+                    return KubeError::Transport("request to the Kubernetes API server failed".into());
+                };
+                let (failure, reason) = plain_reason(&*at.source);
+                let message = format!("{at}: {reason}");
+                match failure {
+                    Failure::Unreachable => KubeError::Unreachable {
+                        message,
+                        answered_before: at.answered_before,
+                        since: at.silent_since,
+                    },
+                    Failure::Tls => KubeError::Tls(message),
+                    Failure::Other => KubeError::Transport(message),
                 }
+            }
+            kube::Error::Service(boxed) => {
+                let (failure, reason) = plain_reason(&*boxed);
+                let message = format!("request to the Kubernetes API server failed: {reason}");
+                match failure {
+                    Failure::Unreachable => KubeError::Unreachable {
+                        message,
+                        answered_before: false,
+                        since: None,
+                    },
+                    Failure::Tls => KubeError::Tls(message),
+                    Failure::Other => KubeError::Transport(message),
+                }
+            }
+            kube::Error::HyperError(h) => {
+                let (_, reason) = plain_reason(&h);
+                KubeError::Transport(format!("request to the Kubernetes API server failed: {reason}"))
             }
             other => KubeError::Transport(redacted(&other)),
         }
@@ -203,7 +252,7 @@ impl KubeError {
     /// the installed CRDs, and only installing other CRDs changes it, so it is permanent.
     pub fn is_transient(&self) -> bool {
         match self {
-            KubeError::Transport(_) | KubeError::Unreachable(_) => true,
+            KubeError::Transport(_) | KubeError::Unreachable { .. } => true,
             KubeError::Api(_) if self.is_schema_refusal() => false,
             KubeError::Api(s) => {
                 matches!(s.code, 429 | 500 | 502 | 503 | 504) || s.message.contains("failed calling webhook")
@@ -280,6 +329,38 @@ mod tests {
             Some(("patch".into(), "nodepools.karpenter.sh".into()))
         );
         assert_eq!(forbidden_action("forbidden"), None);
+    }
+
+    #[test]
+    fn renders_the_time_of_day() {
+        let t = UNIX_EPOCH + Duration::from_secs(86_400 * 3 + 3600 * 10 + 60 * 4 + 5);
+        assert_eq!(utc_clock(t), "10:04:05 UTC");
+    }
+
+    /// A transport error of the client names the server and says plainly what failed.
+    #[test]
+    fn transport_errors_have_no_library_text() {
+        let at = crate::k8s::transport::AtServer {
+            url: "https://10.0.0.1:6443/".into(),
+            answered_before: true,
+            silent_since: Some(UNIX_EPOCH),
+            source: Box::new(std::io::Error::from_raw_os_error(111)),
+        };
+        let e = KubeError::from(kube::Error::Service(Box::new(at)));
+        match &e {
+            KubeError::Unreachable {
+                answered_before: true,
+                since: Some(_),
+                ..
+            } => {}
+            other => panic!("expected Unreachable, got {other:?}"),
+        }
+        let text = e.to_string();
+        assert_eq!(
+            text,
+            "request to the Kubernetes API server at https://10.0.0.1:6443/ failed: connection refused (nothing \
+             accepts connections at that address and port)"
+        );
     }
 
     #[test]

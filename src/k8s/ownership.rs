@@ -14,8 +14,76 @@
 //!
 //! Paths here are plain object keys from the root (`["spec", "limits", "memory"]`); in
 //! `FieldsV1` each key is written `f:<key>`.
+//!
+//! A create also stamps its object with a [`CreateToken`], fresh for every create, so that when
+//! the answer to its write is lost the provider can tell its own write from an object another
+//! writer made under the same name meanwhile.
 
 use serde_json::{Map, Value as Json};
+
+/// The annotation a create writes its [`CreateToken`] in. The next update of the object no
+/// longer states it, so server-side apply removes it; import and reads never take it as user
+/// intent (its prefix is this provider's).
+pub const CREATE_TOKEN_ANNOTATION: &str = "terraform-provider-karpenter/create-token";
+
+/// A random token one create writes on its object: finding it (with this provider's field
+/// manager) on an object after a write whose answer was lost proves the write was this
+/// create's, and not another writer's who took the name in the meantime.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CreateToken(String);
+
+impl CreateToken {
+    /// A fresh token: 128 random bits from the TLS library's system random source, in hex.
+    pub fn new() -> Self {
+        let mut bytes = [0u8; 16];
+        let random = rustls::crypto::aws_lc_rs::default_provider()
+            .secure_random
+            .fill(&mut bytes);
+        if random.is_err() {
+            // No system randomness: time and a process-wide counter are still unique enough
+            // to tell this create's write from another writer's.
+            static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or_default();
+            let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            bytes[..8].copy_from_slice(&(nanos as u64).to_le_bytes());
+            bytes[8..].copy_from_slice(&(n ^ u64::from(std::process::id())).to_le_bytes());
+        }
+        CreateToken(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    }
+
+    /// Writes the token into `manifest`'s annotations.
+    pub fn stamp(&self, manifest: &mut Json) {
+        if let Some(metadata) = manifest.get_mut("metadata").and_then(Json::as_object_mut) {
+            let annotations = metadata
+                .entry("annotations")
+                .or_insert_with(|| Json::Object(Map::new()));
+            if let Some(annotations) = annotations.as_object_mut() {
+                annotations.insert(CREATE_TOKEN_ANNOTATION.into(), Json::String(self.0.clone()));
+            }
+        }
+    }
+
+    /// Whether `obj` is the object this create wrote: it carries this token, and `manager`
+    /// manages its fields.
+    pub fn wrote(&self, obj: &kube::api::DynamicObject, manager: &str) -> bool {
+        let stamped = obj
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(CREATE_TOKEN_ANNOTATION))
+            .is_some_and(|t| *t == self.0);
+        stamped && managers(obj).iter().any(|m| m == manager)
+    }
+}
+
+impl Default for CreateToken {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
 /// A field: object keys from the root of the object.
 pub type FieldPath = Vec<String>;
@@ -264,6 +332,42 @@ mod tests {
             json!({"manager": "terraform-provider-karpenter", "operation": "Apply", "apiVersion": "karpenter.sh/v1",
                 "fieldsV1": {"f:spec": {"f:limits": {"f:cpu": {}}}}}),
         ]
+    }
+
+    #[test]
+    fn a_create_token_marks_only_its_own_write() {
+        let token = CreateToken::new();
+        assert_eq!(token.0.len(), 32);
+        assert_ne!(token, CreateToken::new());
+        let mut manifest =
+            json!({"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "a"}});
+        token.stamp(&mut manifest);
+        let stored = |manifest: &Json, manager: &str| -> kube::api::DynamicObject {
+            let mut obj = manifest.clone();
+            obj["metadata"]["managedFields"] = json!([{"manager": manager, "operation": "Apply",
+                "fieldsV1": {"f:metadata": {"f:annotations": {}}}}]);
+            serde_json::from_value(obj).expect("object")
+        };
+        assert!(token.wrote(
+            &stored(&manifest, "terraform-provider-karpenter"),
+            "terraform-provider-karpenter"
+        ));
+        // The same token under another manager, or another token: not this create's write.
+        assert!(!token.wrote(
+            &stored(&manifest, "kubectl-client-side-apply"),
+            "terraform-provider-karpenter"
+        ));
+        let mut other = manifest.clone();
+        CreateToken::new().stamp(&mut other);
+        assert!(!token.wrote(
+            &stored(&other, "terraform-provider-karpenter"),
+            "terraform-provider-karpenter"
+        ));
+        let plain = json!({"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "a"}});
+        assert!(!token.wrote(
+            &stored(&plain, "terraform-provider-karpenter"),
+            "terraform-provider-karpenter"
+        ));
     }
 
     #[test]

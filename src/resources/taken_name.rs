@@ -70,16 +70,27 @@ pub struct Taken<'a> {
 impl Taken<'_> {
     /// The refusal as an error on `path` (the attribute the name comes from).
     pub fn refuse(&self, path: &AttributePath, diags: &mut Diagnostics) {
+        self.refuse_as(path, None, diags);
+    }
+
+    /// [`Taken::refuse`], naming the refusing resource's `address` in the import advice when it
+    /// is known (Terraform does not send it: see [`crate::terraform::framework::address`]).
+    pub fn refuse_as(&self, path: &AttributePath, address: Option<&str>, diags: &mut Diagnostics) {
         let mut what = self.what.chars();
         let summary = match what.next() {
             Some(first) => format!("{}{} already exists", first.to_uppercase(), what.as_str()),
             None => "Already exists".to_string(),
         };
-        diags.error_at(path, summary, self.detail());
+        diags.error_at(path, summary, self.detail_as(address));
     }
 
     /// The text of the refusal.
     pub fn detail(&self) -> String {
+        self.detail_as(None)
+    }
+
+    /// The text of the refusal, its import advice addressed to `address` when known.
+    pub fn detail_as(&self, address: Option<&str>) -> String {
         let Taken {
             resource_type,
             what,
@@ -102,14 +113,19 @@ impl Taken<'_> {
                 self.our_mark
             ),
         };
-        let take_over = match self.import_id {
-            Some(import_id) => format!(
+        let take_over = match (self.import_id, address) {
+            (Some(import_id), Some(address)) => format!(
+                " If this configuration is meant to manage it, import it, which takes it over as it is:\n\n\
+                 import {{\n  to = {address}\n  id = \"{import_id}\"\n}}\n\n\
+                 (or `terraform import {address} {import_id}`), then plan to see what the apply would change."
+            ),
+            (Some(import_id), None) => format!(
                 " If this configuration is meant to manage it, import it, which takes it over as it is:\n\n\
                  import {{\n  to = {resource_type}.<name>\n  id = \"{import_id}\"\n}}\n\n\
                  (or `terraform import {resource_type}.<name> {import_id}`, where <name> is this resource's name \
                  shown above), then plan to see what the apply would change."
             ),
-            None => String::new(),
+            (None, _) => String::new(),
         };
         // "an SQS queue": the acronym is read letter by letter.
         let article = if what.starts_with(['A', 'E', 'I', 'O', 'U', 'a', 'e', 'i', 'o', 'u'])
@@ -162,6 +178,22 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("will not delete it"), "{text}");
+    }
+
+    /// With the resource's address known, the import advice names it instead of `<name>`.
+    #[test]
+    fn the_import_advice_names_a_known_address() {
+        let text =
+            taken(Marks::Ours, Some("KarpenterNodeRole-demo")).detail_as(Some("karpenter_node_role.this"));
+        assert!(
+            text.contains("import {\n  to = karpenter_node_role.this\n  id = \"KarpenterNodeRole-demo\"\n}"),
+            "{text}"
+        );
+        assert!(
+            text.contains("terraform import karpenter_node_role.this KarpenterNodeRole-demo"),
+            "{text}"
+        );
+        assert!(!text.contains("<name>"), "{text}");
     }
 
     #[test]

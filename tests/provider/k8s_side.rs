@@ -74,6 +74,7 @@ async fn gate_waits_for_crds_registered_later_with_one_shared_wait() {
         None,
         "default",
         &node_class("default"),
+        None,
         deadline(10),
     )
     .await
@@ -122,6 +123,7 @@ async fn apply_rides_out_transient_faults_and_fails_fast_on_invalid() {
         None,
         "faulty",
         &node_class("faulty"),
+        None,
         deadline(60),
     )
     .await
@@ -145,6 +147,7 @@ async fn apply_rides_out_transient_faults_and_fails_fast_on_invalid() {
         None,
         "invalid",
         &invalid,
+        None,
         deadline(60),
     )
     .await
@@ -183,6 +186,7 @@ async fn delete_waits_for_finalizers_and_times_out_naming_them() {
         None,
         "a",
         &node_class("a"),
+        None,
         deadline(10),
     )
     .await
@@ -210,6 +214,7 @@ async fn delete_waits_for_finalizers_and_times_out_naming_them() {
         None,
         "b",
         &node_class("b"),
+        None,
         deadline(10),
     )
     .await
@@ -251,7 +256,7 @@ async fn namespaced_objects_are_applied_read_and_deleted_in_their_namespace() {
         "metadata": {"name": "runners", "namespace": "ci"},
         "spec": {"podTemplateRef": {"name": "runner"}, "replicas": 2}
     });
-    let stored = apply::apply(&client, &kind, Some("ci"), "runners", &buffer, deadline(10))
+    let stored = apply::apply(&client, &kind, Some("ci"), "runners", &buffer, None, deadline(10))
         .await
         .expect("apply");
     assert_eq!(stored.metadata.namespace.as_deref(), Some("ci"));

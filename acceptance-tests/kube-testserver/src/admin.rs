@@ -93,6 +93,23 @@ async fn handle_inner(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Re
             *lock(&shared.latency) = millis(&body)?;
             Ok(ok())
         }
+        (Method::POST, ["outage"]) => {
+            shared.begin_outage(millis(&body)?);
+            Ok(ok())
+        }
+        (Method::PUT, ["garbage-collector"]) => {
+            let running = serde_json::from_slice::<Value>(&body)
+                .ok()
+                .and_then(|v| v.get("running").and_then(Value::as_bool))
+                .ok_or_else(|| ApiError::bad_request("expected {\"running\": true|false}"))?;
+            shared.with_state(|s| {
+                s.gc_stopped = !running;
+                if running {
+                    s.gc();
+                }
+            });
+            Ok(ok())
+        }
         (Method::PUT, ["establish-delay"]) => {
             *lock(&shared.establish_delay) = millis(&body)?;
             Ok(ok())

@@ -79,6 +79,32 @@ pub fn patch_object(
     })
 }
 
+/// Out-of-band create of an object as field manager `manager` (as a `kubectl create` would:
+/// validated, defaulted, with a `managedFields` entry of operation `Update`), while the API
+/// port may be down. Returns the stored object.
+pub fn create_object(
+    shared: &Arc<Shared>,
+    group: &str,
+    version: &str,
+    plural: &str,
+    ns: &str,
+    obj: Value,
+    manager: &str,
+) -> Result<Value, ApiError> {
+    let ctx = WriteCtx {
+        manager: manager.into(),
+        dry_run: false,
+        strict: false,
+        ignore_unknown: false,
+    };
+    shared.with_state(|st| {
+        let rt = st
+            .resolve(group, version, plural)
+            .ok_or_else(|| ApiError::not_found(group, plural, ""))?;
+        st.create(&rt, ns, obj, &ctx, false).map(|w| w.object)
+    })
+}
+
 /// Out-of-band removal of an object, ignoring finalizers.
 pub fn delete_object(shared: &Arc<Shared>, group: &str, plural: &str, ns: &str, name: &str) -> bool {
     shared.with_state(|st| st.remove_out_of_band(group, plural, ns, name))

@@ -30,6 +30,12 @@ pub enum FaultKind {
     /// Serve the request at once but hold the answer back for [`FaultSpec::delay_ms`] (a
     /// slow server for one step: the change is made even if the client stops waiting).
     Slow,
+    /// Serve the request (a write is committed) and never answer it: the answer is held until
+    /// the server goes down ([`FaultSpec::outage_ms`]), which closes the connection, or is
+    /// dropped after [`FaultSpec::delay_ms`] (30 s when 0). Every request this fault matches
+    /// before its last use waits so, and the outage then loses all their answers at once: a
+    /// kube-apiserver that died after etcd committed the writes in flight.
+    LoseAnswer,
 }
 
 /// One queued fault: answers the next `count` matching requests.
@@ -51,6 +57,13 @@ pub struct FaultSpec {
     /// Milliseconds a `slow` fault holds the request before serving it.
     #[serde(default)]
     pub delay_ms: u64,
+    /// When the fault's last use is taken, the API port goes down for this many milliseconds
+    /// (0: it stays up): every open API connection is closed, answered or not, and new ones are
+    /// refused (nothing listens), as when kube-apiserver is killed; then it listens again on the
+    /// same port. Meant for `drop_connection` (the server died before this request) and
+    /// `lose_answer` (it died after committing it). The admin port stays up.
+    #[serde(default)]
+    pub outage_ms: u64,
 }
 
 fn one() -> u32 {
@@ -67,7 +80,19 @@ impl FaultSpec {
             path_contains: None,
             retry_after_secs: 1,
             delay_ms: 0,
+            outage_ms: 0,
         }
+    }
+    /// A `lose_answer` fault: the next `count` matching requests are served and never answered;
+    /// once the last of them is served, the server goes down for `outage`, losing their answers.
+    pub fn lose_answer(count: u32, outage: Duration) -> Self {
+        Self::new(FaultKind::LoseAnswer, count).outage(outage)
+    }
+    /// When this fault's last use is taken, the API port goes down for `d` (see
+    /// [`FaultSpec::outage_ms`]).
+    pub fn outage(mut self, d: Duration) -> Self {
+        self.outage_ms = u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        self
     }
     /// A `slow` fault: the next `count` matching requests are served, and answered `delay` later.
     pub fn slow(delay: Duration, count: u32) -> Self {
@@ -102,15 +127,27 @@ pub enum FaultAction {
     Drop,
     /// Serve the request, and answer it after this delay.
     Delay(Duration),
+    /// Serve the request, and hold its answer until the server goes down, or at most this long;
+    /// then close the connection without answering.
+    Hold(Duration),
+}
+
+/// One use of a fault: its kind, what to do, and the outage to begin once the request is
+/// served (the fault's last use, with [`FaultSpec::outage_ms`] set).
+pub struct Taken {
+    pub kind: FaultKind,
+    pub action: FaultAction,
+    pub outage: Option<Duration>,
 }
 
 /// Take one use of the first matching fault, if any.
-pub fn take(queue: &mut Vec<FaultSpec>, method: &str, path: &str) -> Option<(FaultKind, FaultAction)> {
+pub fn take(queue: &mut Vec<FaultSpec>, method: &str, path: &str) -> Option<Taken> {
     let f = queue.iter_mut().find(|f| f.matches(method, path))?;
     f.count -= 1;
     let kind = f.kind;
     let retry = f.retry_after_secs;
     let delay = Duration::from_millis(f.delay_ms);
+    let outage = (f.count == 0 && f.outage_ms > 0).then(|| Duration::from_millis(f.outage_ms));
     queue.retain(|f| f.count > 0);
     let action = match kind {
         FaultKind::TooManyRequests => {
@@ -138,6 +175,11 @@ pub fn take(queue: &mut Vec<FaultSpec>, method: &str, path: &str) -> Option<(Fau
         }
         FaultKind::DropConnection => FaultAction::Drop,
         FaultKind::Slow => FaultAction::Delay(delay),
+        FaultKind::LoseAnswer => FaultAction::Hold(if delay.is_zero() {
+            Duration::from_secs(30)
+        } else {
+            delay
+        }),
         FaultKind::Forbidden => FaultAction::Respond(forbidden(method, path)),
         FaultKind::Unauthorized => FaultAction::Respond(ApiError::unauthorized()),
         FaultKind::GatewayTimeout => FaultAction::Respond(
@@ -149,7 +191,7 @@ pub fn take(queue: &mut Vec<FaultSpec>, method: &str, path: &str) -> Option<(Fau
             .with_details(json!({})),
         ),
     };
-    Some((kind, action))
+    Some(Taken { kind, action, outage })
 }
 
 /// An RBAC-style 403 for `method` on `path` (`/apis/<group>/<version>/[namespaces/<ns>/]<plural>[/<name>]`).
@@ -237,19 +279,26 @@ mod tests {
             FaultSpec::new(FaultKind::InternalError, 1).method("PATCH"),
             FaultSpec::new(FaultKind::TooManyRequests, 2),
         ];
-        assert!(matches!(
-            take(&mut q, "GET", "/x"),
-            Some((FaultKind::TooManyRequests, _))
-        ));
-        assert!(matches!(
-            take(&mut q, "PATCH", "/x"),
-            Some((FaultKind::InternalError, _))
-        ));
-        assert!(matches!(
-            take(&mut q, "PATCH", "/x"),
-            Some((FaultKind::TooManyRequests, _))
-        ));
+        let kind = |t: Option<Taken>| t.map(|t| t.kind);
+        assert_eq!(kind(take(&mut q, "GET", "/x")), Some(FaultKind::TooManyRequests));
+        assert_eq!(kind(take(&mut q, "PATCH", "/x")), Some(FaultKind::InternalError));
+        assert_eq!(
+            kind(take(&mut q, "PATCH", "/x")),
+            Some(FaultKind::TooManyRequests)
+        );
         assert!(take(&mut q, "PATCH", "/x").is_none());
+        assert!(q.is_empty());
+    }
+
+    /// The outage comes with the last use of a fault, not before.
+    #[test]
+    fn the_outage_begins_with_the_last_use() {
+        let mut q = vec![FaultSpec::lose_answer(2, Duration::from_secs(40)).method("PATCH")];
+        let first = take(&mut q, "PATCH", "/x").expect("first");
+        assert!(first.outage.is_none());
+        assert!(matches!(first.action, FaultAction::Hold(_)));
+        let last = take(&mut q, "PATCH", "/x").expect("last");
+        assert_eq!(last.outage, Some(Duration::from_secs(40)));
         assert!(q.is_empty());
     }
 

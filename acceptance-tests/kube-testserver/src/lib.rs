@@ -36,7 +36,8 @@
 //! `admin_url()`, `token()`, `ca_pem()`, `client_cert_pem()`, `client_key_pem()`, `client()`,
 //! `client_for_context(ctx)`, `client_config(ctx)`,
 //! `install_crds_from_dir(dir)`, `install_crd(yaml)`, `set_establish_delay(d)`,
-//! `inject_fault(spec)`, `clear_faults()`, `set_latency(d)`, `request_log()`,
+//! `inject_fault(spec)`, `clear_faults()`, `set_latency(d)`, `outage(d)`, `is_down()`,
+//! `set_garbage_collector(running)`, `create_object(..)`, `request_log()`,
 //! `clear_request_log()`, `established_at_unix_us(crd)`, `set_controller(cfg)`, `object(..)`, `object_in(..)`,
 //! `patch_object(..)`, `delete_object(..)`, `work_dir()`, `addr()`, `stop()`. Dropping the
 //! handle stops the server and removes its work directory (unless `Config::work_dir` was given).
@@ -249,6 +250,7 @@ impl TestServer {
             eks_tokens: config.eks_tokens,
             grants: Mutex::new(Vec::new()),
             addr: Mutex::new(None),
+            outage: watch::channel(None).0,
             shutdown: shutdown_rx,
             rt: tokio::runtime::Handle::current(),
         });
@@ -506,6 +508,41 @@ current-context: kube-testserver\nusers:\n- name: kube-testserver\n  user:\n    
 
     pub fn clear_faults(&self) {
         lock(&self.shared.faults).clear();
+    }
+    /// Takes the API port down for `d`, as if kube-apiserver were killed: open API connections
+    /// are closed (answers not yet sent are lost) and new ones refused until it listens again
+    /// on the same port. The admin port and this handle keep working.
+    pub fn outage(&self, d: Duration) {
+        self.shared.begin_outage(d);
+    }
+    /// Whether the API port is down (an [`outage`](Self::outage) is under way).
+    pub fn is_down(&self) -> bool {
+        self.shared.is_down()
+    }
+    /// Stops or restarts the garbage collector (kube-controller-manager down or up): while it
+    /// is stopped, objects being deleted in the foreground keep their `foregroundDeletion`
+    /// finalizer. Restarting runs it at once.
+    pub fn set_garbage_collector(&self, running: bool) {
+        self.shared.with_state(|s| {
+            s.gc_stopped = !running;
+            if running {
+                s.gc();
+            }
+        });
+    }
+    /// Out-of-band create of a cluster-scoped (`namespace` "") or namespaced object as field
+    /// manager `manager`, validated and defaulted as the API does; works while the API port is
+    /// down. Returns the stored object.
+    pub fn create_object(
+        &self,
+        group: &str,
+        version: &str,
+        plural: &str,
+        namespace: &str,
+        object: serde_json::Value,
+        manager: &str,
+    ) -> Result<serde_json::Value, ApiError> {
+        direct::create_object(&self.shared, group, version, plural, namespace, object, manager)
     }
     /// Delay every API request by `d` (zero to turn off).
     pub fn set_latency(&self, d: Duration) {

@@ -48,12 +48,29 @@ pub struct Shared {
     /// Restricted tokens (`rbac::Grant`); empty means only the unrestricted credentials.
     pub grants: Mutex<Vec<crate::rbac::Grant>>,
     pub addr: Mutex<Option<SocketAddr>>,
+    /// While the API port is down ([`Shared::begin_outage`]): until when. `None` while it is up.
+    pub outage: watch::Sender<Option<std::time::Instant>>,
     pub shutdown: watch::Receiver<bool>,
     /// The runtime the server runs on (timers are spawned here, also from non-async callers).
     pub rt: tokio::runtime::Handle,
 }
 
 impl Shared {
+    /// Takes the API port down for `d` (or longer, if an outage already lasts longer): every
+    /// open API connection is closed, answered or not, and nothing listens on the port until
+    /// the outage ends (connections are refused). The admin port stays up.
+    pub fn begin_outage(&self, d: Duration) {
+        let until = std::time::Instant::now() + d;
+        self.outage.send_modify(|current| {
+            *current = Some(current.map_or(until, |c| c.max(until)));
+        });
+    }
+
+    /// Whether the API port is down.
+    pub fn is_down(&self) -> bool {
+        self.outage.borrow().is_some()
+    }
+
     /// Run `f` on the store, then establish (now or after the configured delay) any CRDs it created.
     pub fn with_state<R>(self: &Arc<Self>, f: impl FnOnce(&mut State) -> R) -> R {
         self.with_state_delay(None, f)

@@ -10,7 +10,8 @@
 //!    [`BURST`] consecutive answers — or one answer that comes 3 s later than the resource's short `timeouts {}`;
 //!    the role resources have no timeouts, so there it is an answer 5 s late);
 //! 3. applies the target configuration: it must succeed, or fail with an `Error:` diagnostic
-//!    (never a crashed or hung plugin);
+//!    (never a crashed or hung plugin), and no diagnostic may show a library's own text
+//!    (`client error (Connect)`, `os error 111`, …; #41);
 //! 4. clears the faults, applies again (must succeed), plans (must be empty), and compares what
 //!    the server / moto holds with the state: every object in state exists once, nothing else
 //!    exists (no duplicate, no orphan). Create never adopts (#26): when the fault let a part be
@@ -241,9 +242,12 @@ fn imports_from_refusals(run: &Run) -> Result<String, String> {
             .and_then(|rest| rest.split(',').next())
             .ok_or_else(|| format!("a refusal without a resource address: {text}"))?
             .to_string();
+        // `import { to = <type>.<name> id = "…" }`, or with the resource's address when the
+        // provider could tell it (#41).
         let id = text
-            .split(".<name> id = \"")
+            .split("import { to = ")
             .nth(1)
+            .and_then(|rest| rest.split(" id = \"").nth(1))
             .and_then(|rest| rest.split('"').next())
             .map(str::to_string);
         match ids.iter_mut().find(|(a, _)| *a == address) {
@@ -322,6 +326,13 @@ fn run_family(family: &dyn Family, work: &Workdir) -> Tally {
             work.set_config(&configs[to]);
             let run = work.apply();
             family.clear_faults();
+            if let Some(library) = acceptance_tests::library_text(&run) {
+                tally.problem(format!(
+                    "{case}: a diagnostic shows a library's own text ({library}):\n{}",
+                    run.output()
+                ));
+                continue;
+            }
             let outcome = if run.success {
                 tally.succeeded += 1;
                 "succeeded"

@@ -8,7 +8,7 @@ use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use acceptance_tests::kube::{Cluster, Config, ControllerConfig, TestServer};
-use acceptance_tests::{Workdir, repo_file};
+use acceptance_tests::{Workdir, library_text, repo_file};
 use kube_testserver::{Grant, PolicyRule};
 
 /// The example node pool (the CRD gate, then server-side apply), with default timeouts.
@@ -63,6 +63,9 @@ fn connection_refused_fails_fast_naming_the_server_and_the_cause() {
         run.output()
     );
     assert!(!text.contains("Failed waiting for the CRD"), "{}", run.output());
+    // #41: plain words, not the connector's (`client error (Connect): tcp connect error: … (os
+    // error 111)`).
+    assert_eq!(library_text(&run), None, "{}", run.output());
     assert!(took < Duration::from_secs(75), "took {took:?}");
 }
 
@@ -89,6 +92,7 @@ fn an_untrusted_certificate_fails_at_once() {
         "{}",
         run.output()
     );
+    assert_eq!(library_text(&run), None, "{}", run.output());
     assert!(took < Duration::from_secs(20), "took {took:?}");
 }
 
@@ -105,6 +109,7 @@ fn refresh_of_an_unreachable_cluster_keeps_state_quickly() {
     let text = run.text();
     assert!(text.contains("Could not refresh"), "{}", run.output());
     assert!(text.contains(&format!("127.0.0.1:{port}")), "{}", run.output());
+    assert_eq!(library_text(&run), None, "{}", run.output());
     assert!(took < Duration::from_secs(60), "took {took:?}");
 }
 

@@ -10,6 +10,7 @@ mod bad_input_matrix;
 mod being_deleted;
 mod capacity_buffer;
 mod concurrency;
+mod control_plane;
 mod controller_policy;
 mod controller_role;
 mod data_sources;

@@ -6,6 +6,7 @@
 //! the protocol schema and the docs are all derived from it. The resource itself implements
 //! only what is specific to it: cross-attribute checks and the create/read/update/delete calls.
 
+pub mod address;
 pub mod config_scan;
 pub mod convert;
 pub mod diagnostics;

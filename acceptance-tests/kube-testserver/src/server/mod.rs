@@ -27,28 +27,70 @@ use tokio_rustls::TlsAcceptor;
 
 mod discovery;
 mod json_patch;
+mod listen;
 mod watch;
 use discovery::*;
 pub use json_patch::*;
 use watch::*;
 
-/// Accept TLS connections until shutdown.
+/// Accept TLS connections until shutdown. During an outage ([`Shared::begin_outage`]) the
+/// listener is closed, so connections are refused, and opened again on the same port after.
 pub async fn serve_tls(listener: TcpListener, acceptor: TlsAcceptor, shared: Arc<Shared>) {
     let mut shutdown = shared.shutdown.clone();
+    let mut outage = shared.outage.subscribe();
+    let Ok(addr) = listener.local_addr() else { return };
+    let mut listener = listener;
+    enum Next {
+        Conn(std::io::Result<(tokio::net::TcpStream, std::net::SocketAddr)>),
+        Down,
+        Stop,
+    }
     loop {
-        tokio::select! {
-            r = listener.accept() => {
+        let next = tokio::select! {
+            r = listener.accept() => Next::Conn(r),
+            down = outage.wait_for(Option::is_some) => {
+                drop(down);
+                Next::Down
+            }
+            _ = shutdown.changed() => Next::Stop,
+        };
+        match next {
+            Next::Conn(r) => {
                 let Ok((tcp, _)) = r else { continue };
+                if shared.is_down() {
+                    continue;
+                }
                 let _ = tcp.set_nodelay(true);
                 let acceptor = acceptor.clone();
                 let shared = shared.clone();
                 tokio::spawn(async move {
-                    let Ok(tls) = acceptor.accept(tcp).await else { return };
+                    let Ok(tls) = acceptor.accept(tcp).await else {
+                        return;
+                    };
                     let has_cert = tls.get_ref().1.peer_certificates().is_some_and(|c| !c.is_empty());
                     serve_conn(TokioIo::new(tls), shared, Some(has_cert)).await;
                 });
             }
-            _ = shutdown.changed() => break,
+            Next::Down => {
+                drop(listener);
+                // Down until the outage ends (it may be extended meanwhile).
+                loop {
+                    let until = *outage.borrow();
+                    let Some(until) = until.filter(|u| *u > std::time::Instant::now()) else {
+                        break;
+                    };
+                    tokio::select! {
+                        _ = tokio::time::sleep_until(until.into()) => {}
+                        _ = shutdown.changed() => return,
+                    }
+                }
+                listener = match listen::rebind(addr).await {
+                    Some(l) => l,
+                    None => return,
+                };
+                shared.outage.send_replace(None);
+            }
+            Next::Stop => break,
         }
     }
 }
@@ -73,6 +115,9 @@ where
     I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
     let mut shutdown = shared.shutdown.clone();
+    // API connections die with an outage; admin ones do not.
+    let mut outage = shared.outage.subscribe();
+    let api = tls_cert.is_some();
     let svc = service_fn(move |req| {
         let shared = shared.clone();
         async move { handle(shared, req, tls_cert).await }
@@ -81,6 +126,7 @@ where
     tokio::select! {
         _ = conn => {}
         _ = shutdown.changed() => {}
+        _ = async { if api { let _ = outage.wait_for(Option::is_some).await; } else { std::future::pending::<()>().await } } => {}
     }
 }
 
@@ -169,18 +215,52 @@ async fn handle(
         tokio::time::sleep(latency).await;
     }
     let fault = faults::take(&mut lock(&shared.faults), method.as_str(), &path);
+    let outage = fault.as_ref().and_then(|f| f.outage);
     let resp = match fault {
-        Some((kind, FaultAction::Drop)) => {
+        Some(faults::Taken {
+            kind,
+            action: FaultAction::Drop,
+            ..
+        }) => {
             entry.fault = Some(kind);
             entry.duration = started.elapsed();
+            if let Some(d) = outage {
+                shared.begin_outage(d);
+            }
             shared.log(entry);
             return Err(DropConnection);
         }
-        Some((kind, FaultAction::Respond(e))) => {
+        Some(faults::Taken {
+            kind,
+            action: FaultAction::Hold(longest),
+            ..
+        }) => {
+            // The request takes effect; its answer never comes: it waits for the outage
+            // (begun by the last request this fault matches), which closes the connection.
+            let _ = route(&shared, req, &path, &query).await;
+            entry.fault = Some(kind);
+            entry.duration = started.elapsed();
+            if let Some(d) = outage {
+                shared.begin_outage(d);
+            }
+            shared.log(entry);
+            let mut down = shared.outage.subscribe();
+            let _ = tokio::time::timeout(longest, down.wait_for(Option::is_some)).await;
+            return Err(DropConnection);
+        }
+        Some(faults::Taken {
+            kind,
+            action: FaultAction::Respond(e),
+            ..
+        }) => {
             entry.fault = Some(kind);
             error_response(&e)
         }
-        Some((kind, FaultAction::Delay(delay))) => {
+        Some(faults::Taken {
+            kind,
+            action: FaultAction::Delay(delay),
+            ..
+        }) => {
             // The request takes effect at once; only the answer is late (as from a server
             // whose write went through but whose reply is stuck), so a client that gives up
             // has changed the store without knowing it.
@@ -197,6 +277,9 @@ async fn handle(
             Err(e) => error_response(&e),
         },
     };
+    if let Some(d) = outage {
+        shared.begin_outage(d);
+    }
     entry.status = resp.status().as_u16();
     entry.duration = started.elapsed();
     shared.log(entry);

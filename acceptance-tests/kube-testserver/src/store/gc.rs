@@ -64,8 +64,12 @@ impl State {
     }
 
     /// Whether the garbage collector has discovered the kind `group`/`plural` yet
-    /// (`Config::gc_discovery_delay` after its CRD was established; built-in kinds at once).
+    /// (`Config::gc_discovery_delay` after its CRD was established; built-in kinds at once),
+    /// and runs at all (not `gc_stopped`).
     fn collector_knows(&self, group: &str, plural: &str) -> bool {
+        if self.gc_stopped {
+            return false;
+        }
         if self.gc_discovery_delay.is_zero() {
             return true;
         }

@@ -258,6 +258,9 @@ pub struct State {
     pub established_at: BTreeMap<String, u64>,
     /// `Config::gc_discovery_delay`.
     pub gc_discovery_delay: std::time::Duration,
+    /// The garbage collector is stopped (kube-controller-manager down): no foreground deletion
+    /// finishes (`TestServer::set_garbage_collector`).
+    pub gc_stopped: bool,
     /// Resolved kinds by (group, version, plural), valid while the CRD's resourceVersion matches.
     rt_cache: std::cell::RefCell<TypeCache>,
     /// Admit Provisioners as Karpenter v0.32's mutating webhook did ([`crate::webhooks`]).
@@ -351,6 +354,7 @@ impl State {
             pending_establish: Vec::new(),
             established_at: BTreeMap::new(),
             gc_discovery_delay: std::time::Duration::ZERO,
+            gc_stopped: false,
             rt_cache: Default::default(),
             legacy_webhook_defaults: false,
             namespaces: None,

@@ -1,5 +1,7 @@
-//! `force_destroy`: when Karpenter is gone, its cleanup ([`crate::resources::kube::teardown`]),
-//! scoped by the provider's cluster name, then the delete again.
+//! Delete: foreground deletion that waits until the object is gone, with warnings about what
+//! the wait could not check or waited on (the garbage collector); and `force_destroy`: when
+//! Karpenter is gone, its cleanup ([`crate::resources::kube::teardown`]), scoped by the
+//! provider's cluster name, then the delete again.
 
 use super::*;
 
@@ -7,6 +9,42 @@ use super::*;
 pub(super) const FORCE_DESTROY: &str = "force_destroy";
 
 impl KubeObjectType {
+    /// Delete: foreground deletion, waiting until the object is gone; with Karpenter gone, fails
+    /// fast or (`force_destroy`) does Karpenter's cleanup.
+    pub(super) async fn delete_and_wait(&self, ctx: &KarpenterContext, prior: &Value) -> Diagnostics {
+        let name = get_str(prior, "name").unwrap_or_default().to_string();
+        let deadline = Instant::now() + timeouts::get(prior, "delete", DEFAULT_DELETE);
+        let client = match self.client(ctx).await {
+            Ok(c) => c,
+            Err(d) => return d,
+        };
+        let force = prior.get("force_destroy").and_then(Value::as_bool) == Some(true);
+        let namespace = self.namespace_of(prior);
+        match k8s::apply::delete_and_wait(client, &self.kind, namespace, &name, self.dependents, deadline)
+            .await
+        {
+            Ok(waited) => self.waited_notes(&waited, &self.label(prior)),
+            Err(KubeError::KarpenterGone { why, .. }) if force => {
+                self.force_destroy(ctx, client, &name, &why, deadline).await
+            }
+            Err(e @ KubeError::KarpenterGone { .. }) => {
+                let mut d = Diagnostics::new();
+                let summary = format!(
+                    "Karpenter is not running: {} {} cannot finish deleting",
+                    self.kind.kind,
+                    self.label(prior)
+                );
+                let detail = format!("{e} {}", self.karpenter_gone_help(false));
+                match self.schema.attribute(FORCE_DESTROY) {
+                    Some(_) => d.error_at(&AttributePath::root().attr(FORCE_DESTROY), summary, detail),
+                    None => d.error(summary, detail),
+                }
+                d
+            }
+            Err(e) => self.diagnose(&e, "deleting"),
+        }
+    }
+
     /// What to do when Karpenter is gone and its finalizers hold an object of this kind:
     /// start it again, or (for a kind that has it) `force_destroy`, promising only what this
     /// kind's `force_destroy` does. `recreate`: the object is deleted to be created again.
@@ -31,9 +69,23 @@ impl KubeObjectType {
         }
     }
 
-    /// Warnings about a delete that finished: what it could not check.
-    pub(super) fn waited_notes(&self, waited: &k8s::apply::Waited) -> Diagnostics {
+    /// Warnings about a delete that finished: what it could not check, and a wait on the
+    /// garbage collector long enough to point at kube-controller-manager.
+    pub(super) fn waited_notes(&self, waited: &k8s::apply::Waited, label: &str) -> Diagnostics {
         let mut d = Diagnostics::new();
+        if let Some(collector) = waited.collector {
+            d.warning(
+                format!(
+                    "The {} waited {} for the Kubernetes garbage collector",
+                    self.kind.kind,
+                    k8s::error::humantime(collector)
+                ),
+                format!(
+                    "{}. It has run since: the delete finished.",
+                    k8s::apply::collector_stuck(self.kind.kind, label, collector, &[])
+                ),
+            );
+        }
         if let Some(reason) = &waited.liveness_unchecked {
             d.warning(
                 format!(

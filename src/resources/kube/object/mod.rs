@@ -83,6 +83,8 @@ const FOREIGN_ANNOTATIONS: &[&str] = &[
     "karpenter.k8s.aws/",
     // Karpenter 1.0's conversion webhook (`compatibility.karpenter.sh/v1beta1-...`).
     "compatibility.karpenter.sh/",
+    // This provider's own marks (the create token, `k8s::ownership::CREATE_TOKEN_ANNOTATION`).
+    "terraform-provider-karpenter/",
 ];
 
 /// A Karpenter kind as a Terraform resource type.
@@ -331,12 +333,26 @@ impl KubeObjectType {
                     ),
                 )
             }
-            KubeError::Unreachable(_) => d.error(
+            KubeError::Unreachable {
+                answered_before: true,
+                ..
+            } => d.error(
+                "The Kubernetes API server stopped answering",
+                format!(
+                    "{e}. The server answered earlier in this run, so the provider waited for it while {doing} {what}, \
+                     retrying with backoff until the resource's timeout ran out. A control-plane upgrade or an endpoint \
+                     failover can take minutes: raise the resource's timeouts {{}} to wait longer, and run terraform apply \
+                     again once the cluster answers. (If a create's write reached the server just before it went away, \
+                     that apply finds the {what} and refuses it with the import {{}} block that records it.)"
+                ),
+            ),
+            KubeError::Unreachable { .. } => d.error(
                 "Cannot reach the Kubernetes API server",
                 format!(
                     "{e}. Nothing answered at that address while {doing} {what}. Check kubernetes.host (or the server of \
-                     the kubeconfig context) and that the cluster exists and its endpoint is reachable from here. An \
-                     unreachable server is retried for {} at most.",
+                     the kubeconfig context) and that the cluster exists and its endpoint is reachable from here. A server \
+                     this provider has not reached yet is retried for {} (so a wrong address fails fast); one that \
+                     answered and then went away is waited for until the resource's timeout.",
                     k8s::error::humantime(k8s::retry::UNREACHABLE_FOR)
                 ),
             ),
@@ -385,23 +401,21 @@ impl Resource<KarpenterContext> for KubeObjectType {
     }
 
     async fn create(&self, ctx: &KarpenterContext, planned: &Value) -> ApplyOutcome {
-        self.apply(
-            ctx,
-            None,
-            planned,
-            timeouts::get(planned, "create", DEFAULT_CREATE),
-        )
-        .await
+        let timeout = timeouts::get(planned, "create", DEFAULT_CREATE);
+        let (mut outcome, notes) = k8s::retry::noting(self.apply(ctx, None, planned, timeout)).await;
+        outcome
+            .diagnostics
+            .extend(self.waits_report(&notes, "create", planned));
+        outcome
     }
 
     async fn update(&self, ctx: &KarpenterContext, prior: &Value, planned: &Value) -> ApplyOutcome {
-        self.apply(
-            ctx,
-            Some(prior),
-            planned,
-            timeouts::get(planned, "update", DEFAULT_UPDATE),
-        )
-        .await
+        let timeout = timeouts::get(planned, "update", DEFAULT_UPDATE);
+        let (mut outcome, notes) = k8s::retry::noting(self.apply(ctx, Some(prior), planned, timeout)).await;
+        outcome
+            .diagnostics
+            .extend(self.waits_report(&notes, "update", planned));
+        outcome
     }
 
     async fn read(&self, ctx: &KarpenterContext, current: &Value) -> Result<ReadOutcome, Diagnostics> {
@@ -434,45 +448,21 @@ impl Resource<KarpenterContext> for KubeObjectType {
                 Ok(ReadOutcome::BeingDeleted(state, self.being_deleted_warning(&obj)))
             }
             Ok(Some(obj)) => self.state_from_object(&obj, current).map(ReadOutcome::Found),
-            Err(e @ (KubeError::Transport(_) | KubeError::Unreachable(_) | KubeError::Timeout { .. })) => Ok(
-                ReadOutcome::KeptPrior(keep_prior_warning(self.kind.kind, &label, &e)),
-            ),
+            Err(
+                e @ (KubeError::Transport(_) | KubeError::Unreachable { .. } | KubeError::Timeout { .. }),
+            ) => Ok(ReadOutcome::KeptPrior(keep_prior_warning(
+                self.kind.kind,
+                &label,
+                &e,
+            ))),
             Err(e) => Err(self.diagnose(&e, "reading")),
         }
     }
 
     async fn delete(&self, ctx: &KarpenterContext, prior: &Value) -> Diagnostics {
-        let name = get_str(prior, "name").unwrap_or_default().to_string();
-        let deadline = Instant::now() + timeouts::get(prior, "delete", DEFAULT_DELETE);
-        let client = match self.client(ctx).await {
-            Ok(c) => c,
-            Err(d) => return d,
-        };
-        let force = prior.get("force_destroy").and_then(Value::as_bool) == Some(true);
-        let namespace = self.namespace_of(prior);
-        match k8s::apply::delete_and_wait(client, &self.kind, namespace, &name, self.dependents, deadline)
-            .await
-        {
-            Ok(waited) => self.waited_notes(&waited),
-            Err(KubeError::KarpenterGone { why, .. }) if force => {
-                self.force_destroy(ctx, client, &name, &why, deadline).await
-            }
-            Err(e @ KubeError::KarpenterGone { .. }) => {
-                let mut d = Diagnostics::new();
-                let summary = format!(
-                    "Karpenter is not running: {} {} cannot finish deleting",
-                    self.kind.kind,
-                    self.label(prior)
-                );
-                let detail = format!("{e} {}", self.karpenter_gone_help(false));
-                match self.schema.attribute(FORCE_DESTROY) {
-                    Some(_) => d.error_at(&AttributePath::root().attr(FORCE_DESTROY), summary, detail),
-                    None => d.error(summary, detail),
-                }
-                d
-            }
-            Err(e) => self.diagnose(&e, "deleting"),
-        }
+        let (mut d, notes) = k8s::retry::noting(self.delete_and_wait(ctx, prior)).await;
+        d.extend(self.waits_report(&notes, "delete", prior));
+        d
     }
 
     async fn import(&self, ctx: &KarpenterContext, id: &str) -> Result<Value, Diagnostics> {
@@ -632,6 +622,55 @@ impl KubeObjectType {
             fields.insert("metadata".into(), adopted_metadata(obj));
         }
         Ok(state)
+    }
+}
+
+impl KubeObjectType {
+    /// Warnings about what the waits of one operation (`op`: create, update, delete) sat out:
+    /// an API server that did not answer for a while, a lost answer found to be a done write.
+    pub(crate) fn waits_report(&self, notes: &k8s::retry::Notes, op: &str, state: &Value) -> Diagnostics {
+        let mut d = Diagnostics::new();
+        let what = self.kind.kind;
+        let label = self.label(state);
+        for outage in notes
+            .outages
+            .iter()
+            .filter(|o| o.lasted >= OUTAGE_WORTH_A_WARNING)
+        {
+            d.warning(
+                "The Kubernetes API server did not answer for a while",
+                format!(
+                    "While the {op} of {what} {label} ran, the Kubernetes API server did not answer for {} (from {}). It \
+                     had answered earlier in this run, so the provider waited and retried with backoff (up to \
+                     timeouts.{op}), and the {op} went on once it answered again.",
+                    k8s::error::humantime(outage.lasted),
+                    k8s::error::utc_clock(outage.since)
+                ),
+            );
+        }
+        for recovered in &notes.recovered {
+            d.warning(
+                "An answer of the Kubernetes API server was lost",
+                format!(
+                    "{}. The provider recognised its own write by the token the create wrote on the object \
+                     (annotation {}) and by its field manager, so the object is in the state and no import is needed.",
+                    upper_first(recovered),
+                    k8s::ownership::CREATE_TOKEN_ANNOTATION
+                ),
+            );
+        }
+        d
+    }
+}
+
+/// Outages shorter than this are not worth a warning (a dropped connection retried at once).
+const OUTAGE_WORTH_A_WARNING: Duration = Duration::from_secs(5);
+
+fn upper_first(s: &str) -> String {
+    let mut chars = s.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
     }
 }
 

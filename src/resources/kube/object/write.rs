@@ -69,15 +69,32 @@ impl KubeObjectType {
         {
             return ApplyOutcome::failed(None, d);
         }
+        // A create stamps its object, so that a write whose answer is lost is recognised as
+        // its own when the server answers again (and another writer's object is not).
+        let create = prior.is_none().then(k8s::ownership::CreateToken::new);
+        let mut manifest = manifest;
+        if let Some(token) = &create {
+            token.stamp(&mut manifest);
+        }
         let prior_manifest = prior.and_then(|p| self.manifest(p).ok());
         let mut fields = k8s::ownership::stated_fields(&manifest);
         fields.extend(prior_manifest.iter().flat_map(k8s::ownership::stated_fields));
         let stored = match k8s::apply::apply_owning(
-            client, &self.kind, namespace, &name, &manifest, &fields, deadline,
+            client,
+            &self.kind,
+            namespace,
+            &name,
+            &manifest,
+            &fields,
+            create.as_ref(),
+            deadline,
         )
         .await
         {
             Ok(obj) => obj,
+            Err(KubeError::TakenMeanwhile { object, .. }) => {
+                return ApplyOutcome::failed(None, self.refusal(&object, namespace, &name));
+            }
             Err(e) => return ApplyOutcome::failed(None, self.diagnose(&e, "applying")),
         };
         // The object was already being deleted (a delete that timed out on a finalizer, or
@@ -86,7 +103,15 @@ impl KubeObjectType {
         let stored = if stored.metadata.deletion_timestamp.is_some() {
             match self
                 .recreate(
-                    ctx, client, planned, namespace, &name, &manifest, &fields, &stored,
+                    ctx,
+                    client,
+                    planned,
+                    namespace,
+                    &name,
+                    &manifest,
+                    &fields,
+                    create.as_ref(),
+                    &stored,
                 )
                 .await
             {
@@ -150,7 +175,13 @@ impl KubeObjectType {
         let Some(obj) = existing.filter(|o| o.metadata.deletion_timestamp.is_none()) else {
             return Ok(());
         };
-        let managers = k8s::ownership::managers(&obj);
+        Err(self.refusal(&obj, namespace, name))
+    }
+
+    /// The refusal of a create that found `obj` under its name: what it is, whose marks it
+    /// carries, and the `import {}` that takes it over on purpose.
+    pub(super) fn refusal(&self, obj: &DynamicObject, namespace: Option<&str>, name: &str) -> Diagnostics {
+        let managers = k8s::ownership::managers(obj);
         let marks = if managers.iter().any(|m| m == k8s::FIELD_MANAGER) {
             Marks::Ours
         } else if managers.is_empty() {
@@ -177,8 +208,13 @@ impl KubeObjectType {
             import_id: Some(&label),
             otherwise: "choose another name",
         }
-        .refuse(&AttributePath::root().attr("name"), &mut d);
-        Err(d)
+        .refuse_as(
+            &AttributePath::root().attr("name"),
+            crate::terraform::framework::address::in_root_module(self.type_name, &[("name", name)])
+                .as_deref(),
+            &mut d,
+        );
+        d
     }
 
     /// Waits until the object that `stored` shows being deleted is gone (bounded by
@@ -196,6 +232,7 @@ impl KubeObjectType {
         name: &str,
         manifest: &Json,
         fields: &[k8s::ownership::FieldPath],
+        create: Option<&k8s::ownership::CreateToken>,
         stored: &DynamicObject,
     ) -> Result<DynamicObject, Diagnostics> {
         let what = self.kind.kind;
@@ -252,9 +289,15 @@ impl KubeObjectType {
             }
             Err(e) => return Err(self.diagnose(&e, "waiting for the earlier deletion of")),
         }
-        k8s::apply::apply_owning(client, &self.kind, namespace, name, manifest, fields, deadline)
-            .await
-            .map_err(|e| self.diagnose(&e, "applying"))
+        match k8s::apply::apply_owning(
+            client, &self.kind, namespace, name, manifest, fields, create, deadline,
+        )
+        .await
+        {
+            Ok(obj) => Ok(obj),
+            Err(KubeError::TakenMeanwhile { object, .. }) => Err(self.refusal(&object, namespace, name)),
+            Err(e) => Err(self.diagnose(&e, "applying")),
+        }
     }
 
     /// The warning of a refresh that finds the object being deleted: since when, what holds
