@@ -437,3 +437,45 @@ resource "karpenter_node_pool" "plain" {
     );
     assert!(created.plan_is_empty(), "{}", created.plan().output());
 }
+
+/// #38 follow-up: the node class group decides the default of `expire_after` (336h on Auto
+/// Mode, 720h otherwise), so while the group is unknown at plan (here a `terraform_data`
+/// output) the default is planned unknown. A known 720h there became 336h at apply, and
+/// Terraform aborted the apply with "Provider produced inconsistent final plan".
+#[test]
+fn a_group_unknown_at_plan_leaves_expire_after_to_the_apply() {
+    let cluster = Cluster::with_eks_auto_mode();
+    let config = format!(
+        r#"{}
+resource "terraform_data" "group" {{
+  input = "eks.amazonaws.com"
+}}
+
+resource "karpenter_node_pool" "later" {{
+  name = "later"
+  template = {{
+    spec = {{
+      node_class_ref = {{ group = terraform_data.group.output, kind = "NodeClass", name = "default" }}
+      requirements   = [{{ key = "eks.amazonaws.com/instance-category", operator = "In", values = ["c", "m"] }}]
+    }}
+  }}
+}}
+"#,
+        cluster.provider_block()
+    );
+    let work = Workdir::new(&config);
+    let run = work.plan().ok();
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l.contains("expire_after") && l.contains("(known after apply)")),
+        "{}",
+        run.stdout
+    );
+    work.apply().ok();
+    assert_eq!(
+        cluster.node_pool("later").expect("pool")["spec"]["template"]["spec"]["expireAfter"],
+        "336h"
+    );
+    assert!(work.plan_is_empty(), "{}", work.plan().output());
+}

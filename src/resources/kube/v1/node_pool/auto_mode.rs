@@ -13,7 +13,7 @@
 //!   gets a warning that it can go;
 //! - expires nodes after 336h unless told otherwise: that is the default of `expireAfter` in
 //!   Auto Mode's NodePool CRD (Karpenter's is 720h), so [`plan_defaults`] plans it for a pool
-//!   that does not set `expire_after`.
+//!   that does not set `expire_after` (and plans it unknown while the group is unknown).
 //!
 //! The opposite mistake, Auto Mode's labels on a pool of an EC2NodeClass, matches no instance
 //! type (self-managed Karpenter does not set them); it gets a warning.
@@ -333,13 +333,16 @@ fn check_linux_only(key: &str, requirement: &Value, here: &AttributePath, diags:
 }
 
 /// Auto Mode's defaults in the plan of a pool: `expire_after` is `336h` for an Auto Mode pool
-/// that does not set it (the schema's default, Karpenter's `720h`, is for the others). A pool
-/// whose group is still unknown keeps the schema's default; the apply-time plan, with the group
-/// known, decides.
+/// that does not set it (the schema's default, Karpenter's `720h`, is for the others). While
+/// the group is still unknown the default is planned unknown: a known `720h` here would become
+/// `336h` in the apply-time plan once the group turns out to be `eks.amazonaws.com`, and
+/// Terraform aborts an apply whose final plan differs from the one it showed.
 pub fn plan_defaults(config: &Value, planned: &mut Value) {
-    if is_auto_mode(planned) != Some(true) {
-        return;
-    }
+    let default = match is_auto_mode(planned) {
+        Some(true) => Value::string(AUTO_MODE_EXPIRE_AFTER),
+        Some(false) => return,
+        None => Value::unknown(),
+    };
     let configured = config
         .get("template")
         .and_then(|t| t.get("spec"))
@@ -354,7 +357,7 @@ pub fn plan_defaults(config: &Value, planned: &mut Value) {
     let Some(Value::Object(spec)) = template.get_mut("spec") else {
         return;
     };
-    spec.insert("expire_after".to_string(), Value::string(AUTO_MODE_EXPIRE_AFTER));
+    spec.insert("expire_after".to_string(), default);
 }
 
 #[cfg(test)]
@@ -570,11 +573,25 @@ mod tests {
         let (config, mut plan) = planned("eks.amazonaws.com", Some("720h"));
         plan_defaults(&config, &mut plan);
         assert_eq!(expire_after(&plan), Some("720h"));
-        // A self-managed pool keeps Karpenter's default; an unknown group decides nothing.
-        for group in ["karpenter.k8s.aws", "<unknown>"] {
-            let (config, mut plan) = planned(group, None);
-            plan_defaults(&config, &mut plan);
-            assert_eq!(expire_after(&plan), Some("720h"), "{group}");
-        }
+        // A self-managed pool keeps Karpenter's default.
+        let (config, mut plan) = planned("karpenter.k8s.aws", None);
+        plan_defaults(&config, &mut plan);
+        assert_eq!(expire_after(&plan), Some("720h"));
+    }
+
+    /// An unknown group could still be Auto Mode's: the default is planned unknown, not a
+    /// 720h the apply-time plan would contradict; a value set in the configuration stays.
+    #[test]
+    fn an_unknown_group_plans_expire_after_unknown() {
+        let (config, mut plan) = planned("<unknown>", None);
+        plan_defaults(&config, &mut plan);
+        let planned_value = plan
+            .get("template")
+            .and_then(|t| t.get("spec"))
+            .and_then(|s| s.get("expire_after"));
+        assert!(planned_value.is_some_and(Value::is_unknown), "{plan:?}");
+        let (config, mut plan) = planned("<unknown>", Some("24h"));
+        plan_defaults(&config, &mut plan);
+        assert_eq!(expire_after(&plan), Some("24h"));
     }
 }
