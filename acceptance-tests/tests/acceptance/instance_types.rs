@@ -578,7 +578,9 @@ output "prices" { value = [for t in data.karpenter_instance_types.hpc.instance_t
     work.apply().ok();
     let prices = &work.outputs()["prices"]["value"];
     assert!(
-        prices.as_array().is_some_and(|p| !p.is_empty() && p.iter().all(serde_json::Value::is_null)),
+        prices
+            .as_array()
+            .is_some_and(|p| !p.is_empty() && p.iter().all(serde_json::Value::is_null)),
         "{prices}"
     );
 }

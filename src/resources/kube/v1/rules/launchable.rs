@@ -241,7 +241,11 @@ fn set_aside_unseen(
             ),
             Origin::Default(_) => (r.describe(), pool.requirements_path.clone()),
         };
-        let listed = unseen.iter().map(|v| format!("{v:?}")).collect::<Vec<_>>().join(", ");
+        let listed = unseen
+            .iter()
+            .map(|v| format!("{v:?}"))
+            .collect::<Vec<_>>()
+            .join(", ");
         diags.warning_at(
             &path,
             "Not in the provider's instance-type data: not checked",
@@ -540,7 +544,10 @@ mod tests {
         ]));
         assert!(error_paths(&d).is_empty(), "{d:?}");
         assert_eq!(warnings(&d), ["template.spec.requirements[1]"], "{d:?}");
-        assert!(detail(&d).contains("\"m10g\"") && detail(&d).contains("v1.14"), "{d:?}");
+        assert!(
+            detail(&d).contains("\"m10g\"") && detail(&d).contains("v1.14"),
+            "{d:?}"
+        );
         // Partly unseen, with min_values: still not checked.
         let d = self_managed(json!([{
             "key": "karpenter.k8s.aws/instance-family", "operator": "In",
@@ -583,7 +590,11 @@ mod tests {
         ]));
         assert_eq!(error_paths(&d), ["template.spec.requirements[2]"], "{d:?}");
         // NotIn of an unseen value excludes nothing the data has: nothing to say.
-        let d = self_managed(json!([req("karpenter.k8s.aws/instance-family", "NotIn", &["m10g"])]));
+        let d = self_managed(json!([req(
+            "karpenter.k8s.aws/instance-family",
+            "NotIn",
+            &["m10g"]
+        )]));
         assert!(d.is_empty(), "{d:?}");
     }
 
@@ -592,7 +603,11 @@ mod tests {
     fn previous_generations_and_unpriced_types_say_nothing() {
         for requirements in [
             json!([req("karpenter.k8s.aws/instance-generation", "Lt", &["3"])]),
-            json!([req("karpenter.k8s.aws/instance-family", "In", &["hpc7a", "x8aedz"])]),
+            json!([req(
+                "karpenter.k8s.aws/instance-family",
+                "In",
+                &["hpc7a", "x8aedz"]
+            )]),
         ] {
             let d = self_managed(requirements.clone());
             assert!(d.is_empty(), "{requirements}: {d:?}");
