@@ -38,6 +38,13 @@ pub fn resource_index(name: &str) -> Option<usize> {
     RESOURCE_NAMES.iter().position(|r| *r == name)
 }
 
+/// Whether some type of the table has `value` for the label at `index` of [`LABEL_KEYS`]. A
+/// value no type has (a family or type released after the data was generated, or a typo)
+/// cannot be told apart from an impossible one offline.
+pub fn has_value(index: usize, value: &str) -> bool {
+    ROWS.iter().any(|r| r.label_at(index) == Some(value))
+}
+
 /// Every row of the table, as [`InstanceType`]s.
 pub fn all() -> &'static [Row] {
     &ROWS

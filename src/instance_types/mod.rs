@@ -53,28 +53,63 @@ pub enum Flavor {
     Either,
 }
 
-/// The instance labels EKS Auto Mode sets under `eks.amazonaws.com/` with the same meaning and
-/// values as self-managed Karpenter's `karpenter.k8s.aws/` ones (the EKS user guide's Auto Mode
-/// label table; `compute-type` has no counterpart).
-pub const AUTO_MODE_LABELS: &[&str] = &[
-    "instance-category",
-    "instance-family",
-    "instance-generation",
-    "instance-size",
-    "instance-cpu",
-    "instance-cpu-manufacturer",
-    "instance-cpu-sustained-clock-speed-mhz",
-    "instance-memory",
-    "instance-ebs-bandwidth",
-    "instance-network-bandwidth",
-    "instance-gpu-name",
-    "instance-gpu-manufacturer",
-    "instance-gpu-count",
-    "instance-gpu-memory",
-    "instance-local-nvme",
-    "instance-hypervisor",
-    "instance-encryption-in-transit-supported",
+/// One of EKS Auto Mode's instance labels, `eks.amazonaws.com/<name>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AutoModeLabel {
+    /// The name after `eks.amazonaws.com/`.
+    pub name: &'static str,
+    /// Whether its value is a number (so `Gt`, `Lt`, `Gte`, `Lte` apply).
+    pub numeric: bool,
+    /// Whether it has the meaning and values of self-managed Karpenter's
+    /// `karpenter.k8s.aws/<name>`, so the offline data describes it.
+    pub as_karpenter: bool,
+}
+
+const fn label(name: &'static str, numeric: bool, as_karpenter: bool) -> AutoModeLabel {
+    AutoModeLabel {
+        name,
+        numeric,
+        as_karpenter,
+    }
+}
+
+/// EKS Auto Mode's instance labels: the one list for the node pool's Auto Mode rules and for
+/// the preview. The EKS user guide's Auto Mode label table, then the keys of the
+/// `eks.amazonaws.com` domain the live NodePool CRD of an EKS 1.31 Auto Mode cluster allows
+/// and the guide's placement group section (2026-05); those, and `compute-type`, have no
+/// `karpenter.k8s.aws/` counterpart.
+pub const AUTO_MODE_LABELS: &[AutoModeLabel] = &[
+    label("instance-category", false, true),
+    label("instance-family", false, true),
+    label("instance-generation", true, true),
+    label("instance-size", false, true),
+    label("instance-cpu", true, true),
+    label("instance-cpu-manufacturer", false, true),
+    label("instance-cpu-sustained-clock-speed-mhz", true, true),
+    label("instance-memory", true, true),
+    label("instance-ebs-bandwidth", true, true),
+    label("instance-network-bandwidth", true, true),
+    label("instance-gpu-name", false, true),
+    label("instance-gpu-manufacturer", false, true),
+    label("instance-gpu-count", true, true),
+    label("instance-gpu-memory", true, true),
+    label("instance-local-nvme", true, true),
+    label("instance-hypervisor", false, true),
+    label("instance-encryption-in-transit-supported", false, true),
+    label("compute-type", false, false),
+    // In the live CRD's list of the domain's keys, not in the guide's table.
+    label("instance-accelerator-name", false, false),
+    label("instance-accelerator-manufacturer", false, false),
+    label("instance-accelerator-count", true, false),
+    label("nodeclass", false, false),
+    // The guide's placement group section (2026-05).
+    label("placement-group-id", false, false),
 ];
+
+/// The Auto Mode label `eks.amazonaws.com/<name>`, if Auto Mode has one.
+pub fn auto_mode_label(name: &str) -> Option<&'static AutoModeLabel> {
+    AUTO_MODE_LABELS.iter().find(|l| l.name == name)
+}
 
 /// The Kubernetes label keys the preview describes besides the instance labels.
 const WELL_KNOWN: &[&str] = &["node.kubernetes.io/instance-type", "kubernetes.io/arch"];
@@ -103,7 +138,7 @@ pub fn described(key: &str, flavor: Flavor) -> Option<usize> {
     }
     if let Some(rest) = key.strip_prefix("eks.amazonaws.com/")
         && flavor != Flavor::SelfManaged
-        && AUTO_MODE_LABELS.contains(&rest)
+        && auto_mode_label(rest).is_some_and(|l| l.as_karpenter)
     {
         return catalog::label_index(&format!("karpenter.k8s.aws/{rest}"));
     }

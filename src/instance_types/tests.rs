@@ -216,3 +216,31 @@ fn described_keys_depend_on_the_flavor() {
     assert!(described("karpenter.sh/capacity-type", Flavor::Either).is_none());
     assert!(described("beta.kubernetes.io/instance-type", Flavor::Either).is_some());
 }
+
+/// The one list of Auto Mode's labels agrees with the data: each label that has Karpenter's
+/// meaning is a label of the table, described under its Auto Mode name for Auto Mode pools
+/// (and not for self-managed ones), and is a number exactly when every value the table has for
+/// it is one; the others are left alone by the preview.
+#[test]
+fn the_auto_mode_label_list_agrees_with_the_data() {
+    for l in super::AUTO_MODE_LABELS {
+        let auto = format!("eks.amazonaws.com/{}", l.name);
+        let karpenter = format!("karpenter.k8s.aws/{}", l.name);
+        if !l.as_karpenter {
+            assert_eq!(described(&auto, Flavor::AutoMode), None, "{auto}");
+            continue;
+        }
+        let index = catalog::label_index(&karpenter).unwrap_or_else(|| panic!("{karpenter} in the table"));
+        assert_eq!(described(&auto, Flavor::AutoMode), Some(index), "{auto}");
+        assert_eq!(described(&auto, Flavor::SelfManaged), None, "{auto}");
+        let values: Vec<&str> = catalog::all().iter().filter_map(|r| r.label_at(index)).collect();
+        assert!(!values.is_empty(), "{karpenter}");
+        assert_eq!(
+            values.iter().all(|v| v.parse::<i64>().is_ok()),
+            l.numeric,
+            "{karpenter}: numeric"
+        );
+    }
+    assert!(super::auto_mode_label("instance-family").is_some());
+    assert!(super::auto_mode_label("instance-capability-flex").is_none());
+}

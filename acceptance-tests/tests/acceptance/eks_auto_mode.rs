@@ -437,3 +437,170 @@ resource "karpenter_node_pool" "plain" {
     );
     assert!(created.plan_is_empty(), "{}", created.plan().output());
 }
+
+/// #38 follow-up: the node class group decides the default of `expire_after` (336h on Auto
+/// Mode, 720h otherwise), so while the group is unknown at plan (here a `terraform_data`
+/// output) the default is planned unknown. A known 720h there became 336h at apply, and
+/// Terraform aborted the apply with "Provider produced inconsistent final plan".
+#[test]
+fn a_group_unknown_at_plan_leaves_expire_after_to_the_apply() {
+    let cluster = Cluster::with_eks_auto_mode();
+    let config = format!(
+        r#"{}
+resource "terraform_data" "group" {{
+  input = "eks.amazonaws.com"
+}}
+
+resource "karpenter_node_pool" "later" {{
+  name = "later"
+  template = {{
+    spec = {{
+      node_class_ref = {{ group = terraform_data.group.output, kind = "NodeClass", name = "default" }}
+      requirements   = [{{ key = "eks.amazonaws.com/instance-category", operator = "In", values = ["c", "m"] }}]
+    }}
+  }}
+}}
+"#,
+        cluster.provider_block()
+    );
+    let work = Workdir::new(&config);
+    let run = work.plan().ok();
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l.contains("expire_after") && l.contains("(known after apply)")),
+        "{}",
+        run.stdout
+    );
+    work.apply().ok();
+    assert_eq!(
+        cluster.node_pool("later").expect("pool")["spec"]["template"]["spec"]["expireAfter"],
+        "336h"
+    );
+    assert!(work.plan_is_empty(), "{}", work.plan().output());
+}
+
+/// #38 follow-up: the NodeClass fields the current guide added are not only validated but
+/// applied: a placement group by name and by id, static network interfaces with each kind of
+/// secondary count, the pod IP mode (`ipv4_prefix_size`), IPv4 egress and lowercase kernel
+/// lockdown reach the server in the CRD's spelling, re-plan empty, and import with
+/// `-generate-config-out` into configuration that plans empty.
+#[test]
+fn the_guides_new_node_class_fields_apply_replan_empty_and_import() {
+    let cluster = Cluster::with_eks_auto_mode();
+    let classes = r#"
+resource "karpenter_eks_node_class" "training" {
+  name                          = "training"
+  subnet_selector_terms         = [{ tags = { Name = "private-subnet" } }]
+  security_group_selector_terms = [{ tags = { Name = "efa-security-group" } }]
+  placement_group_selector      = { name = "ml-training-pg" }
+  advanced_networking = {
+    ipv4_prefix_size = "32"
+    enable_v4_egress = false
+    network_interfaces = [
+      { network_card_index = 0, device_index = 0, interface_type = "interface", secondary_ipv4_prefix_count = 2 },
+      { network_card_index = 0, device_index = 1, interface_type = "efa-only" },
+      { network_card_index = 1, device_index = 0, interface_type = "efa-only" },
+    ]
+  }
+  advanced_security = { fips = true, kernel_lockdown = "integrity" }
+}
+
+resource "karpenter_eks_node_class" "counted" {
+  name                          = "counted"
+  subnet_selector_terms         = [{ id = "subnet-0a1b2c3d4e5f60001" }]
+  security_group_selector_terms = [{ id = "sg-0123456789abcdef0" }]
+  placement_group_selector      = { id = "pg-0123456789abcdef0" }
+  advanced_networking = {
+    ipv4_prefix_size = "Auto"
+    enable_v4_egress = true
+    network_interfaces = [
+      { network_card_index = 0, device_index = 0, interface_type = "interface", secondary_ipv4_count = 7 },
+    ]
+  }
+  advanced_security = { kernel_lockdown = "none" }
+}
+"#;
+    let work = Workdir::new(&format!("{}\n{classes}", cluster.provider_block()));
+    work.apply().ok();
+
+    let training = cluster
+        .eks_node_class("training")
+        .expect("training on the server");
+    assert_eq!(
+        training["spec"]["placementGroupSelector"],
+        json!({"name": "ml-training-pg"})
+    );
+    let networking = &training["spec"]["advancedNetworking"];
+    assert_eq!(networking["ipv4PrefixSize"], "32", "{networking}");
+    assert_eq!(networking["enableV4Egress"], false, "{networking}");
+    assert_eq!(
+        networking["networkInterfaces"],
+        json!([
+            {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface", "secondaryIPv4PrefixCount": 2},
+            {"networkCardIndex": 0, "deviceIndex": 1, "interfaceType": "efa-only"},
+            {"networkCardIndex": 1, "deviceIndex": 0, "interfaceType": "efa-only"},
+        ])
+    );
+    assert_eq!(
+        training["spec"]["advancedSecurity"]["kernelLockdown"],
+        "integrity"
+    );
+    assert_eq!(training["spec"]["advancedSecurity"]["fips"], true);
+    let counted = cluster.eks_node_class("counted").expect("counted on the server");
+    assert_eq!(
+        counted["spec"]["placementGroupSelector"],
+        json!({"id": "pg-0123456789abcdef0"})
+    );
+    assert_eq!(
+        counted["spec"]["advancedNetworking"]["networkInterfaces"][0]["secondaryIPv4Count"],
+        7
+    );
+    assert_eq!(counted["spec"]["advancedNetworking"]["ipv4PrefixSize"], "Auto");
+    assert_eq!(counted["spec"]["advancedNetworking"]["enableV4Egress"], true);
+    assert_eq!(counted["spec"]["advancedSecurity"]["kernelLockdown"], "none");
+    assert!(work.plan_is_empty(), "{}", work.plan().output());
+
+    // Import with generated configuration: both classes, every field, plan empty.
+    let importer = Workdir::new(&format!(
+        "{}\nimport {{\n  to = karpenter_eks_node_class.training\n  id = \"training\"\n}}\n\
+         import {{\n  to = karpenter_eks_node_class.counted\n  id = \"counted\"\n}}\n",
+        cluster.provider_block()
+    ));
+    let run = importer
+        .terraform(&[
+            "plan",
+            "-no-color",
+            "-input=false",
+            "-generate-config-out=generated.tf",
+        ])
+        .ok();
+    assert!(
+        run.stdout
+            .contains("2 to import, 0 to add, 0 to change, 0 to destroy"),
+        "{}",
+        run.output()
+    );
+    let generated = std::fs::read_to_string(importer.path().join("generated.tf")).expect("generated.tf");
+    for field in [
+        "placement_group_selector",
+        "ml-training-pg",
+        "pg-0123456789abcdef0",
+        "secondary_ipv4_prefix_count",
+        "secondary_ipv4_count",
+        "efa-only",
+        "ipv4_prefix_size",
+        "enable_v4_egress",
+        "\"integrity\"",
+    ] {
+        assert!(generated.contains(field), "{field} missing in:\n{generated}");
+    }
+    importer.apply().ok();
+    assert!(importer.plan_is_empty(), "{}", importer.plan().output());
+    for class in ["training", "counted"] {
+        importer
+            .terraform(&["state", "rm", &format!("karpenter_eks_node_class.{class}")])
+            .ok();
+    }
+    assert!(work.destroy().success);
+}

@@ -8,7 +8,9 @@
 //! - the plan-time checks of `karpenter_node_pool` (self-managed and Auto Mode) and
 //!   `karpenter_provisioner`: requirements that match nothing and an unmeetable `min_values` are
 //!   errors, limits smaller than every matching type a warning; a requirement still unknown at
-//!   plan skips the check.
+//!   plan skips the check; a value the offline data has never seen (a family released since) is
+//!   a warning that it cannot be checked, never the no-match error; previous generations and
+//!   types without a price are not a mistake.
 
 use std::fmt::Write as _;
 
@@ -368,7 +370,7 @@ fn an_unmeetable_min_values_is_an_error_on_it() {
         "flexible",
         CLASS_REF,
         r#"{ key = "karpenter.k8s.aws/instance-category", operator = "In", values = ["c", "m", "r"] },
-           { key = "karpenter.k8s.aws/instance-family", operator = "In", values = ["m7g", "c7g", "r7g", "m7x"], min_values = 4 }"#,
+           { key = "karpenter.k8s.aws/instance-family", operator = "In", values = ["m7g", "c7g", "r7g", "t4g"], min_values = 4 }"#,
         "",
     ));
     assert!(!ok, "{output}");
@@ -497,5 +499,88 @@ fn a_requirement_unknown_at_plan_skips_the_check() {
         run.text().contains("No instance type matches these requirements"),
         "{}",
         run.output()
+    );
+}
+
+/// Stale data must not block a valid pool: a family released after Karpenter v1.14 (not in the
+/// offline data) is a warning that the requirement cannot be checked, also with min_values,
+/// while known values that cannot go together stay an error.
+#[test]
+fn a_value_the_data_has_never_seen_is_a_warning_not_an_error() {
+    let (ok, text, output) = validate(&pool(
+        "new-family",
+        CLASS_REF,
+        r#"{ key = "kubernetes.io/arch", operator = "In", values = ["arm64"] },
+           { key = "karpenter.k8s.aws/instance-family", operator = "In", values = ["m10g", "c10g"], min_values = 2 }"#,
+        "",
+    ));
+    assert!(ok, "a warning, not an error: {output}");
+    assert!(
+        text.contains("Warning: Not in the provider's instance-type data: not checked"),
+        "{output}"
+    );
+    assert!(
+        text.contains("\"m10g\", \"c10g\", which no instance type in Karpenter v1.14's reference has"),
+        "{output}"
+    );
+    assert!(text.contains("and its min_values"), "{output}");
+    assert!(!text.contains("No instance type matches"), "{output}");
+
+    // Known families that arm64 excludes: still the error.
+    let (ok, text, output) = validate(&pool(
+        "known-family",
+        CLASS_REF,
+        r#"{ key = "kubernetes.io/arch", operator = "In", values = ["arm64"] },
+           { key = "karpenter.k8s.aws/instance-family", operator = "In", values = ["m5", "c5"] }"#,
+        "",
+    ));
+    assert!(!ok, "{output}");
+    assert!(
+        text.contains("No instance type matches these requirements"),
+        "{output}"
+    );
+    assert!(!text.contains("not checked"), "{output}");
+}
+
+/// Previous generations and types the price table does not know are valid choices: the plan
+/// says nothing about them.
+#[test]
+fn previous_generations_and_unpriced_types_get_no_diagnostic() {
+    for (name, requirements) in [
+        (
+            "old",
+            r#"{ key = "karpenter.k8s.aws/instance-generation", operator = "Lt", values = ["3"] }"#,
+        ),
+        (
+            "unpriced",
+            r#"{ key = "karpenter.k8s.aws/instance-family", operator = "In", values = ["hpc7a", "x8aedz"] }"#,
+        ),
+    ] {
+        let (ok, text, output) = validate(&pool(name, CLASS_REF, requirements, ""));
+        assert!(ok, "{output}");
+        // Terraform's own warning about the development override is not the provider's.
+        let own = text.replace("Warning: Provider development overrides are in effect", "");
+        assert!(
+            !own.contains("Warning:") && !own.contains("Error:"),
+            "{name}: {output}"
+        );
+    }
+    // The unpriced pool really selects types without a price.
+    let work = Workdir::new(
+        r#"
+provider "karpenter" {}
+data "karpenter_instance_types" "hpc" {
+  requirements = [{ key = "karpenter.k8s.aws/instance-family", operator = "In", values = ["hpc7a", "x8aedz"] }]
+}
+output "prices" { value = [for t in data.karpenter_instance_types.hpc.instance_types : t.on_demand_price] }
+"#,
+    );
+    work.apply().ok();
+    let prices = &work.outputs()["prices"]["value"];
+    assert!(
+        prices
+            .as_array()
+            .is_some_and(|p| !p.is_empty() && p.iter().all(serde_json::Value::is_null)),
+        "{prices}"
     );
 }

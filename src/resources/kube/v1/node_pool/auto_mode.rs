@@ -6,19 +6,21 @@
 //! - selects instances by Auto Mode's labels: `eks.amazonaws.com/instance-…` where self-managed
 //!   Karpenter has `karpenter.k8s.aws/instance-…`, with the values and the numeric operators the
 //!   EKS user guide's label table allows (the list also has the keys the live NodePool CRD of an
-//!   EKS 1.31 Auto Mode cluster allows in the `eks.amazonaws.com` domain);
+//!   EKS 1.31 Auto Mode cluster allows in the `eks.amazonaws.com` domain; it is
+//!   [`crate::instance_types::AUTO_MODE_LABELS`], shared with the instance-type preview);
 //! - runs Linux only: the guide lists `kubernetes.io/os` and `node.kubernetes.io/windows-build`
 //!   as labels Auto Mode does not support. A requirement no Linux node meets is an error; one
 //!   every Auto Mode node meets (`kubernetes.io/os In [linux]`, as AWS's own examples write)
 //!   gets a warning that it can go;
 //! - expires nodes after 336h unless told otherwise: that is the default of `expireAfter` in
 //!   Auto Mode's NodePool CRD (Karpenter's is 720h), so [`plan_defaults`] plans it for a pool
-//!   that does not set `expire_after`.
+//!   that does not set `expire_after` (and plans it unknown while the group is unknown).
 //!
 //! The opposite mistake, Auto Mode's labels on a pool of an EC2NodeClass, matches no instance
 //! type (self-managed Karpenter does not set them); it gets a warning.
 
 use super::rules::elements;
+use crate::instance_types::{AUTO_MODE_LABELS, auto_mode_label};
 use crate::terraform::framework::Diagnostics;
 use crate::terraform::tfvalue::{AttributePath, Value};
 
@@ -30,36 +32,6 @@ pub const AUTO_MODE_EXPIRE_AFTER: &str = "336h";
 pub const EKS_GROUP: &str = "eks.amazonaws.com";
 /// The pools EKS creates and manages on an Auto Mode cluster.
 pub const BUILT_IN_POOLS: &[&str] = &["general-purpose", "system"];
-
-/// Auto Mode's instance labels (`eks.amazonaws.com/<name>`), and whether each is a number (so
-/// `Gt`, `Lt`, `Gte`, `Lte` apply).
-const AUTO_MODE_LABELS: &[(&str, bool)] = &[
-    ("instance-category", false),
-    ("instance-family", false),
-    ("instance-generation", true),
-    ("instance-size", false),
-    ("instance-cpu", true),
-    ("instance-cpu-manufacturer", false),
-    ("instance-cpu-sustained-clock-speed-mhz", true),
-    ("instance-memory", true),
-    ("instance-ebs-bandwidth", true),
-    ("instance-network-bandwidth", true),
-    ("instance-gpu-name", false),
-    ("instance-gpu-manufacturer", false),
-    ("instance-gpu-count", true),
-    ("instance-gpu-memory", true),
-    ("instance-local-nvme", true),
-    ("instance-hypervisor", false),
-    ("instance-encryption-in-transit-supported", false),
-    ("compute-type", false),
-    // In the live CRD's list of the domain's keys, not in the guide's table.
-    ("instance-accelerator-name", false),
-    ("instance-accelerator-manufacturer", false),
-    ("instance-accelerator-count", true),
-    ("nodeclass", false),
-    // The guide's placement group section (2026-05).
-    ("placement-group-id", false),
-];
 
 /// Labels the guide lists as not supported, because Auto Mode runs Linux only.
 const OS_LABEL: &str = "kubernetes.io/os";
@@ -196,13 +168,10 @@ fn check_auto_mode_requirement(
     }
     let key_path = here.attr("key");
     if let Some(rest) = key.strip_prefix("karpenter.k8s.aws/") {
-        let instead = AUTO_MODE_LABELS
-            .iter()
-            .find(|(name, _)| *name == rest)
-            .map_or_else(
-                || "Auto Mode has no label for it; remove the requirement".to_string(),
-                |(name, _)| format!("use \"eks.amazonaws.com/{name}\" instead"),
-            );
+        let instead = auto_mode_label(rest).map_or_else(
+            || "Auto Mode has no label for it; remove the requirement".to_string(),
+            |l| format!("use \"eks.amazonaws.com/{}\" instead", l.name),
+        );
         diags.error_at(
             &key_path,
             "Invalid attribute value",
@@ -215,17 +184,17 @@ fn check_auto_mode_requirement(
     }
     let operator = requirement.get("operator").and_then(Value::as_str);
     if let Some(rest) = key.strip_prefix("eks.amazonaws.com/") {
-        match AUTO_MODE_LABELS.iter().find(|(name, _)| *name == rest) {
+        match auto_mode_label(rest) {
             None => diags.warning_at(
                 &key_path,
                 "Not an EKS Auto Mode label",
                 format!(
                     "{key:?} is not among the instance labels the EKS user guide lists for Auto Mode (eks.amazonaws.com/{}); \
                      unless EKS added it since, no node has it.",
-                    AUTO_MODE_LABELS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", eks.amazonaws.com/")
+                    AUTO_MODE_LABELS.iter().map(|l| l.name).collect::<Vec<_>>().join(", eks.amazonaws.com/")
                 ),
             ),
-            Some((_, false)) if operator.is_some_and(|o| NUMERIC_OPERATORS.contains(&o)) => diags.error_at(
+            Some(l) if !l.numeric && operator.is_some_and(|o| NUMERIC_OPERATORS.contains(&o)) => diags.error_at(
                 &here.attr("operator"),
                 "Invalid attribute value",
                 format!(
@@ -333,13 +302,16 @@ fn check_linux_only(key: &str, requirement: &Value, here: &AttributePath, diags:
 }
 
 /// Auto Mode's defaults in the plan of a pool: `expire_after` is `336h` for an Auto Mode pool
-/// that does not set it (the schema's default, Karpenter's `720h`, is for the others). A pool
-/// whose group is still unknown keeps the schema's default; the apply-time plan, with the group
-/// known, decides.
+/// that does not set it (the schema's default, Karpenter's `720h`, is for the others). While
+/// the group is still unknown the default is planned unknown: a known `720h` here would become
+/// `336h` in the apply-time plan once the group turns out to be `eks.amazonaws.com`, and
+/// Terraform aborts an apply whose final plan differs from the one it showed.
 pub fn plan_defaults(config: &Value, planned: &mut Value) {
-    if is_auto_mode(planned) != Some(true) {
-        return;
-    }
+    let default = match is_auto_mode(planned) {
+        Some(true) => Value::string(AUTO_MODE_EXPIRE_AFTER),
+        Some(false) => return,
+        None => Value::unknown(),
+    };
     let configured = config
         .get("template")
         .and_then(|t| t.get("spec"))
@@ -354,7 +326,7 @@ pub fn plan_defaults(config: &Value, planned: &mut Value) {
     let Some(Value::Object(spec)) = template.get_mut("spec") else {
         return;
     };
-    spec.insert("expire_after".to_string(), Value::string(AUTO_MODE_EXPIRE_AFTER));
+    spec.insert("expire_after".to_string(), default);
 }
 
 #[cfg(test)]
@@ -570,11 +542,25 @@ mod tests {
         let (config, mut plan) = planned("eks.amazonaws.com", Some("720h"));
         plan_defaults(&config, &mut plan);
         assert_eq!(expire_after(&plan), Some("720h"));
-        // A self-managed pool keeps Karpenter's default; an unknown group decides nothing.
-        for group in ["karpenter.k8s.aws", "<unknown>"] {
-            let (config, mut plan) = planned(group, None);
-            plan_defaults(&config, &mut plan);
-            assert_eq!(expire_after(&plan), Some("720h"), "{group}");
-        }
+        // A self-managed pool keeps Karpenter's default.
+        let (config, mut plan) = planned("karpenter.k8s.aws", None);
+        plan_defaults(&config, &mut plan);
+        assert_eq!(expire_after(&plan), Some("720h"));
+    }
+
+    /// An unknown group could still be Auto Mode's: the default is planned unknown, not a
+    /// 720h the apply-time plan would contradict; a value set in the configuration stays.
+    #[test]
+    fn an_unknown_group_plans_expire_after_unknown() {
+        let (config, mut plan) = planned("<unknown>", None);
+        plan_defaults(&config, &mut plan);
+        let planned_value = plan
+            .get("template")
+            .and_then(|t| t.get("spec"))
+            .and_then(|s| s.get("expire_after"));
+        assert!(planned_value.is_some_and(Value::is_unknown), "{plan:?}");
+        let (config, mut plan) = planned("<unknown>", Some("24h"));
+        plan_defaults(&config, &mut plan);
+        assert_eq!(expire_after(&plan), Some("24h"));
     }
 }

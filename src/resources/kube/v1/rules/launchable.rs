@@ -11,10 +11,17 @@
 //! Keys the data does not describe (capacity type, zone, os, custom labels) are left alone. A
 //! value still unknown at plan (a requirement computed from another resource) skips the check.
 //! A malformed requirement is left to the attribute validators.
+//!
+//! The data is a snapshot (Karpenter's reference of one version), and EC2 keeps adding types:
+//! an `In` requirement (or a node label) naming a value no type of the data has for its key (a
+//! family or type released since, or a typo) cannot be checked offline. It gets a warning
+//! saying so and is left out of the checks, its `min_values` with it, so stale data never
+//! blocks a valid pool; a requirement over values the data knows that empties the selection
+//! stays an error.
 
 use crate::instance_types::requirements::{Operator, Requirement};
 use crate::instance_types::selection::{self, LimitMiss};
-use crate::instance_types::{Flavor, InstanceType, catalog, quantity};
+use crate::instance_types::{Flavor, InstanceType, catalog, described, quantity};
 use crate::terraform::framework::{Diagnostics, Severity};
 use crate::terraform::tfvalue::{AttributePath, Value};
 
@@ -147,6 +154,7 @@ pub fn check(pool: &Pool<'_>, diags: &mut Diagnostics) {
         all.push(r.clone());
         origins.push(Origin::Default(why.clone()));
     }
+    let (all, origins) = set_aside_unseen(pool, all, origins, diags);
     let types = catalog::all();
     let Some(selected) = selection::select(types, &all, pool.flavor) else {
         return;
@@ -186,6 +194,70 @@ pub fn check(pool: &Pool<'_>, diags: &mut Diagnostics) {
     if let Some((limits, path)) = &pool.limits {
         check_limits(&selected, limits, path, diags);
     }
+}
+
+/// The values of an `In` requirement on a described key that no type of the data has.
+fn unseen_values(r: &Requirement, flavor: Flavor) -> Vec<&str> {
+    if r.operator != Operator::In {
+        return Vec::new();
+    }
+    let Some(index) = described(&r.key, flavor) else {
+        return Vec::new();
+    };
+    r.values
+        .iter()
+        .map(String::as_str)
+        .filter(|v| !catalog::has_value(index, v))
+        .collect()
+}
+
+/// Leaves out of the checks every requirement (or node label) that names a value the data has
+/// never seen for its key, with a warning on it that it cannot be checked (see the module
+/// comment); returns the rest with their origins.
+fn set_aside_unseen(
+    pool: &Pool<'_>,
+    all: Vec<Requirement>,
+    origins: Vec<Origin>,
+    diags: &mut Diagnostics,
+) -> (Vec<Requirement>, Vec<Origin>) {
+    let mut kept = (Vec::new(), Vec::new());
+    for (r, origin) in all.into_iter().zip(origins) {
+        let unseen = unseen_values(&r, pool.flavor);
+        if unseen.is_empty() {
+            kept.0.push(r);
+            kept.1.push(origin);
+            continue;
+        }
+        let (what, path) = match &origin {
+            Origin::Requirement(i) => (
+                format!("requirements[{i}] ({})", r.describe()),
+                pool.requirements_path.index(*i),
+            ),
+            Origin::Label(key) => (
+                format!("the node label {key}"),
+                pool.labels
+                    .as_ref()
+                    .map_or_else(|| pool.requirements_path.clone(), |(_, p)| p.key(key.clone())),
+            ),
+            Origin::Default(_) => (r.describe(), pool.requirements_path.clone()),
+        };
+        let listed = unseen
+            .iter()
+            .map(|v| format!("{v:?}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        diags.warning_at(
+            &path,
+            "Not in the provider's instance-type data: not checked",
+            format!(
+                "{what} names {listed}, which no instance type in Karpenter {}'s reference has for {} (an instance                  type released since then, or a typo). The provider cannot check it offline, so this requirement{} is                  left out of the plan-time checks. If it is a typo, no instance type matches it and the pool launches                  nothing; data \"karpenter_instance_types\" with source = \"ec2\" shows what your region offers.",
+                catalog::KARPENTER_VERSION,
+                r.key,
+                if r.min_values.is_some() { " and its min_values" } else { "" },
+            ),
+        );
+    }
+    kept
 }
 
 /// What every diagnostic of this check says about where its knowledge comes from.
@@ -365,7 +437,7 @@ mod tests {
         assert_eq!(error_paths(&d), ["template.spec.requirements[2]"], "{d:?}");
         assert!(detail(&d).contains("removed the last 9 instance types"), "{d:?}");
         // The first requirement alone can be the one.
-        let d = self_managed(json!([req("karpenter.k8s.aws/instance-family", "In", &["m5x"])]));
+        let d = self_managed(json!([req("karpenter.k8s.aws/instance-cpu", "Gt", &["1000"])]));
         assert_eq!(error_paths(&d), ["template.spec.requirements[0]"]);
         assert!(
             detail(&d).contains("removed every one of the 1363 instance types"),
@@ -406,7 +478,7 @@ mod tests {
         // An unknown node class group: which label names apply is not known yet.
         let mut unknown_group = pool(
             "karpenter.k8s.aws",
-            json!([req("karpenter.k8s.aws/instance-family", "In", &["m5x"])]),
+            json!([req("karpenter.k8s.aws/instance-cpu", "Gt", &["1000"])]),
             Json::Null,
             Json::Null,
         );
@@ -415,7 +487,7 @@ mod tests {
             "name": "p",
             "template": {"spec": {
                 "node_class_ref": {"group": UNKNOWN, "kind": "EC2NodeClass", "name": "c"},
-                "requirements": [req("karpenter.k8s.aws/instance-family", "In", &["m5x"])],
+                "requirements": [req("karpenter.k8s.aws/instance-cpu", "Gt", &["1000"])],
             }},
         });
         unknown_group = diagnose(&NODE_POOL, validate_node_pool, &config(&NODE_POOL, &j));
@@ -424,13 +496,16 @@ mod tests {
 
     #[test]
     fn min_values_and_limits() {
-        let d = self_managed(json!([{
-            "key": "karpenter.k8s.aws/instance-family", "operator": "In",
-            "values": ["m5", "c5", "zz1"], "min_values": 3,
-        }]));
+        let d = self_managed(json!([
+            req("karpenter.k8s.aws/instance-category", "In", &["c", "m"]),
+            {
+                "key": "karpenter.k8s.aws/instance-family", "operator": "In",
+                "values": ["m5", "c5", "t3"], "min_values": 3,
+            },
+        ]));
         assert_eq!(
             error_paths(&d),
-            ["template.spec.requirements[0].min_values"],
+            ["template.spec.requirements[1].min_values"],
             "{d:?}"
         );
         let d = pool(
@@ -456,6 +531,87 @@ mod tests {
             Json::Null,
         );
         assert_eq!(error_paths(&d), ["template.spec.requirements[1]"], "{d:?}");
+    }
+
+    /// Values the data has never seen (a family released after the data, a new type name) cannot
+    /// be checked: a warning on the requirement, which is left out (its min_values with it);
+    /// values the data knows that empty the selection stay an error.
+    #[test]
+    fn values_the_data_has_never_seen_are_a_warning_not_an_error() {
+        let d = self_managed(json!([
+            req("kubernetes.io/arch", "In", &["arm64"]),
+            req("karpenter.k8s.aws/instance-family", "In", &["m10g"]),
+        ]));
+        assert!(error_paths(&d).is_empty(), "{d:?}");
+        assert_eq!(warnings(&d), ["template.spec.requirements[1]"], "{d:?}");
+        assert!(
+            detail(&d).contains("\"m10g\"") && detail(&d).contains("v1.14"),
+            "{d:?}"
+        );
+        // Partly unseen, with min_values: still not checked.
+        let d = self_managed(json!([{
+            "key": "karpenter.k8s.aws/instance-family", "operator": "In",
+            "values": ["m7g", "m10g"], "min_values": 2,
+        }]));
+        assert!(error_paths(&d).is_empty(), "{d:?}");
+        assert!(detail(&d).contains("and its min_values"), "{d:?}");
+        // A new instance type name, on an Auto Mode pool, and as a node label.
+        let d = pool(
+            "eks.amazonaws.com",
+            json!([req("node.kubernetes.io/instance-type", "In", &["m10g.large"])]),
+            Json::Null,
+            Json::Null,
+        );
+        assert!(error_paths(&d).is_empty() && warnings(&d).len() == 1, "{d:?}");
+        let d = pool(
+            "karpenter.k8s.aws",
+            json!([req("kubernetes.io/arch", "In", &["amd64"])]),
+            Json::Null,
+            json!({"karpenter.k8s.aws/instance-family": "m10g"}),
+        );
+        assert!(error_paths(&d).is_empty(), "{d:?}");
+        assert_eq!(
+            warnings(&d),
+            ["template.metadata.labels[\"karpenter.k8s.aws/instance-family\"]"],
+            "{d:?}"
+        );
+        // Known values that together match nothing: the error stays.
+        let d = self_managed(json!([
+            req("kubernetes.io/arch", "In", &["arm64"]),
+            req("karpenter.k8s.aws/instance-family", "In", &["m5"]),
+        ]));
+        assert_eq!(error_paths(&d), ["template.spec.requirements[1]"], "{d:?}");
+        assert!(warnings(&d).is_empty(), "{d:?}");
+        // An unseen value beside a known-but-incompatible requirement: the error is on the latter.
+        let d = self_managed(json!([
+            req("karpenter.k8s.aws/instance-family", "In", &["m10g"]),
+            req("kubernetes.io/arch", "In", &["arm64"]),
+            req("karpenter.k8s.aws/instance-category", "In", &["p"]),
+        ]));
+        assert_eq!(error_paths(&d), ["template.spec.requirements[2]"], "{d:?}");
+        // NotIn of an unseen value excludes nothing the data has: nothing to say.
+        let d = self_managed(json!([req(
+            "karpenter.k8s.aws/instance-family",
+            "NotIn",
+            &["m10g"]
+        )]));
+        assert!(d.is_empty(), "{d:?}");
+    }
+
+    /// Previous generations and types without a price are valid choices: no diagnostic.
+    #[test]
+    fn previous_generations_and_unpriced_types_say_nothing() {
+        for requirements in [
+            json!([req("karpenter.k8s.aws/instance-generation", "Lt", &["3"])]),
+            json!([req(
+                "karpenter.k8s.aws/instance-family",
+                "In",
+                &["hpc7a", "x8aedz"]
+            )]),
+        ] {
+            let d = self_managed(requirements.clone());
+            assert!(d.is_empty(), "{requirements}: {d:?}");
+        }
     }
 
     #[test]
