@@ -172,7 +172,7 @@ impl Reader<'_> {
             _ => {
                 let rest = self.text.get(at..)?;
                 let len = rest
-                    .find(|c: char| matches!(c, ',' | ']' | '}' | ' ' | '\t' | '\n' | '\r'))
+                    .find([',', ']', '}', ' ', '\t', '\n', '\r'])
                     .unwrap_or(rest.len());
                 self.at += len;
                 Json::Other(rest.get(..len)?.to_string())
