@@ -193,6 +193,23 @@ fn matrix() -> (BTreeMap<String, String>, Vec<Case>, Vec<String>) {
         blocks.push(("data", d.type_name().to_string(), d.schema().clone()));
     }
     blocks.push(("provider", "karpenter".to_string(), provider.schema().clone()));
+    // A list resource's `config { … }` (in `*.tfquery.hcl`) is scanned too, but none has an
+    // object in it: should one get one, this stops the matrix until it has list cases.
+    for r in provider.resources() {
+        if let Some(list) = r.list_schema() {
+            let objects: Vec<&str> = list
+                .attributes
+                .iter()
+                .filter(|a| holds_objects(a))
+                .map(|a| a.name)
+                .collect();
+            assert!(
+                objects.is_empty() && list.blocks.is_empty(),
+                "list {}: config attributes {objects:?} (or blocks) hold objects; add list blocks to the matrix",
+                r.type_name()
+            );
+        }
+    }
     let mut files = BTreeMap::new();
     let mut cases = Vec::new();
     let mut without = Vec::new();
@@ -207,6 +224,22 @@ fn matrix() -> (BTreeMap<String, String>, Vec<Case>, Vec<String>) {
         }
     }
     (files, cases, without)
+}
+
+/// Whether Terraform's conversion could drop keys of this attribute's value.
+fn holds_objects(a: &Attribute) -> bool {
+    fn in_type(t: &Type) -> bool {
+        match t {
+            Type::Object(_) => true,
+            Type::List(e) | Type::Set(e) | Type::Map(e) => in_type(e),
+            Type::Tuple(items) => items.iter().any(in_type),
+            Type::String | Type::Number | Type::Bool | Type::Dynamic => false,
+        }
+    }
+    match &a.ty {
+        AttrType::Nested { .. } => true,
+        AttrType::Plain(t) => in_type(t),
+    }
 }
 
 fn required_providers() -> String {
@@ -519,4 +552,92 @@ resource "karpenter_node_pool" "p" {
     work.validate().failed();
     work.env("TF_KARPENTER_KEY_CHECK", "off");
     work.validate().ok();
+}
+
+/// The issue's example in Terraform's JSON syntax (as a generator writes it), and a pool
+/// whose template comes whole from `terraform.tfvars.json`.
+const ISSUE_EXAMPLE_JSON: &str = r#"{
+  "variable": {"template": {"type": "any"}},
+  "resource": {
+    "karpenter_node_pool": {
+      "p": {
+        "name": "p",
+        "template": {
+          "spec": {
+            "node_class_ref": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+            "requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]}],
+            "expireAfter": "24h"
+          }
+        },
+        "disruption": {"consolidate_after": "30s", "consolidationPolicy": "WhenEmpty"}
+      },
+      "q": {"name": "q", "template": "${var.template}"}
+    }
+  }
+}
+"#;
+
+const TFVARS_JSON: &str = r#"{
+  "template": {
+    "spec": {
+      "node_class_ref": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+      "expireAftr": "12h"
+    }
+  }
+}
+"#;
+
+/// `file:line:column` of the first `"key"` in `text`.
+fn json_place(file: &str, text: &str, key: &str) -> String {
+    let quoted = format!("\"{key}\"");
+    let (i, line) = text
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.contains(&quoted))
+        .unwrap_or_else(|| panic!("{key} not in {file}"));
+    let column = line.find(&quoted).unwrap_or(0) + 1;
+    format!("{file}:{}:{column}", i + 1)
+}
+
+#[test]
+fn keys_in_json_configuration_and_tfvars_json_are_checked() {
+    let work = Workdir::new("");
+    work.write("pools.tf.json", ISSUE_EXAMPLE_JSON);
+    work.write("terraform.tfvars.json", TFVARS_JSON);
+    let errors = validate_errors(&work);
+    for (key, path, meant, file, text) in [
+        (
+            "expireAfter",
+            "template.spec.expireAfter",
+            "expire_after",
+            "pools.tf.json",
+            ISSUE_EXAMPLE_JSON,
+        ),
+        (
+            "consolidationPolicy",
+            "disruption.consolidationPolicy",
+            "consolidation_policy",
+            "pools.tf.json",
+            ISSUE_EXAMPLE_JSON,
+        ),
+        (
+            "expireAftr",
+            "template.spec.expireAftr",
+            "expire_after",
+            "terraform.tfvars.json",
+            TFVARS_JSON,
+        ),
+    ] {
+        let written = format!("Written at {}.", json_place(file, text, key));
+        let found = errors.iter().any(|d| {
+            d["summary"] == format!("Unsupported attribute \"{key}\"")
+                && d["detail"].as_str().is_some_and(|t| {
+                    t.starts_with(&format!("{path}: "))
+                        && t.contains(&format!("did you mean \"{meant}\"?"))
+                        && t.contains(&written)
+                })
+        });
+        assert!(found, "no error for {path} ({written}) in {errors:#?}");
+    }
+    assert_eq!(errors.len(), 3, "{errors:#?}");
 }

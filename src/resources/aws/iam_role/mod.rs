@@ -1,7 +1,7 @@
 //! What `karpenter_node_role` and `karpenter_controller_role` share: the desired shape of a
 //! role and its parts, reading what exists, converging one onto the other step by step (so a
-//! failure midway leaves a state that records what exists), the delete order, and the
-//! schema pieces and validators both use.
+//! failure midway leaves a state that records what exists), the delete order, and (in
+//! [`schema`]) the schema pieces and validators both use.
 //!
 //! Documents are compared as parsed JSON and written to state in one canonical form (keys
 //! sorted, compact), so formatting differences never show as drift.
@@ -13,13 +13,12 @@ use serde_json::Value as Json;
 
 use crate::aws::iam::{Iam, IamError, NewRole, ProfileInfo, RoleInfo, Tagged};
 use crate::aws::ownership::{self, OWNER_TAG_KEY};
-use crate::policy::arn::{self, Arn};
+use crate::policy::arn::Arn;
 use crate::policy::equivalence;
 use crate::resources::taken_name::{Marks, Taken, owner_tag_mark};
-use crate::terraform::framework::validate::{self as v, Validator};
 use crate::terraform::framework::values::get_str;
-use crate::terraform::framework::{ApplyOutcome, Attribute, Diagnostics};
-use crate::terraform::tfvalue::{AttributePath, Type, Value};
+use crate::terraform::framework::{ApplyOutcome, Diagnostics};
+use crate::terraform::tfvalue::{AttributePath, Value};
 
 /// Longest `name_prefix`: a generated suffix takes 26 of a role name's 64 characters.
 pub const MAX_PREFIX: usize = 38;
@@ -623,138 +622,6 @@ pub fn known(value: &Value, names: &[&str]) -> bool {
     names.iter().all(|n| value.get(n).is_none_or(|v| !v.is_unknown()))
 }
 
-// ---- schema pieces --------------------------------------------------------------------------
-
-pub fn role_name_validator() -> impl Validator {
-    v::check(
-        "Must be 1–64 characters of letters, digits and `+=,.@_-`.",
-        |value| {
-            let s = value.as_str()?;
-            (!arn::is_role_name(s)).then(|| {
-                format!("{s:?} is not a valid IAM role name: 1–64 characters of letters, digits and +=,.@_-.")
-            })
-        },
-    )
-}
-
-pub fn name_prefix_validator() -> impl Validator {
-    v::check(
-        format!(
-            "Must be 1–{MAX_PREFIX} characters of letters, digits and `+=,.@_-` (26 more are generated)."
-        ),
-        |value| {
-            let s = value.as_str()?;
-            let ok = (1..=MAX_PREFIX).contains(&s.len()) && arn::is_role_name(s);
-            (!ok).then(|| {
-                format!(
-                    "{s:?} is not a valid role name prefix: 1–{MAX_PREFIX} characters of letters, digits and +=,.@_- (a 26-character suffix is added, and role names are at most 64)."
-                )
-            })
-        },
-    )
-}
-
-/// Refuses the ownership tag's key as a user tag.
-pub fn reserved_tag_key_validator() -> impl Validator {
-    v::check(
-        format!("Must not be `{OWNER_TAG_KEY}` (reserved for the provider)."),
-        |value| {
-            let s = value.as_str()?;
-            ownership::is_reserved_key(s).then(|| {
-                format!("{s:?} is reserved: the provider tags the parts it creates with it to recognise them. Use another key.")
-            })
-        },
-    )
-}
-
-pub fn path_validator() -> impl Validator {
-    v::check(
-        "Must be `/` or start and end with `/` (at most 512 characters).",
-        |value| {
-            let s = value.as_str()?;
-            let ok = s.len() <= 512
-                && s.starts_with('/')
-                && s.ends_with('/')
-                && s.bytes().all(|b| (0x21..=0x7e).contains(&b));
-            (!ok).then(|| format!("{s:?} is not an IAM path: it must be \"/\" or look like \"/karpenter/\"."))
-        },
-    )
-}
-
-pub fn policy_arn_validator() -> impl Validator {
-    v::check(
-        "Must be an IAM policy ARN: AWS managed (`arn:aws:iam::aws:policy/NAME`) or customer managed \
-         (`arn:aws:iam::123456789012:policy/NAME`).",
-        |value| {
-            let s = value.as_str()?;
-            match Arn::parse(s) {
-                Ok(a)
-                    if a.service == "iam"
-                        && a.region.is_empty()
-                        && (a.account == "aws" || arn::is_account_id(&a.account))
-                        && a.resource.starts_with("policy/") =>
-                {
-                    None
-                }
-                Ok(_) => Some(format!(
-                    "{s:?} is not an IAM policy ARN such as \"arn:aws:iam::aws:policy/NAME\" or \
-                     \"arn:aws:iam::123456789012:policy/NAME\"."
-                )),
-                Err(e) => Some(e.to_string()),
-            }
-        },
-    )
-}
-
-/// Attributes both roles have: naming, path, boundary, tags, extra policies, outputs.
-/// `owned_parts` names what the role's tags also go on (its instance profile, its managed
-/// policies).
-pub fn common_attributes(default_prefix: &'static str, owned_parts: &'static str) -> Vec<Attribute> {
-    vec![
-        Attribute::string("name")
-            .optional_computed()
-            .stable()
-            .replace_on_change()
-            .describe(format!(
-                "Name of the role. Conflicts with `name_prefix`; when neither is set, a name starting with `{default_prefix}` is generated. Changing it replaces the role."
-            ))
-            .validate(role_name_validator()),
-        Attribute::string("name_prefix")
-            .optional()
-            .replace_on_change()
-            .describe("Creates a unique name beginning with this prefix. Conflicts with `name`.")
-            .validate(name_prefix_validator()),
-        Attribute::string("path")
-            .default_value(Value::string("/"))
-            .replace_on_change()
-            .describe("IAM path of the role (and of what it owns). Changing it replaces the role.")
-            .validate(path_validator()),
-        Attribute::string("permissions_boundary")
-            .optional()
-            .describe("ARN of a managed policy that bounds the role's permissions.")
-            .validate(policy_arn_validator()),
-        Attribute::map_of("tags", Type::String)
-            .optional()
-            .describe(format!(
-                "Tags of the role (and of what it owns: {owned_parts}), merged with the provider's `aws {{ default_tags }}` (a key here wins; see `tags_all`). The key `{OWNER_TAG_KEY}` is reserved: the provider puts it on every part it creates, to recognise its own parts; it is never shown here."
-            ))
-            .validate(v::each_key(v::length(1, 128)))
-            .validate(v::each_key(reserved_tag_key_validator())),
-        Attribute::set_of("additional_policy_arns", Type::String)
-            .optional()
-            .describe("Further managed policies to attach. Policies attached outside Terraform are shown as drift here and detached.")
-            .validate(v::each(policy_arn_validator())),
-        Attribute::string("id").computed().stable().describe("The role name."),
-        Attribute::string("arn").computed().stable().describe("ARN of the role."),
-        Attribute::set_of(UNMANAGED_INLINE, Type::String)
-            .computed()
-            .describe("Names of inline policies on the role that this resource does not manage (added outside Terraform). Always planned empty: one found here shows as drift, and apply deletes it — together with attached managed policies outside the configuration (see `additional_policy_arns`), nothing grants the role permissions unseen."),
-        Attribute::string("assume_role_policy")
-            .computed()
-            .describe("The trust policy in force, as canonical JSON (keys sorted). Compared as parsed JSON."),
-    ]
-}
-
 /// The computed attribute listing inline policies not in the configuration.
 pub const UNMANAGED_INLINE: &str = "unmanaged_inline_policies";
 
@@ -796,5 +663,11 @@ pub fn validate_names(config: &Value, diags: &mut Diagnostics) {
     }
 }
 
+mod schema;
 #[cfg(test)]
 mod tests;
+
+pub use schema::{
+    common_attributes, name_prefix_validator, path_validator, policy_arn_validator,
+    reserved_tag_key_validator, role_name_validator,
+};

@@ -1,4 +1,6 @@
 use super::*;
+use crate::policy::arn;
+use crate::terraform::framework::validate::Validator;
 
 #[test]
 fn canonical_text_ignores_key_order_and_whitespace() {

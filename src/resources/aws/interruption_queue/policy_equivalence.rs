@@ -5,12 +5,9 @@
 //! in place of one-element lists. Without this, importing a queue the getting-started stack made
 //! would plan a policy rewrite that changes nothing.
 //!
-//! Equivalent means equal after normalising what IAM's policy grammar treats alike:
-//! - the document's `Id` and `Version` (no policy variables are used, so the version changes
-//!   nothing) and every statement's `Sid` are left out;
-//! - a one-element list is its element, lists of values are compared as sets;
-//! - booleans and numbers in conditions are their string forms (IAM compares strings);
-//! - the statements are compared as a set.
+//! What counts as equivalent is decided in one place for every policy document the provider
+//! compares, [`crate::policy::equivalence`]; this module is the queue's entry point to it and
+//! holds the tests with the queue policies met in the field.
 
 /// Whether the JSON documents `a` and `b` are equivalent queue policies (false if either does
 /// not parse); the rules are [`crate::policy::equivalence`]'s.

@@ -7,8 +7,10 @@
 use std::collections::HashSet;
 use std::rc::Rc;
 
+use hcl_edit::expr::Expression;
+
 use super::eval::Evaluator;
-use super::index::{BodyView, TargetBlock};
+use super::index::{BodyView, Expr, TargetBlock};
 use super::node::{Node, Scope};
 use super::suggest::{Candidate, nearest};
 use super::{Finding, Place};
@@ -167,6 +169,12 @@ impl<'e, 'c, 'a> Checker<'e, 'c, 'a> {
             {
                 self.attribute(a, Node::Lazy(*expr, scope.clone()), &path.attr(name));
             }
+            // In JSON syntax a nested block is a property: an object, or an array of them.
+            if expr.file.is_json()
+                && let Some(schema_block) = blocks.iter().find(|b| b.name == *name)
+            {
+                self.json_block(schema_block, *expr, &path.attr(name), scope);
+            }
         }
         let mut occurrences: Vec<(&str, usize)> = Vec::new();
         for (block, file) in &body.blocks {
@@ -205,6 +213,34 @@ impl<'e, 'c, 'a> Checker<'e, 'c, 'a> {
                 });
             }
             let view = BodyView::of(inner, file);
+            self.body(
+                &view,
+                &schema_block.attributes,
+                &schema_block.blocks,
+                &block_path,
+                scope,
+            );
+        }
+    }
+
+    /// A nested block written as a JSON property (see [`body`](Self::body)).
+    fn json_block(&mut self, schema_block: &Block, at: Expr<'a>, path: &Path, scope: &Rc<Scope<'a>>) {
+        let bodies: Vec<(Option<usize>, Expr<'a>)> = match at.expr {
+            Expression::Array(items) => items
+                .iter()
+                .enumerate()
+                .map(|(i, expr)| (Some(i), Expr { expr, file: at.file }))
+                .collect(),
+            _ => vec![(None, at)],
+        };
+        for (i, body) in bodies {
+            let Some(view) = BodyView::of_json_block(body) else {
+                continue;
+            };
+            let block_path = match (schema_block.nesting, i) {
+                (Nesting::Single, _) => path.clone(),
+                (_, i) => path.with(Step::Index(i.unwrap_or(0))),
+            };
             self.body(
                 &view,
                 &schema_block.attributes,

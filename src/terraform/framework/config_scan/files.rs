@@ -2,7 +2,8 @@
 //!
 //! Terraform starts a provider in its own working directory, which is the root module's (also
 //! under `-chdir`, which changes Terraform's directory before it starts anything). The root's
-//! `*.tf` and `*.tfquery.hcl` files are read from there; installed modules come from
+//! `*.tf`, `*.tf.json` and `*.tfquery.hcl` files are read from there (the JSON ones restated in
+//! the native syntax by [`super::json`]); installed modules come from
 //! `${TF_DATA_DIR:-.terraform}/modules/modules.json`, whose `Dir` is relative to the root and
 //! whose `Key` is the dotted path of module calls (`pools.inner`). A module is parsed only if
 //! it or a module below it mentions the provider's name: the others cannot hold its blocks
@@ -15,6 +16,7 @@ use std::path::Path;
 use hcl_edit::structure::Body;
 
 use super::Place;
+use super::json::{JsonFile, Segment, original_offset, translate};
 
 /// Largest file the scan reads (configuration, tfvars, decoded YAML or JSON); a larger one
 /// is left unchecked.
@@ -25,15 +27,43 @@ pub(super) struct SourceFile {
     /// The path shown to the user: relative to the root module.
     pub name: String,
     pub body: Body,
-    /// `override.tf` or `*_override.tf`: merged into the other files' blocks.
+    /// `override.tf` or `*_override.tf` (or `.tf.json`): merged into the other files' blocks.
     pub is_override: bool,
+    /// The text as written, for places.
     text: String,
     line_starts: Vec<usize>,
+    /// For a JSON file: where each part of the native text `body` was parsed from came from.
+    segments: Option<Vec<Segment>>,
 }
 
 impl SourceFile {
     /// Parses `text`; `None` (logged) when it is not valid HCL — Terraform reports that itself.
     pub fn parse(name: String, text: String) -> Option<SourceFile> {
+        Self::parse_native(name, text, None)
+    }
+
+    /// Parses a file in Terraform's JSON syntax; `None` (logged) when it is not a JSON object.
+    pub fn parse_json(name: String, text: String, kind: JsonFile) -> Option<SourceFile> {
+        let Some((native, segments)) = translate(&text, kind) else {
+            tracing::debug!(file = %name, "config scan: JSON file not read, left unchecked");
+            return None;
+        };
+        let mut file = Self::parse_native(name, native, Some(segments))?;
+        file.line_starts = line_starts(&text);
+        file.text = text;
+        Some(file)
+    }
+
+    /// A file by its name: JSON syntax for `*.json`, native otherwise.
+    fn parse_named(name: String, text: String, kind: JsonFile) -> Option<SourceFile> {
+        if name.ends_with(".json") {
+            Self::parse_json(name, text, kind)
+        } else {
+            Self::parse(name, text)
+        }
+    }
+
+    fn parse_native(name: String, text: String, segments: Option<Vec<Segment>>) -> Option<SourceFile> {
         let body = match hcl_edit::parser::parse_body(&text) {
             Ok(body) => body,
             Err(e) => {
@@ -43,24 +73,30 @@ impl SourceFile {
         };
         let stem = name.rsplit('/').next().unwrap_or(&name);
         let is_override = matches!(
-            stem.strip_suffix(".tf"),
+            stem.strip_suffix(".tf").or_else(|| stem.strip_suffix(".tf.json")),
             Some(s) if s == "override" || s.ends_with("_override")
         );
-        let line_starts = std::iter::once(0)
-            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-            .collect();
         Some(SourceFile {
             name,
             body,
             is_override,
+            line_starts: line_starts(&text),
             text,
-            line_starts,
+            segments,
         })
+    }
+
+    /// Whether the file is written in JSON syntax (its blocks then read as arguments).
+    pub fn is_json(&self) -> bool {
+        self.segments.is_some()
     }
 
     /// The line and column (both from 1, the column in characters) of a byte span's start.
     pub fn place(&self, span: Option<Range<usize>>) -> Option<Place> {
-        let start = span?.start;
+        let mut start = span?.start;
+        if let Some(segments) = &self.segments {
+            start = original_offset(segments, start)?;
+        }
         let line = self.line_starts.partition_point(|&s| s <= start);
         let line_start = *self.line_starts.get(line.checked_sub(1)?)?;
         let column = self.text.get(line_start..start)?.chars().count() + 1;
@@ -70,6 +106,13 @@ impl SourceFile {
             column,
         })
     }
+}
+
+/// The byte offset of each line's start.
+fn line_starts(text: &str) -> Vec<usize> {
+    std::iter::once(0)
+        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+        .collect()
 }
 
 /// One module of the configuration, with its parsed files.
@@ -113,7 +156,7 @@ pub(super) fn load_modules(root: &Path, data_dir: &Path, marker: &str) -> Vec<Mo
             files: l
                 .texts
                 .into_iter()
-                .filter_map(|(name, text)| SourceFile::parse(name, text))
+                .filter_map(|(name, text)| SourceFile::parse_named(name, text, JsonFile::Configuration))
                 .collect(),
             key: l.key,
             dir: l.dir,
@@ -132,7 +175,7 @@ fn listed(key: &str, dir: &str, path: &Path, root: bool) -> Listed {
         .flatten()
         .filter(|e| e.file_type().is_ok_and(|t| t.is_file() || t.is_symlink()))
         .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|n| n.ends_with(".tf") || (root && n.ends_with(".tfquery.hcl")))
+        .filter(|n| n.ends_with(".tf") || n.ends_with(".tf.json") || (root && n.ends_with(".tfquery.hcl")))
         .collect();
     names.sort();
     let texts = names
@@ -200,19 +243,22 @@ fn installed_modules(data_dir: &Path) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The root module's variable files Terraform reads without being asked: `terraform.tfvars`,
-/// then `*.auto.tfvars` in name order (later ones win). JSON variants are not read.
+/// The root module's variable files Terraform reads without being asked, in its order (later
+/// ones win): `terraform.tfvars`, `terraform.tfvars.json`, then `*.auto.tfvars` and
+/// `*.auto.tfvars.json` in name order. The JSON ones hold literal values.
 pub(super) fn root_variable_files(root: &Path) -> Vec<SourceFile> {
     let mut names: Vec<String> = std::fs::read_dir(root)
         .into_iter()
         .flatten()
         .flatten()
         .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|n| n.ends_with(".auto.tfvars"))
+        .filter(|n| n.ends_with(".auto.tfvars") || n.ends_with(".auto.tfvars.json"))
         .collect();
     names.sort();
-    std::iter::once("terraform.tfvars".to_string())
+    ["terraform.tfvars", "terraform.tfvars.json"]
+        .into_iter()
+        .map(String::from)
         .chain(names)
-        .filter_map(|n| SourceFile::parse(n.clone(), read_text(&root.join(&n))?))
+        .filter_map(|n| SourceFile::parse_named(n.clone(), read_text(&root.join(&n))?, JsonFile::Variables))
         .collect()
 }

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 
 use hcl_edit::Span;
-use hcl_edit::expr::Expression;
+use hcl_edit::expr::{Expression, ObjectKey};
 use hcl_edit::structure::{Block, Body};
 
 use super::files::{ModuleFiles, SourceFile};
@@ -38,6 +38,35 @@ impl<'a> BodyView<'a> {
                 .collect(),
             blocks: body.blocks().map(|b| (b, file)).collect(),
         }
+    }
+
+    /// A nested block written in Terraform's JSON syntax — an object expression in the
+    /// restated text — as a body; `None` for anything but an object.
+    pub fn of_json_block(at: Expr<'a>) -> Option<Self> {
+        let Expression::Object(object) = at.expr else {
+            return None;
+        };
+        let attributes = object
+            .iter()
+            .filter_map(|(key, value)| {
+                let name = match key {
+                    ObjectKey::Ident(name) => name.value().as_str(),
+                    ObjectKey::Expression(Expression::String(s)) => s.value().as_str(),
+                    ObjectKey::Expression(_) => return None,
+                };
+                Some((
+                    name,
+                    Expr {
+                        expr: value.expr(),
+                        file: at.file,
+                    },
+                ))
+            })
+            .collect();
+        Some(Self {
+            attributes,
+            blocks: Vec::new(),
+        })
     }
 
     pub fn attribute(&self, name: &str) -> Option<Expr<'a>> {

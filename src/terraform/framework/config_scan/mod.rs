@@ -6,15 +6,16 @@
 //! provider as "expire_after not set", and the default is applied. The provider cannot see the
 //! mistake in the value it is given, so this module reads what the user *wrote*:
 //!
-//! - [`files`]: the `*.tf` (and, for list blocks, `*.tfquery.hcl`) files of the root module —
-//!   the plugin's working directory, which Terraform starts it in — and of every module listed
-//!   in `${TF_DATA_DIR:-.terraform}/modules/modules.json`, parsed with hcl-edit, which keeps
-//!   each key's position;
+//! - [`files`]: the `*.tf` and `*.tf.json` (and, for list blocks, `*.tfquery.hcl`) files of the
+//!   root module — the plugin's working directory, which Terraform starts it in — and of every
+//!   module listed in `${TF_DATA_DIR:-.terraform}/modules/modules.json`, parsed with hcl-edit,
+//!   which keeps each key's position ([`json`] restates the JSON syntax in the native one,
+//!   keeping each key's position);
 //! - [`index`]: per module, the provider's blocks (override files merged in as Terraform
 //!   merges them), its locals, variables and module calls;
 //! - [`eval`]: follows what can be followed to the text that wrote it — locals, a variable's
 //!   value given literally by the calling `module` block (or its default, or a root
-//!   variable's `*.tfvars`), `each.value` of a literal `for_each`, `merge()`, conditionals, `for`
+//!   variable's `*.tfvars` or `*.tfvars.json`), `each.value` of a literal `for_each`, `merge()`, conditionals, `for`
 //!   expressions, and `yamldecode`/`jsondecode` of a file whose path it can work out;
 //! - [`check`]: walks each block's attributes against its [`Schema`] and records a [`Finding`]
 //!   for each key the schema does not have at that path (with the nearest valid name), and a
@@ -29,6 +30,7 @@ mod check;
 mod eval;
 mod files;
 mod index;
+mod json;
 mod literals;
 mod node;
 mod report;

@@ -428,3 +428,74 @@ resource "kp_pool" "p" {
     );
     assert_eq!(scan(dir.path()).finding_count(), 0);
 }
+
+#[test]
+fn json_configuration_and_variable_files_are_checked_with_places() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "main.tf.json",
+        r#"{
+  "//": "generated",
+  "variable": {"from_tfvars": {"type": "any"}},
+  "locals": {"spec": {"expireAfter": "24h"}},
+  "resource": {
+    "kp_pool": {
+      "a": {
+        "name": "a",
+        "template": {"spec": {"requirements": [{"key": "k", "minValue": 1}]}}
+      },
+      "b": [{"name": "b", "template": {"spec": "${local.spec}"}}],
+      "c": {"name": "c", "template": "${var.from_tfvars}"}
+    }
+  }
+}"#,
+    );
+    write(
+        dir.path(),
+        "terraform.tfvars.json",
+        "{\n  \"from_tfvars\": {\"spec\": {\"expire\": \"${not evaluated}\"}}\n}\n",
+    );
+    let s = scan(dir.path());
+    let mut all: Vec<(String, String)> = errors(&s).into_iter().map(|(a, f)| (a, f.detail)).collect();
+    all.sort();
+    assert_eq!(all.len(), 3, "{all:#?}");
+    assert!(
+        all[0].0 == "kp_pool.a"
+            && all[0].1.starts_with("template.spec.requirements[0].minValue:")
+            && all[0].1.contains("did you mean \"min_values\"?")
+            && all[0].1.ends_with("Written at main.tf.json:9:61."),
+        "{all:#?}"
+    );
+    assert!(
+        all[1].0 == "kp_pool.b"
+            && all[1].1.starts_with("template.spec.expireAfter:")
+            && all[1].1.contains("main.tf.json:4:23"),
+        "{all:#?}"
+    );
+    assert!(
+        all[2].0 == "kp_pool.c"
+            && all[2].1.starts_with("template.spec.expire:")
+            && all[2].1.contains("terraform.tfvars.json:2:28"),
+        "{all:#?}"
+    );
+}
+
+#[test]
+fn json_nested_blocks_are_read_as_properties() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "main.tf.json",
+        r#"{"resource": {"kp_pool": {"p": {"settings": [{"inner": {"b": "x"}}]}}}}"#,
+    );
+    let s = Schema::new("", vec![]).with_blocks(vec![Block::single(
+        "settings",
+        vec![Attribute::object("inner", vec![Attribute::string("a")])],
+    )]);
+    let targets = Targets::new("kp").with(BlockKind::Resource, "kp_pool", &s);
+    let found = ConfigScan::load(dir.path(), Path::new(".terraform"), &targets);
+    let d = details(&found);
+    assert_eq!(d.len(), 1, "{d:#?}");
+    assert!(d[0].starts_with("settings.inner.b:"), "{}", d[0]);
+}
