@@ -123,6 +123,14 @@ pub async fn apply(
 /// write went through (one read, past the deadline).
 const LAST_LOOK: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// The object an apply is about: its kind, namespace (`None` for cluster-scoped kinds) and name.
+#[derive(Debug, Clone, Copy)]
+pub struct Target<'a> {
+    pub kind: &'a Kind,
+    pub namespace: Option<&'a str>,
+    pub name: &'a str,
+}
+
 /// [`apply`] (with `create`'s token for a create), then makes this provider the only manager of `fields` (what the prior state
 /// and the plan state; see [`super::ownership`]): when other managers co-own some of them,
 /// their `managedFields` entries give them up in a patch guarded by the `resourceVersion` the
@@ -131,14 +139,17 @@ const LAST_LOOK: std::time::Duration = std::time::Duration::from_secs(5);
 /// then computed again from a fresh apply (a few times, within the deadline).
 pub async fn apply_owning(
     client: &kube::Client,
-    kind: &Kind,
-    namespace: Option<&str>,
-    name: &str,
+    target: Target<'_>,
     object: &Json,
     fields: &[super::ownership::FieldPath],
     create: Option<&CreateToken>,
     deadline: Instant,
 ) -> Result<DynamicObject, KubeError> {
+    let Target {
+        kind,
+        namespace,
+        name,
+    } = target;
     let mut stored = apply(client, kind, namespace, name, object, create, deadline).await?;
     for _ in 0..TAKEOVER_ATTEMPTS {
         let entries: Vec<Json> = stored

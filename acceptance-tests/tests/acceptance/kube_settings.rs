@@ -88,7 +88,7 @@ fn config_paths_merge_in_order_and_contexts_can_be_overridden() {
     ))));
     let failed = work.apply().failed();
     assert!(
-        failed.output().contains("Connection refused"),
+        failed.output().contains("connection refused"),
         "{}",
         failed.output()
     );

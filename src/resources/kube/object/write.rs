@@ -79,24 +79,21 @@ impl KubeObjectType {
         let prior_manifest = prior.and_then(|p| self.manifest(p).ok());
         let mut fields = k8s::ownership::stated_fields(&manifest);
         fields.extend(prior_manifest.iter().flat_map(k8s::ownership::stated_fields));
-        let stored = match k8s::apply::apply_owning(
-            client,
-            &self.kind,
+        let target = k8s::apply::Target {
+            kind: &self.kind,
             namespace,
-            &name,
-            &manifest,
-            &fields,
-            create.as_ref(),
-            deadline,
-        )
-        .await
-        {
-            Ok(obj) => obj,
-            Err(KubeError::TakenMeanwhile { object, .. }) => {
-                return ApplyOutcome::failed(None, self.refusal(&object, namespace, &name));
-            }
-            Err(e) => return ApplyOutcome::failed(None, self.diagnose(&e, "applying")),
+            name: &name,
         };
+        let stored =
+            match k8s::apply::apply_owning(client, target, &manifest, &fields, create.as_ref(), deadline)
+                .await
+            {
+                Ok(obj) => obj,
+                Err(KubeError::TakenMeanwhile { object, .. }) => {
+                    return ApplyOutcome::failed(None, self.refusal(&object, namespace, &name));
+                }
+                Err(e) => return ApplyOutcome::failed(None, self.diagnose(&e, "applying")),
+            };
         // The object was already being deleted (a delete that timed out on a finalizer, or
         // someone else's): what was just written goes with it, so wait until it is gone and
         // write it again.
@@ -289,11 +286,12 @@ impl KubeObjectType {
             }
             Err(e) => return Err(self.diagnose(&e, "waiting for the earlier deletion of")),
         }
-        match k8s::apply::apply_owning(
-            client, &self.kind, namespace, name, manifest, fields, create, deadline,
-        )
-        .await
-        {
+        let target = k8s::apply::Target {
+            kind: &self.kind,
+            namespace,
+            name,
+        };
+        match k8s::apply::apply_owning(client, target, manifest, fields, create, deadline).await {
             Ok(obj) => Ok(obj),
             Err(KubeError::TakenMeanwhile { object, .. }) => Err(self.refusal(&object, namespace, name)),
             Err(e) => Err(self.diagnose(&e, "applying")),

@@ -175,7 +175,7 @@ pub fn check(pool: &Pool<'_>, diags: &mut Diagnostics) {
                 "min_values = {} asks for at least {} different values of {} among the instance types the pool can \
                  launch, but the {} instance types these requirements match have {}{}{}. With Karpenter's default \
                  minValuesPolicy (Strict) the pool launches no node. Lower min_values, or widen the requirements. \
-                 {}",
+                 {} {ON_PURPOSE}",
                 short.wanted,
                 short.wanted,
                 short.key,
@@ -260,6 +260,11 @@ fn set_aside_unseen(
     kept
 }
 
+/// What the errors of this check add: the API server accepts such a pool (the CRD cannot know
+/// the instance types), so the refusal is stricter than the CRD on purpose.
+const ON_PURPOSE: &str = "(Stricter than the CRD on purpose: the API server accepts this pool, but Karpenter \
+                          could launch no node for it.)";
+
 /// What every diagnostic of this check says about where its knowledge comes from.
 fn checked() -> String {
     format!(
@@ -318,7 +323,7 @@ fn no_match(pool: &Pool<'_>, all: &[Requirement], origins: &[Origin], diags: &mu
         "No instance type matches these requirements",
         format!(
             "Together the pool's requirements match no instance type: {name} removed {before}. Karpenter would \
-             launch no node for this pool, and pods that need it would stay Pending. {fix} {}",
+             launch no node for this pool, and pods that need it would stay Pending. {fix} {} {ON_PURPOSE}",
             checked()
         ),
     );
