@@ -168,7 +168,7 @@ fn typo_block(keyword: &str, type_name: &str, schema: &Schema, file: &str) -> Op
                 text.line(format!("  {} = {open}", a.name));
                 // Keys right inside the top-level object are shown on their own line; for a
                 // list or map the element's line is shown.
-                let second = (*nesting != Nesting::Single).then(|| text.lines.len());
+                let second = (*nesting != Nesting::Single).then_some(text.lines.len());
                 object(&mut text, &mut cases, file, attributes, &element, 4, second);
                 text.line(format!("  {close}"));
             }

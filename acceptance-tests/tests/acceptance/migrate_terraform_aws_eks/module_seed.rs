@@ -393,7 +393,7 @@ pub fn controller_policy(call: &ModuleCall, node_role_arn: &str, queue_arn: &str
         statement(
             "AllowScopedInstanceProfileCreationActions",
             &["iam:CreateInstanceProfile"],
-            &[profiles.clone()],
+            std::slice::from_ref(&profiles),
             &[
                 ("StringEquals", owned_req.clone(), &["owned"]),
                 (
@@ -406,7 +406,7 @@ pub fn controller_policy(call: &ModuleCall, node_role_arn: &str, queue_arn: &str
         statement(
             "AllowScopedInstanceProfileTagActions",
             &["iam:TagInstanceProfile"],
-            &[profiles.clone()],
+            std::slice::from_ref(&profiles),
             &[
                 ("StringEquals", owned_res.clone(), &["owned"]),
                 ("StringEquals", owned_req.clone(), &["owned"]),
@@ -419,7 +419,7 @@ pub fn controller_policy(call: &ModuleCall, node_role_arn: &str, queue_arn: &str
                 "iam:RemoveRoleFromInstanceProfile",
                 "iam:DeleteInstanceProfile",
             ],
-            &[profiles.clone()],
+            std::slice::from_ref(&profiles),
             &[("StringEquals", owned_res, &["owned"])],
         ),
         statement(
