@@ -353,8 +353,9 @@ resource "karpenter_node_role" "auto" {
 
 /// #38: the access entry EKS makes itself for the node role of the cluster's Auto Mode compute
 /// configuration (`compute_config.node_role_arn`) cannot be modified, so the provider does not
-/// manage it. A role that is that node role gets, on apply, an error saying so (not the offer to
-/// import the entry that an entry someone else made gets), with nothing changed; the import
+/// manage it. A role that is that node role gets an error saying so (not the offer to import the
+/// entry that an entry someone else made gets), with nothing changed: at plan when the cluster
+/// already names the role (by ARN, or by name for a role not created yet), else at apply; the import
 /// `<role>:<cluster>` is refused the same way; the role alone is still managed.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_entry_eks_makes_for_the_clusters_node_role_is_not_managed() {
@@ -371,6 +372,14 @@ resource "karpenter_node_role" "auto" {
 "#;
     let work = moto::workdir(&proxy.provider_block(), role_only);
     work.apply().ok();
+    // A plan that adds the entry, saved before the cluster names the role: plan cannot tell yet.
+    work.set_config(&format!(
+        "{}\n{}",
+        proxy.provider_block(),
+        config(Some("eks_auto_mode"))
+    ));
+    work.terraform(&["plan", "-no-color", "-input=false", "-out=entry.tfplan"])
+        .ok();
     // The cluster is then created (or Auto Mode enabled) with this role as its node role: EKS
     // makes the role's entry.
     proxy.access_entries().auto_mode_cluster("demo", arn);
@@ -384,27 +393,41 @@ resource "karpenter_node_role" "auto" {
             vec![AUTO_NODE_POLICY.to_string()]
         )]
     );
-
-    work.set_config(&format!(
-        "{}\n{}",
-        proxy.provider_block(),
-        config(Some("eks_auto_mode"))
-    ));
-    let run = work.apply().failed();
-    let text = run.output().replace('\n', " ");
-    for expected in [
-        "EKS manages this access entry",
-        "compute_config.node_role_arn",
-        "cannot be modified",
-        "Remove eks_access_entry",
-    ] {
-        assert!(
-            text.contains(expected),
-            "missing {expected:?} in:\n{}",
-            run.output()
-        );
-    }
-    assert!(!text.contains("terraform import"), "{}", run.output());
+    let expect_refusal = |run: &acceptance_tests::Run| {
+        let text = run.text();
+        for expected in [
+            "EKS manages this access entry",
+            "compute_config.node_role_arn",
+            "cannot be modified",
+            "Remove eks_access_entry",
+        ] {
+            assert!(
+                text.contains(expected),
+                "missing {expected:?} in:\n{}",
+                run.output()
+            );
+        }
+        assert!(!text.contains("terraform import"), "{}", run.output());
+    };
+    // The saved plan's apply is refused by the apply.
+    expect_refusal(
+        &work
+            .terraform(&["apply", "-no-color", "-input=false", "entry.tfplan"])
+            .failed(),
+    );
+    assert_eq!(entries(&proxy), eks_made, "the entry EKS made is unchanged");
+    // From now on plan itself tells: the cluster says the role is its node role.
+    let run = work.plan().failed();
+    expect_refusal(&run);
+    assert!(
+        !run.output()
+            .contains("Terraform will perform the following actions"),
+        "the refusal is the plan's: {}",
+        run.output()
+    );
+    // And for a role this configuration does not manage yet (recognised by name).
+    let newcomer = moto::workdir(&proxy.provider_block(), &config(Some("eks_auto_mode")));
+    expect_refusal(&newcomer.plan().failed());
     assert_eq!(entries(&proxy), eks_made, "the entry EKS made is unchanged");
     let state = work.state();
     assert!(

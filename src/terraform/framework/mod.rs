@@ -108,6 +108,15 @@ pub trait Resource<C: Send + Sync>: Send + Sync {
         self.modify_plan(config, prior, planned, diags);
     }
 
+    /// Checks of a settled plan that need the remote side (an AWS lookup, say), for a mistake
+    /// that would otherwise surface only at apply. Best effort: when the remote side cannot
+    /// tell (not reachable, not created yet, no permission) it returns nothing, so plan never
+    /// depends on it. Runs only when the plan so far has no errors and the provider is
+    /// configured. The default checks nothing.
+    async fn check_plan_remotely(&self, _ctx: &C, _prior: &Value, _planned: &Value) -> Diagnostics {
+        Diagnostics::new()
+    }
+
     /// Replacement paths beyond attributes marked `replace_on_change`: for rules such as
     /// "adding or removing this field replaces the object" that depend on prior and plan.
     fn extra_replacements(

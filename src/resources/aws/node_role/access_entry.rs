@@ -255,6 +255,63 @@ pub(super) async fn eks_managed(eks: &EksAccess, cluster: &str, role_arn: &str) 
     }
 }
 
+/// How long plan waits for the cluster's compute configuration before it gives up telling.
+const PLAN_LOOKUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// At plan: the refusal of an `eks_access_entry` this plan adds (not yet recorded) for the role
+/// that is already the node role of the cluster's Auto Mode compute configuration. The role is
+/// recognised by its ARN when known (an existing role), else by its name (IAM role names are
+/// unique in an account, and the cluster's node role is in the cluster's account). Nothing when
+/// plan cannot tell: the cluster does not exist yet, EKS is not reachable within
+/// [`PLAN_LOOKUP_TIMEOUT`], the name is still unknown (`name_prefix`); apply refuses it then.
+pub(super) async fn plan_eks_managed(ctx: &KarpenterContext, prior: &Value, planned: &Value) -> Diagnostics {
+    let Some(cluster) = access_entry_cluster(planned) else {
+        return Diagnostics::new();
+    };
+    if recorded_cluster(prior) == Some(cluster) {
+        return Diagnostics::new();
+    }
+    let arn = get_str(planned, "arn");
+    let name = get_str(planned, "name");
+    if arn.is_none() && name.is_none() {
+        return Diagnostics::new();
+    }
+    let Ok(aws) = ctx.aws().await else {
+        return Diagnostics::new();
+    };
+    let eks = aws.eks_access();
+    let node_role = match tokio::time::timeout(PLAN_LOOKUP_TIMEOUT, eks.compute_node_role(cluster)).await {
+        Ok(Ok(Some(node_role))) => node_role,
+        Ok(Ok(None)) => return Diagnostics::new(),
+        Ok(Err(e)) => {
+            tracing::debug!(error = %e, cluster, "plan could not read the cluster's compute configuration");
+            return Diagnostics::new();
+        }
+        Err(_) => {
+            tracing::debug!(
+                cluster,
+                "plan gave up reading the cluster's compute configuration"
+            );
+            return Diagnostics::new();
+        }
+    };
+    let same_role = match arn {
+        Some(arn) => arn == node_role,
+        None => name.is_some_and(|name| role_name_of(&node_role) == Some(name)),
+    };
+    if same_role {
+        refuse_eks_managed(cluster, &node_role)
+    } else {
+        Diagnostics::new()
+    }
+}
+
+/// The role name of an IAM role ARN (`arn:aws:iam::111122223333:role/path/name` → `name`).
+fn role_name_of(arn: &str) -> Option<&str> {
+    let (_, resource) = arn.split_once(":role/")?;
+    resource.rsplit('/').next().filter(|n| !n.is_empty())
+}
+
 /// Why the entry of the cluster's Auto Mode node role is not this resource's to manage.
 pub(super) fn refuse_eks_managed(cluster: &str, role_arn: &str) -> Diagnostics {
     let mut diags = Diagnostics::new();
@@ -270,4 +327,23 @@ pub(super) fn refuse_eks_managed(cluster: &str, role_arn: &str) -> Diagnostics {
         ),
     );
     diags
+}
+
+#[cfg(test)]
+mod tests {
+    use super::role_name_of;
+
+    #[test]
+    fn the_role_name_of_an_arn_ignores_the_path() {
+        assert_eq!(
+            role_name_of("arn:aws:iam::111122223333:role/auto-nodes"),
+            Some("auto-nodes")
+        );
+        assert_eq!(
+            role_name_of("arn:aws-cn:iam::111122223333:role/a/b/auto-nodes"),
+            Some("auto-nodes")
+        );
+        assert_eq!(role_name_of("arn:aws:iam::111122223333:user/auto-nodes"), None);
+        assert_eq!(role_name_of("arn:aws:iam::111122223333:role/"), None);
+    }
 }

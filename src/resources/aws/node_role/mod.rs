@@ -252,6 +252,17 @@ impl Resource<KarpenterContext> for NodeRole {
         Some(&listing::ROLE_IDENTITY)
     }
 
+    /// The access entry EKS made itself for the cluster's Auto Mode node role is refused at plan
+    /// when the cluster already says this role is its node role.
+    async fn check_plan_remotely(
+        &self,
+        ctx: &KarpenterContext,
+        prior: &Value,
+        planned: &Value,
+    ) -> Diagnostics {
+        access_entry::plan_eks_managed(ctx, prior, planned).await
+    }
+
     fn identity(&self, state: &Value) -> Value {
         listing::role_identity(state)
     }

@@ -177,10 +177,11 @@ impl<P: Provider> ProviderServer<P> {
             if proposed.is_null() {
                 // Destroy: nothing to plan; the identity stays what it was.
                 return Ok((
-                    encode(&Value::Null, &ty, "plan")?,
+                    Value::Null,
                     vec![],
                     Diagnostics::new(),
                     req.prior_identity.clone(),
+                    None,
                 ));
             }
             let prior_identity = decode_identity(resource, req.prior_identity.as_ref())?;
@@ -243,8 +244,31 @@ impl<P: Provider> ProviderServer<P> {
                 }
             }
             let identity = identity_data(resource, &identity)?;
-            Ok::<_, Diagnostics>((encode(&planned.planned, &ty, "plan")?, replace, d, identity))
+            Ok::<_, Diagnostics>((planned.planned, replace, d, identity, ctx))
         })();
+        // Checks that ask the remote side (best effort, never failing on its absence) run after
+        // the plan is settled, and only for a plan without errors.
+        let result = match result {
+            Ok((planned, replace, mut d, identity, ctx)) => {
+                if !d.has_errors()
+                    && let Some(ctx) = ctx
+                    && let Ok(resource) = self.resource(&req.type_name)
+                {
+                    let prior = decode(
+                        req.prior_state.as_ref(),
+                        &resource.schema().value_type(),
+                        "prior state",
+                    )
+                    .unwrap_or(Value::Null);
+                    d.extend(resource.check_plan_remotely(&ctx, &prior, &planned).await);
+                }
+                self.resource(&req.type_name).and_then(|resource| {
+                    let ty = resource.schema().value_type();
+                    Ok((encode(&planned, &ty, "plan")?, replace, d, identity))
+                })
+            }
+            Err(d) => Err(d),
+        };
         respond!(
             result.map(
                 |(planned, replace, d, planned_identity)| pb::plan_resource_change::Response {
