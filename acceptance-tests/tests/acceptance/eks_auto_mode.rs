@@ -436,6 +436,32 @@ resource "karpenter_node_pool" "plain" {
         "336h"
     );
     assert!(created.plan_is_empty(), "{}", created.plan().output());
+
+    // A pool whose state holds another value the configuration no longer sets (720h, as builds
+    // before the Auto Mode default planned) plans 336h with a warning naming the value to keep,
+    // since the change replaces the pool's nodes.
+    let pool = POOL.replace("karpenter_eks_node_class.private.name", "\"plain\"");
+    let with_720h = pool.replace(
+        "      requirements = [",
+        "      expire_after = \"720h\"\n      requirements = [",
+    );
+    created.set_config(&format!("{}\n{with_720h}", cluster.provider_block()));
+    created.apply().ok();
+    created.set_config(&format!("{}\n{pool}", cluster.provider_block()));
+    let run = created.plan().ok();
+    let text = run.text();
+    for expected in [
+        "expire_after changes to Auto Mode's default",
+        "replaces every node of the pool",
+        "set expire_after = \"720h\"",
+        "\"720h\" -> \"336h\"",
+    ] {
+        assert!(
+            text.contains(expected),
+            "missing {expected:?} in:\n{}",
+            run.output()
+        );
+    }
 }
 
 /// #38 follow-up: the node class group decides the default of `expire_after` (336h on Auto

@@ -114,9 +114,10 @@ pub struct KubeObjectType {
     pub force_destroy_cleanup: Option<&'static str>,
     /// Where the kind refers to its node class, checked after each write ([`ClassRef`]).
     pub class_ref: Option<&'static ClassRef>,
-    /// Defaults that depend on other attributes, planned after the schema's (`config`, then the
-    /// planned value to adjust): e.g. an EKS Auto Mode NodePool's `expire_after`.
-    pub plan_defaults: fn(&Value, &mut Value),
+    /// Defaults that depend on other attributes, planned after the schema's (`config`, the prior
+    /// state or null, the planned value to adjust, and diagnostics for what the default changes):
+    /// e.g. an EKS Auto Mode NodePool's `expire_after`.
+    pub plan_defaults: fn(&Value, &Value, &mut Value, &mut Diagnostics),
 }
 
 fn no_replacements(_: &Value, _: &Value) -> Vec<AttributePath> {
@@ -138,7 +139,7 @@ impl KubeObjectType {
             status_follows: &[],
             force_destroy_cleanup: None,
             class_ref: None,
-            plan_defaults: |_, _| {},
+            plan_defaults: |_, _, _, _| {},
         }
     }
 
@@ -393,9 +394,9 @@ impl Resource<KarpenterContext> for KubeObjectType {
     /// ([`merge_known`]) and the next refresh reads what Karpenter wrote since. Only the
     /// status fields of `status_follows` whose spec attributes change are planned unknown.
     /// Defaults that depend on other attributes come first (`plan_defaults`).
-    fn modify_plan(&self, config: &Value, prior: &Value, planned: &mut Value, _diags: &mut Diagnostics) {
+    fn modify_plan(&self, config: &Value, prior: &Value, planned: &mut Value, diags: &mut Diagnostics) {
         if !planned.is_null() {
-            (self.plan_defaults)(config, planned);
+            (self.plan_defaults)(config, prior, planned, diags);
         }
         keep_prior_status(prior, planned, self.status_follows);
     }

@@ -306,18 +306,38 @@ fn check_linux_only(key: &str, requirement: &Value, here: &AttributePath, diags:
 /// the group is still unknown the default is planned unknown: a known `720h` here would become
 /// `336h` in the apply-time plan once the group turns out to be `eks.amazonaws.com`, and
 /// Terraform aborts an apply whose final plan differs from the one it showed.
-pub fn plan_defaults(config: &Value, planned: &mut Value) {
+///
+/// An existing Auto Mode pool whose state holds another value that the configuration never set
+/// (`720h`, which builds before this default planned, or a value removed from the
+/// configuration) is planned `336h` like any pool that omits it, with a warning: the change is
+/// in `spec.template`, which Karpenter hashes for drift, so every node of the pool is replaced.
+pub fn plan_defaults(config: &Value, prior: &Value, planned: &mut Value, diags: &mut Diagnostics) {
     let default = match is_auto_mode(planned) {
         Some(true) => Value::string(AUTO_MODE_EXPIRE_AFTER),
         Some(false) => return,
         None => Value::unknown(),
     };
-    let configured = config
-        .get("template")
-        .and_then(|t| t.get("spec"))
-        .and_then(|s| s.get("expire_after"));
-    if configured.is_some_and(|v| !v.is_null()) {
+    if expire_after_of(config).is_some_and(|v| !v.is_null()) {
         return;
+    }
+    if is_auto_mode(prior) == Some(true)
+        && let Some(before) = expire_after_of(prior).and_then(Value::as_str)
+        && default.as_str().is_some_and(|d| d != before)
+    {
+        diags.warning_at(
+            &AttributePath::root()
+                .attr("template")
+                .attr("spec")
+                .attr("expire_after"),
+            "expire_after changes to Auto Mode's default",
+            format!(
+                "This pool does not set expire_after, and an EKS Auto Mode pool that does not set it gets \
+                 {AUTO_MODE_EXPIRE_AFTER}, the default of Auto Mode's NodePool CRD; its state has {before:?} \
+                 (builds of this provider before 0.1.0 planned Karpenter's 720h for every pool). Karpenter \
+                 counts expireAfter in the pool's drift hash, so this apply replaces every node of the pool. \
+                 To keep the nodes, set expire_after = {before:?}."
+            ),
+        );
     }
     let Value::Object(fields) = planned else { return };
     let Some(Value::Object(template)) = fields.get_mut("template") else {
@@ -327,6 +347,10 @@ pub fn plan_defaults(config: &Value, planned: &mut Value) {
         return;
     };
     spec.insert("expire_after".to_string(), default);
+}
+
+fn expire_after_of(v: &Value) -> Option<&Value> {
+    v.get("template")?.get("spec")?.get("expire_after")
 }
 
 #[cfg(test)]
@@ -536,16 +560,52 @@ mod tests {
     #[test]
     fn an_auto_mode_pool_that_does_not_set_expire_after_plans_336h() {
         let (config, mut plan) = planned("eks.amazonaws.com", None);
-        plan_defaults(&config, &mut plan);
+        plan_defaults(&config, &Value::Null, &mut plan, &mut Diagnostics::new());
         assert_eq!(expire_after(&plan), Some("336h"));
         // Set in the configuration: kept.
         let (config, mut plan) = planned("eks.amazonaws.com", Some("720h"));
-        plan_defaults(&config, &mut plan);
+        plan_defaults(&config, &Value::Null, &mut plan, &mut Diagnostics::new());
         assert_eq!(expire_after(&plan), Some("720h"));
         // A self-managed pool keeps Karpenter's default.
         let (config, mut plan) = planned("karpenter.k8s.aws", None);
-        plan_defaults(&config, &mut plan);
+        plan_defaults(&config, &Value::Null, &mut plan, &mut Diagnostics::new());
         assert_eq!(expire_after(&plan), Some("720h"));
+    }
+
+    /// A pool created before the default (state `720h`, configuration silent) plans `336h` with
+    /// a warning on `expire_after` that names the value to keep; one already at `336h` plans it
+    /// without a word, and a self-managed pool is left alone.
+    #[test]
+    fn an_auto_mode_pool_whose_state_has_another_expire_after_is_warned() {
+        let (config, prior) = planned("eks.amazonaws.com", Some("720h"));
+        let (config_silent, mut plan) = planned("eks.amazonaws.com", None);
+        let mut d = Diagnostics::new();
+        plan_defaults(&config_silent, &prior, &mut plan, &mut d);
+        assert_eq!(expire_after(&plan), Some("336h"));
+        assert_eq!(warnings(&d), 1, "{d:?}");
+        let text = format!("{d:?}");
+        assert!(
+            text.contains("set expire_after = ") && text.contains("720h"),
+            "{text}"
+        );
+
+        let mut unchanged = Diagnostics::new();
+        let (_, prior_336) = planned("eks.amazonaws.com", Some("336h"));
+        let (_, mut plan) = planned("eks.amazonaws.com", None);
+        plan_defaults(&config_silent, &prior_336, &mut plan, &mut unchanged);
+        assert_eq!(warnings(&unchanged), 0, "{unchanged:?}");
+
+        // Set in the configuration: no default, no warning.
+        let mut set = Diagnostics::new();
+        let (_, mut plan) = planned("eks.amazonaws.com", Some("720h"));
+        plan_defaults(&config, &prior, &mut plan, &mut set);
+        assert_eq!((expire_after(&plan), warnings(&set)), (Some("720h"), 0));
+
+        let mut managed = Diagnostics::new();
+        let (_, prior_k) = planned("karpenter.k8s.aws", Some("24h"));
+        let (config_k, mut plan) = planned("karpenter.k8s.aws", None);
+        plan_defaults(&config_k, &prior_k, &mut plan, &mut managed);
+        assert_eq!(warnings(&managed), 0, "{managed:?}");
     }
 
     /// An unknown group could still be Auto Mode's: the default is planned unknown, not a
@@ -553,14 +613,14 @@ mod tests {
     #[test]
     fn an_unknown_group_plans_expire_after_unknown() {
         let (config, mut plan) = planned("<unknown>", None);
-        plan_defaults(&config, &mut plan);
+        plan_defaults(&config, &Value::Null, &mut plan, &mut Diagnostics::new());
         let planned_value = plan
             .get("template")
             .and_then(|t| t.get("spec"))
             .and_then(|s| s.get("expire_after"));
         assert!(planned_value.is_some_and(Value::is_unknown), "{plan:?}");
         let (config, mut plan) = planned("<unknown>", Some("24h"));
-        plan_defaults(&config, &mut plan);
+        plan_defaults(&config, &Value::Null, &mut plan, &mut Diagnostics::new());
         assert_eq!(expire_after(&plan), Some("24h"));
     }
 }
