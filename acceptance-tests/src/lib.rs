@@ -435,3 +435,15 @@ pub fn repo_file(relative: &str) -> String {
     let path = workspace_root().join(relative);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
 }
+
+/// The provider's version, from the repository's `Cargo.toml` (this crate has its own).
+pub fn provider_version() -> String {
+    repo_file("Cargo.toml")
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("version = \"")?
+                .strip_suffix('"')
+                .map(str::to_string)
+        })
+        .expect("a version in Cargo.toml")
+}

@@ -17,6 +17,11 @@ use aws_sdk_sts::config::SharedCredentialsProvider;
 use crate::aws::assume::RoleCredentials;
 use crate::settings::{AwsSettings, expand_home};
 
+/// The application name every AWS request carries in its User-Agent (`app/…`), so CloudTrail
+/// attributes the calls to this provider and its version. `#` joins name and version as the
+/// SDK's own User-Agent metadata does (`/` is not allowed in an app name).
+pub const APP_NAME: &str = concat!("terraform-provider-karpenter#", env!("CARGO_PKG_VERSION"));
+
 pub use crate::aws::assume::DEFAULT_SESSION_NAME;
 
 /// Why the SDK configuration could not be built (the configure-time check reports the same
@@ -240,6 +245,12 @@ pub async fn profile_region(settings: &AwsSettings) -> Option<String> {
 /// Loads the [`SdkConfig`] for `settings`.
 pub async fn load_sdk_config(settings: &AwsSettings) -> Result<SdkConfig, AwsConfigError> {
     let mut loader = aws_config::defaults(BehaviorVersion::latest());
+    match aws_config::AppName::new(APP_NAME) {
+        Ok(name) => loader = loader.app_name(name),
+        Err(e) => {
+            tracing::warn!(error = %e, "the provider's AWS app name is not valid; requests go without it")
+        }
+    }
     // max_retries wins; else the SDK resolves AWS_MAX_ATTEMPTS / the profile's max_attempts,
     // and its default is the standard mode's 3 attempts
     if let Some(attempts) = settings.max_retries {
@@ -299,4 +310,15 @@ pub async fn load_sdk_config(settings: &AwsSettings) -> Result<SdkConfig, AwsCon
             .build();
     }
     Ok(config)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::APP_NAME;
+
+    #[test]
+    fn the_app_name_is_one_the_sdk_accepts_and_names_the_version() {
+        assert!(aws_config::AppName::new(APP_NAME).is_ok(), "{APP_NAME}");
+        assert!(APP_NAME.ends_with(&format!("#{}", env!("CARGO_PKG_VERSION"))));
+    }
 }

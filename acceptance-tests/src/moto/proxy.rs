@@ -18,6 +18,8 @@ pub struct ProxyCall {
     pub access_key_id: Option<String>,
     /// The request body as text (form-encoded for the query protocols, JSON otherwise).
     pub body: String,
+    /// The `User-Agent` header (empty when absent).
+    pub user_agent: String,
 }
 
 #[derive(Default)]
@@ -295,6 +297,7 @@ fn serve(
                 finished: Instant::now(),
                 access_key_id: req.access_key_id(),
                 body: String::from_utf8_lossy(&req.body).into_owned(),
+                user_agent: req.header("user-agent").unwrap_or_default().to_string(),
             });
         writer.write_all(&response)?;
         writer.flush()?;

@@ -386,6 +386,17 @@ fn apply_planned(
     work.terraform(&["apply", "-no-color", "-input=false", "tfplan"])
         .ok();
     let calls = proxy.calls();
+    // #40: every AWS request names the provider and its version (CloudTrail's userAgent).
+    let app = format!(
+        "app/terraform-provider-karpenter#{}",
+        acceptance_tests::provider_version()
+    );
+    let anonymous: Vec<_> = calls
+        .iter()
+        .filter(|c| !c.user_agent.contains(&app))
+        .map(|c| format!("{} {:?}", c.operation, c.user_agent))
+        .collect();
+    assert!(anonymous.is_empty(), "{step}: calls without {app}: {anonymous:?}");
     let unplanned = writes::unplanned_writes(plan, &calls);
     assert!(
         unplanned.is_empty(),

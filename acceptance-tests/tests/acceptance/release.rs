@@ -14,15 +14,7 @@ use acceptance_tests::{Workdir, repo_file, workspace_root};
 const NAME: &str = "terraform-provider-karpenter";
 
 fn version() -> String {
-    let manifest = repo_file("Cargo.toml");
-    manifest
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix("version = \"")?
-                .strip_suffix('"')
-                .map(str::to_string)
-        })
-        .expect("a version in Cargo.toml")
+    acceptance_tests::provider_version()
 }
 
 fn platform() -> String {
@@ -323,4 +315,65 @@ fn release_output_installs_through_a_filesystem_mirror_with_matching_checksums()
         "{}",
         plan.output()
     );
+}
+
+/// `CHANGELOG.md` in keep-a-changelog's shape (#40): `## [Unreleased]` first, then one
+/// `## [x.y.z] - YYYY-MM-DD` section per release, newest first, no version twice; inside each,
+/// the standard headings only, each at most once.
+#[test]
+fn the_changelog_has_one_section_per_release_and_each_heading_once() {
+    const HEADINGS: [&str; 6] = ["Added", "Changed", "Deprecated", "Removed", "Fixed", "Security"];
+    let text = repo_file("CHANGELOG.md");
+    let mut sections: Vec<(String, Vec<String>)> = Vec::new();
+    for line in text.lines() {
+        if let Some(title) = line.strip_prefix("## ") {
+            sections.push((title.to_string(), Vec::new()));
+        } else if let Some(heading) = line.strip_prefix("### ") {
+            let (section, headings) = sections
+                .last_mut()
+                .unwrap_or_else(|| panic!("### {heading} before any release section"));
+            assert!(
+                HEADINGS.contains(&heading),
+                "{section}: {heading:?} is not one of keep-a-changelog's headings {HEADINGS:?}"
+            );
+            assert!(
+                !headings.iter().any(|h| h == heading),
+                "{section}: ### {heading} appears twice"
+            );
+            headings.push(heading.to_string());
+        }
+    }
+    assert_eq!(
+        sections.first().map(|(t, _)| t.as_str()),
+        Some("[Unreleased]"),
+        "the first section is [Unreleased]"
+    );
+    let mut versions: Vec<Vec<u64>> = Vec::new();
+    for (title, _) in sections.iter().skip(1) {
+        let (version, date) = title
+            .strip_prefix('[')
+            .and_then(|t| t.split_once("] - "))
+            .unwrap_or_else(|| panic!("{title:?} is not `[x.y.z] - YYYY-MM-DD`"));
+        let parts: Vec<u64> = version
+            .split('.')
+            .map(|p| {
+                p.parse()
+                    .unwrap_or_else(|_| panic!("{title:?}: {version} is not x.y.z"))
+            })
+            .collect();
+        assert_eq!(parts.len(), 3, "{title:?}: {version} is not x.y.z");
+        let date_ok = date.len() == 10
+            && date.char_indices().all(|(i, c)| {
+                if i == 4 || i == 7 {
+                    c == '-'
+                } else {
+                    c.is_ascii_digit()
+                }
+            });
+        assert!(date_ok, "{title:?}: {date} is not YYYY-MM-DD");
+        if let Some(newer) = versions.last() {
+            assert!(&parts < newer, "{title:?} is not older than the section above it");
+        }
+        versions.push(parts);
+    }
 }
