@@ -25,8 +25,8 @@ use std::sync::LazyLock;
 
 use crate::resources::kube::object::STATUS_IN_PLANS;
 use crate::resources::kube::v1::ec2_node_class::{
-    exclusive_terms, placement_group_selector, security_group_selector_terms, subnet_selector_terms,
-    tag_selector,
+    exclusive_terms, placement_group_selector, security_group_selector_terms, status_security_groups,
+    status_subnets, subnet_selector_terms, tag_selector,
 };
 use crate::resources::kube::v1::rules::{self, has};
 use crate::resources::kube::v1::{
@@ -319,32 +319,8 @@ fn status() -> Attribute {
         "status",
         vec![
             conditions_attribute(),
-            Attribute::list_of_objects(
-                "subnets",
-                vec![
-                    Attribute::string("id").computed().describe("Subnet ID."),
-                    Attribute::string("zone")
-                        .computed()
-                        .describe("Availability zone, e.g. `us-east-1a`."),
-                    Attribute::string("zone_id")
-                        .wire_name("zoneID")
-                        .computed()
-                        .describe("Availability zone ID, e.g. `use1-az1`."),
-                ],
-            )
-            .computed()
-            .describe("Subnets the selector terms resolved to."),
-            Attribute::list_of_objects(
-                "security_groups",
-                vec![
-                    Attribute::string("id").computed().describe("Security group ID."),
-                    Attribute::string("name")
-                        .computed()
-                        .describe("Security group name."),
-                ],
-            )
-            .computed()
-            .describe("Security groups the selector terms resolved to."),
+            status_subnets(),
+            status_security_groups(),
             Attribute::string("instance_profile").computed().describe(
                 "Instance profile the nodes use (the one EKS makes for `role`, or `instance_profile`).",
             ),

@@ -11,6 +11,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::resources::kube::v1::ec2_node_class::network_interface_slot;
 use crate::resources::kube::v1::rules::{self, elements, has, int_of};
 use crate::terraform::framework::validate::{self as v};
 use crate::terraform::framework::{Attribute, Diagnostics};
@@ -87,22 +88,9 @@ pub fn advanced_networking() -> Attribute {
 fn network_interfaces() -> Attribute {
     Attribute::list_of_objects(
         "network_interfaces",
-        vec![
-            Attribute::number("network_card_index")
-                .required()
-                .describe("Index of the network card (0 or more).")
-                .validate(rules::whole_number(Some(0), true)),
-            Attribute::number("device_index")
-                .required()
-                .describe("Device index of the interface on its card (0 or more).")
-                .validate(rules::whole_number(Some(0), true)),
-            Attribute::string("interface_type")
-                .required()
-                .describe(
-                    "`interface` (an ENA interface with IP addresses) or `efa-only` (an EFA interface for RDMA, \
-                     without IP addresses).",
-                )
-                .validate(v::one_of(&["interface", "efa-only"])),
+        network_interface_slot()
+            .into_iter()
+            .chain([
             Attribute::number("secondary_ipv4_count")
                 .wire_name("secondaryIPv4Count")
                 .describe(
@@ -117,7 +105,8 @@ fn network_interfaces() -> Attribute {
                      `efa-only` interface, not with `secondary_ipv4_count`.",
                 )
                 .validate(rules::whole_number(Some(0), true)),
-        ],
+            ])
+            .collect(),
     )
     .describe(
         "The network interfaces each node gets at launch, e.g. one ENA interface and EFA-only interfaces for \

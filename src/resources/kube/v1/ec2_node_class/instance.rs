@@ -131,24 +131,30 @@ pub(super) fn metadata_options() -> Attribute {
              IPv6 endpoint disabled.",
         )
 }
+/// Where a network interface sits and what it is (card, device, type): the part of an interface
+/// Karpenter's EC2NodeClass and EKS Auto Mode's NodeClass describe alike.
+pub(crate) fn network_interface_slot() -> Vec<Attribute> {
+    vec![
+        Attribute::number("network_card_index")
+            .required()
+            .describe("Index of the network card (0 or more).")
+            .validate(rules::whole_number(Some(0), true)),
+        Attribute::number("device_index")
+            .required()
+            .describe("Device index of the interface on its card (0 or more).")
+            .validate(rules::whole_number(Some(0), true)),
+        Attribute::string("interface_type")
+            .required()
+            .describe(
+                "`interface` (an ENA interface with IP addresses) or `efa-only` (an EFA interface for RDMA, \
+                 without IP addresses).",
+            )
+            .validate(v::one_of(&["interface", "efa-only"])),
+    ]
+}
+
 pub(super) fn network_interfaces() -> Attribute {
-    Attribute::list_of_objects(
-        "network_interfaces",
-        vec![
-            Attribute::number("network_card_index")
-                .required()
-                .describe("Index of the network card (0 or more).")
-                .validate(rules::whole_number(Some(0), true)),
-            Attribute::number("device_index")
-                .required()
-                .describe("Device index of the interface on its card (0 or more).")
-                .validate(rules::whole_number(Some(0), true)),
-            Attribute::string("interface_type")
-                .required()
-                .describe("`interface` (an ENA interface) or `efa-only` (EFA without IP).")
-                .validate(v::one_of(&["interface", "efa-only"])),
-        ],
-    )
+    Attribute::list_of_objects("network_interfaces", network_interface_slot())
     .describe(
         "Network interfaces of the instances (at most 150). When set, one must be the primary interface \
          (card 0, device 0, type `interface`); each card/device pair appears once, and each card has at most one \

@@ -22,6 +22,7 @@ mod instance;
 mod kubelet;
 mod selectors;
 mod status;
+pub(crate) use instance::network_interface_slot;
 use instance::*;
 pub(crate) use kubelet::*;
 use selectors::*;
@@ -29,6 +30,7 @@ pub(crate) use selectors::{
     exclusive_terms, placement_group_selector, security_group_selector_terms, subnet_selector_terms,
 };
 use status::*;
+pub(crate) use status::{status_security_groups, status_subnets};
 
 const AMI_FAMILIES: &[&str] = &[
     "AL2",

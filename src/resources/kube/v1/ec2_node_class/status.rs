@@ -8,28 +8,8 @@ pub(super) fn status() -> Attribute {
         "status",
         vec![
             conditions_attribute(),
-            Attribute::list_of_objects(
-                "subnets",
-                vec![
-                    Attribute::string("id").computed().describe("Subnet ID."),
-                    Attribute::string("zone").computed().describe("Availability zone, e.g. `us-east-1a`."),
-                    Attribute::string("zone_id")
-                        .wire_name("zoneID")
-                        .computed()
-                        .describe("Availability zone ID, e.g. `use1-az1`."),
-                ],
-            )
-            .computed()
-            .describe("Subnets the selector terms resolved to."),
-            Attribute::list_of_objects(
-                "security_groups",
-                vec![
-                    Attribute::string("id").computed().describe("Security group ID."),
-                    Attribute::string("name").computed().describe("Security group name."),
-                ],
-            )
-            .computed()
-            .describe("Security groups the selector terms resolved to."),
+            status_subnets(),
+            status_security_groups(),
             Attribute::list_of_objects(
                 "amis",
                 vec![
@@ -84,4 +64,40 @@ pub(super) fn status() -> Attribute {
         "What Karpenter reports about the node class (read only). {STATUS_IN_PLANS} An update that changes `role` \
          or `instance_profile` plans `instance_profile` known after apply."
     ))
+}
+
+/// `status.subnets`: what the subnet selector terms resolved to (Karpenter's and EKS Auto
+/// Mode's node classes report the same shape).
+pub(crate) fn status_subnets() -> Attribute {
+    Attribute::list_of_objects(
+        "subnets",
+        vec![
+            Attribute::string("id").computed().describe("Subnet ID."),
+            Attribute::string("zone")
+                .computed()
+                .describe("Availability zone, e.g. `us-east-1a`."),
+            Attribute::string("zone_id")
+                .wire_name("zoneID")
+                .computed()
+                .describe("Availability zone ID, e.g. `use1-az1`."),
+        ],
+    )
+    .computed()
+    .describe("Subnets the selector terms resolved to.")
+}
+
+/// `status.securityGroups`: what the security group selector terms resolved to (same shape in
+/// both node classes).
+pub(crate) fn status_security_groups() -> Attribute {
+    Attribute::list_of_objects(
+        "security_groups",
+        vec![
+            Attribute::string("id").computed().describe("Security group ID."),
+            Attribute::string("name")
+                .computed()
+                .describe("Security group name."),
+        ],
+    )
+    .computed()
+    .describe("Security groups the selector terms resolved to.")
 }
