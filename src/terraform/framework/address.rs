@@ -34,27 +34,18 @@ pub fn in_dir(dir: &Path, type_name: &str, literals: &[(&str, &str)]) -> Option<
             continue;
         };
         // A file that does not parse is Terraform's to report; it names nothing here.
-        let Ok(body) = hcl::parse(&text) else {
+        let Ok(body) = hcl_edit::parser::parse_body(&text) else {
             continue;
         };
-        for block in body.blocks().filter(|b| b.identifier() == "resource") {
-            let [ty, label] = block.labels() else {
+        for block in body.blocks().filter(|b| b.ident.value().as_str() == "resource") {
+            let [ty, label] = block.labels.as_slice() else {
                 continue;
             };
             if ty.as_str() != type_name {
                 continue;
             }
-            let attrs: Vec<&hcl::Attribute> = block.body().attributes().collect();
-            let literal = |key: &str| {
-                attrs
-                    .iter()
-                    .find(|a| a.key() == key)
-                    .and_then(|a| match a.expr() {
-                        hcl::Expression::String(s) => Some(s.as_str()),
-                        _ => None,
-                    })
-            };
-            let repeated = attrs.iter().any(|a| a.key() == "count" || a.key() == "for_each");
+            let literal = |key: &str| block.body.get_attribute(key).and_then(|a| a.value.as_str());
+            let repeated = block.body.has_attribute("count") || block.body.has_attribute("for_each");
             if !repeated && literals.iter().all(|(key, value)| literal(key) == Some(value)) {
                 found.push(format!("{type_name}.{}", label.as_str()));
             }
