@@ -20,6 +20,7 @@ pub mod private;
 pub mod schema;
 pub mod timeouts;
 pub mod upgrade;
+pub mod upgrade_step;
 pub mod validate;
 pub mod values;
 

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::diagnostics::Diagnostics;
-use super::upgrade::UpgradeStep;
+use super::upgrade_step::UpgradeStep;
 use super::validate::Validator;
 use crate::terraform::tfvalue::{AttributePath, PathStep, Type, Value};
 

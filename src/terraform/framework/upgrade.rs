@@ -20,52 +20,11 @@
 //! filled; otherwise the stored bytes are decoded as they are, at full numeric precision.
 
 use serde_json::{Map, Value as Json};
-use thiserror::Error;
 
 use super::diagnostics::Diagnostics;
 use super::schema::{Attribute, Block, Nesting, Schema};
+pub use super::upgrade_step::{UpgradeError, UpgradeStep, rename};
 use crate::terraform::tfvalue::{Value, json};
-
-/// One version step: the stored state object of version `v` in, the same state in version
-/// `v + 1`'s shape out. Keep it small and pure (it sees only the stored JSON), and test it on
-/// its own.
-pub type UpgradeStep = fn(Map<String, Json>) -> Result<Map<String, Json>, UpgradeError>;
-
-/// Why a step could not upgrade a stored state.
-#[derive(Debug, Clone, PartialEq, Error)]
-pub enum UpgradeError {
-    /// A stored attribute's value is not what the step can convert.
-    #[error("attribute {attribute}: {message}")]
-    Attribute { attribute: String, message: String },
-    /// The stored state as a whole is not what the step expects.
-    #[error("{0}")]
-    State(String),
-}
-
-impl UpgradeError {
-    pub fn at(attribute: impl Into<String>, message: impl Into<String>) -> Self {
-        Self::Attribute {
-            attribute: attribute.into(),
-            message: message.into(),
-        }
-    }
-}
-
-/// Moves the value of `from` to `to` (a rename step's body). A stored `to` is kept if `from`
-/// is absent; both present is an error, as the step cannot tell which one is right.
-pub fn rename(state: &mut Map<String, Json>, from: &str, to: &str) -> Result<(), UpgradeError> {
-    let Some(value) = state.remove(from) else {
-        return Ok(());
-    };
-    if state.get(to).is_some_and(|v| !v.is_null()) && !value.is_null() {
-        return Err(UpgradeError::at(
-            from,
-            format!("the state has both {from} and its new name {to}"),
-        ));
-    }
-    state.insert(to.to_string(), value);
-    Ok(())
-}
 
 /// The stored state `raw_json` of a `type_name` at schema `version`, upgraded to `schema`:
 /// its steps from `version` on, then the default fill, then the lenient decode.
@@ -371,6 +330,13 @@ mod tests {
         );
         let kept = rename_step(object(json!({"image_family": "Bottlerocket"}))).expect("step");
         assert_eq!(Json::Object(kept), json!({"image_family": "Bottlerocket"}));
+        let null = rename_step(object(
+            json!({"ami_family": null, "image_family": "Bottlerocket"}),
+        ));
+        assert_eq!(
+            null.map(Json::Object),
+            Ok(json!({"image_family": "Bottlerocket"}))
+        );
         let both = rename_step(object(json!({"ami_family": "a", "image_family": "b"})));
         assert_eq!(
             both.map(Json::Object).map_err(|e| e.to_string()),
