@@ -147,6 +147,21 @@ mod tests {
     use super::*;
     use crate::terraform::framework::values::object;
 
+    /// #40: a resource at schema version `n` ships the `n` steps that bring older state to it
+    /// (`Schema::with_upgrade_steps`), so state of every earlier version reads back.
+    #[test]
+    fn every_resource_has_a_state_upgrade_step_per_version() {
+        for resource in KarpenterProvider::new().resources() {
+            let schema = resource.schema();
+            assert_eq!(
+                i64::try_from(schema.upgrade_steps.len()).ok(),
+                Some(schema.version),
+                "{}",
+                resource.type_name()
+            );
+        }
+    }
+
     #[test]
     fn eks_beside_a_token_is_a_diagnostic_on_the_token() {
         let provider = KarpenterProvider::new();

@@ -54,6 +54,7 @@ mod readable_plans;
 mod release;
 mod secrets;
 mod silent_mistakes;
+mod state_upgrades;
 mod status_plan;
 mod taken_names_aws;
 mod taken_names_kube;

@@ -5,6 +5,7 @@
 //! A resource declares its [`Schema`] once; validation ([`validate`]), planning ([`plan`]),
 //! the protocol schema and the docs are all derived from it. The resource itself implements
 //! only what is specific to it: cross-attribute checks and the create/read/update/delete calls.
+//! Stored state is brought to the current schema by [`upgrade`] (version steps, default fill).
 
 pub mod address;
 pub mod config_scan;
@@ -18,6 +19,8 @@ pub mod plan;
 pub mod private;
 pub mod schema;
 pub mod timeouts;
+pub mod upgrade;
+pub mod upgrade_step;
 pub mod validate;
 pub mod values;
 

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::diagnostics::Diagnostics;
+use super::upgrade_step::UpgradeStep;
 use super::validate::Validator;
 use crate::terraform::tfvalue::{AttributePath, PathStep, Type, Value};
 
@@ -315,6 +316,9 @@ impl Block {
 pub struct Schema {
     /// The state schema version (resources only).
     pub version: i64,
+    /// The steps that upgrade stored state to `version`: step `v` turns version `v` into
+    /// `v + 1` ([`super::upgrade`]).
+    pub upgrade_steps: &'static [UpgradeStep],
     pub description: String,
     pub attributes: Vec<Attribute>,
     pub blocks: Vec<Block>,
@@ -324,6 +328,7 @@ impl Schema {
     pub fn new(description: impl Into<String>, attributes: Vec<Attribute>) -> Self {
         Self {
             version: 0,
+            upgrade_steps: &[],
             description: description.into(),
             attributes,
             blocks: Vec::new(),
@@ -333,8 +338,18 @@ impl Schema {
         self.blocks = blocks;
         self
     }
+    /// Sets the version without steps: state of an older version then fails to upgrade with
+    /// a diagnostic. Resources use [`Schema::with_upgrade_steps`].
     pub fn with_version(mut self, version: i64) -> Self {
         self.version = version;
+        self
+    }
+    /// The version steps of a resource whose state shape changed (a rename, a re-shape): the
+    /// schema's version becomes the number of steps. An attribute added with a default needs
+    /// none (the default fill of [`super::upgrade`] covers it).
+    pub fn with_upgrade_steps(mut self, steps: &'static [UpgradeStep]) -> Self {
+        self.upgrade_steps = steps;
+        self.version = i64::try_from(steps.len()).unwrap_or(i64::MAX);
         self
     }
 

@@ -106,11 +106,8 @@ pub(super) fn state(
         opt_string(profile.map(|p| p.name.clone())),
     );
     set("instance_profile_arn", opt_string(profile.map(|p| p.arn.clone())));
-    // State written before `mode` existed is of Karpenter's shape: say so, so the default of
-    // the configuration plans no change.
-    if base.get("mode").is_none_or(Value::is_null) {
-        set("mode", Value::string(KARPENTER));
-    }
+    // `mode` is kept from `base`: state written before it existed gets its default in the
+    // state upgrade (framework::upgrade), an import sets it from the attached policies.
     // The access entry is read apart (access_entry::into_state); none until then.
     for k in ["access_entry_type", "access_entry_arn", "access_policy_arns"] {
         set(k, Value::Null);

@@ -2,6 +2,8 @@ use super::*;
 use crate::aws::iam::{ProfileInfo, RoleInfo};
 use crate::terraform::framework::plan::plan;
 use crate::terraform::framework::schema::validate_attributes;
+use crate::terraform::framework::upgrade::upgrade_state;
+use crate::terraform::tfvalue::json;
 use std::collections::BTreeMap;
 
 fn config(pairs: Vec<(&str, Value)>) -> Value {
@@ -190,20 +192,35 @@ fn desired_includes_additional_policies_and_profile() {
     assert_eq!(d.stale_profile.as_deref(), Some("nodes"));
 }
 
-/// State written before `mode` existed reads as Karpenter's shape, so the configuration's
-/// default plans no change; the Auto Mode shape plans its two policies and the `EC2` entry.
+/// State written before `mode` existed is upgraded to Karpenter's shape (the schema's default,
+/// filled by the framework's state upgrade), so the configuration's default plans no change;
+/// the Auto Mode shape plans its two policies and the `EC2` entry.
 #[test]
 fn state_without_mode_is_karpenters_shape_and_auto_mode_plans_its_own() {
     let c = config(vec![("name", Value::string("nodes"))]);
     let planned = plan(&SCHEMA.attributes, &SCHEMA.blocks, &c, &Value::Null).planned;
     let all = node_policies("aws-cn", "123456789012", false, true, ECR_POLICIES[0]);
-    let mut old = config(vec![("name", Value::string("nodes"))]);
-    if let Value::Object(f) = &mut old {
-        for (k, v) in planned.as_entries().into_iter().flatten() {
-            f.insert(k.clone(), v.clone());
-        }
-        f.insert("mode".into(), Value::Null);
-    }
+    // As stored: the planned values, what apply learns (unknown in the plan) as yet unset.
+    let known = Value::Object(
+        planned
+            .as_entries()
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), if v.is_unknown() { Value::Null } else { v.clone() }))
+            .collect(),
+    );
+    let mut stored: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(&json::encode(&known, &SCHEMA.value_type()).expect("encode"))
+            .expect("state JSON");
+    assert!(stored.remove("mode").is_some());
+    let old = upgrade_state(
+        "karpenter_node_role",
+        &SCHEMA,
+        0,
+        &serde_json::to_vec(&stored).expect("state JSON"),
+    )
+    .expect("upgrade");
+    assert_eq!(old.get("mode"), Some(&Value::string(KARPENTER)));
     let read = state(&old, &actual(&all, false), &BTreeMap::new());
     assert_eq!(read.get("mode"), Some(&Value::string(KARPENTER)));
     let mut again = plan(&SCHEMA.attributes, &SCHEMA.blocks, &c, &read).planned;

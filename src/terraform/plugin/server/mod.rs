@@ -20,6 +20,7 @@ use crate::terraform::framework::plan::{plan, plan_recreate};
 use crate::terraform::framework::private;
 use crate::terraform::framework::schema::null_object;
 use crate::terraform::framework::schema::validate_attributes;
+use crate::terraform::framework::upgrade::upgrade_state;
 use crate::terraform::framework::{
     Attribute, DataReadOutcome, Diagnostics, ListEvent, ListRequest, ListSink, MoveSource, Provider,
     ReadOutcome, Resource, Schema,

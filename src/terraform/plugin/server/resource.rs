@@ -11,24 +11,6 @@ impl<P: Provider> ProviderServer<P> {
         let req = req.into_inner();
         let result = (|| {
             let schema = self.resource_schema(&req.type_name)?;
-            if req.version < 0 {
-                return Err(Diagnostics::from_error(
-                    "Malformed state version",
-                    format!(
-                        "Terraform sent schema version {}; versions start at 0. This is a bug in Terraform or the provider.",
-                        req.version
-                    ),
-                ));
-            }
-            if req.version > schema.version {
-                return Err(Diagnostics::from_error(
-                    "State written by a newer provider",
-                    format!(
-                        "This state has schema version {} but this provider knows version {}. Use the provider version that wrote it, or newer.",
-                        req.version, schema.version
-                    ),
-                ));
-            }
             let raw = req.raw_state.unwrap_or_default();
             if raw.json.is_empty() && !raw.flatmap.is_empty() {
                 return Err(Diagnostics::from_error(
@@ -36,16 +18,8 @@ impl<P: Provider> ProviderServer<P> {
                     "This state is in the pre-0.12 flatmap format, which this provider never wrote.",
                 ));
             }
+            let state = upgrade_state(&req.type_name, schema, req.version, &raw.json)?;
             let ty = schema.value_type();
-            let state = json::decode_lenient(&raw.json, &ty).map_err(|e| {
-                Diagnostics::from_error(
-                    "Unreadable state",
-                    format!(
-                        "The stored state of this {} could not be read: {e}",
-                        req.type_name
-                    ),
-                )
-            })?;
             encode(&state, &ty, "upgraded state")
         })();
         respond!(
