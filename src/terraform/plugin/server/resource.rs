@@ -152,6 +152,8 @@ impl<P: Provider> ProviderServer<P> {
                 // Destroy: nothing to plan; the identity stays what it was.
                 return Ok((
                     Value::Null,
+                    Value::Null,
+                    ty,
                     vec![],
                     Diagnostics::new(),
                     req.prior_identity.clone(),
@@ -218,31 +220,22 @@ impl<P: Provider> ProviderServer<P> {
                 }
             }
             let identity = identity_data(resource, &identity)?;
-            Ok::<_, Diagnostics>((planned.planned, replace, d, identity, ctx))
+            Ok::<_, Diagnostics>((planned.planned, adjust_from, ty, replace, d, identity, ctx))
         })();
         // Checks that ask the remote side (best effort, never failing on its absence) run after
-        // the plan is settled, and only for a plan without errors.
-        let result = match result {
-            Ok((planned, replace, mut d, identity, ctx)) => {
-                if !d.has_errors()
-                    && let Some(ctx) = ctx
-                    && let Ok(resource) = self.resource(&req.type_name)
-                {
-                    let prior = decode(
-                        req.prior_state.as_ref(),
-                        &resource.schema().value_type(),
-                        "prior state",
-                    )
-                    .unwrap_or(Value::Null);
-                    d.extend(resource.check_plan_remotely(&ctx, &prior, &planned).await);
-                }
-                self.resource(&req.type_name).and_then(|resource| {
-                    let ty = resource.schema().value_type();
-                    Ok((encode(&planned, &ty, "plan")?, replace, d, identity))
-                })
+        // the plan is settled, and only for a plan without errors; they see the prior the plan
+        // was adjusted from (null for a create or a recreation).
+        let result = async {
+            let (planned, adjust_from, ty, replace, mut d, identity, ctx) = result?;
+            if !d.has_errors()
+                && let Some(ctx) = ctx
+            {
+                let resource = self.resource(&req.type_name)?;
+                d.extend(resource.check_plan_remotely(&ctx, &adjust_from, &planned).await);
             }
-            Err(d) => Err(d),
-        };
+            Ok::<_, Diagnostics>((encode(&planned, &ty, "plan")?, replace, d, identity))
+        }
+        .await;
         respond!(
             result.map(
                 |(planned, replace, d, planned_identity)| pb::plan_resource_change::Response {
