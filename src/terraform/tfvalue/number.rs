@@ -18,6 +18,27 @@ const MAX_EXPONENT: i64 = 1_000_000_000_000;
 /// The exact expansion of the smallest subnormal f64 (1076 characters) still fits.
 const MAX_PLAIN_LEN: i128 = 1100;
 
+/// Whether `digits × 10^exponent` can be a binary fraction at all: with `exponent = -k < 0`
+/// it is `digits / (2^k × 5^k)`, a binary fraction only when `5^k` divides `digits` (which has
+/// no trailing zero). Decided cheaply when `digits` fits a u128 and `5^k` does too (`k ≤ 55`),
+/// which is every price and quantity a provider writes; otherwise `true` (the exact
+/// comparison decides). Saves the exact expansion of the nearest float for the common
+/// decimals (`0.0255`) that no float holds.
+fn fraction_fits_binary(digits: &str, exponent: i64) -> bool {
+    if exponent >= 0 || digits.is_empty() || digits.len() > 38 || exponent < -55 {
+        return true;
+    }
+    let Some(value) = digits.bytes().try_fold(0u128, |acc, d| {
+        acc.checked_mul(10)?.checked_add(u128::from(d - b'0'))
+    }) else {
+        return true;
+    };
+    let Some(power) = 5u128.checked_pow(exponent.unsigned_abs() as u32) else {
+        return true;
+    };
+    value % power == 0
+}
+
 /// A Terraform number. Compares (and hashes) by numeric value.
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct Number {
@@ -62,11 +83,34 @@ impl Number {
     }
 
     pub fn from_i64(v: i64) -> Self {
-        Self::from_parts(v < 0, v.unsigned_abs().to_string().as_bytes(), 0)
+        Self::from_magnitude(v < 0, v.unsigned_abs(), 0)
     }
 
     pub fn from_u64(v: u64) -> Self {
-        Self::from_parts(false, v.to_string().as_bytes(), 0)
+        Self::from_magnitude(false, v, 0)
+    }
+
+    /// `value × 10^exponent` (`from_scaled(25500, -6)` is `0.0255`): a decimal written as an
+    /// integer count of a fixed unit, exactly.
+    pub fn from_scaled(value: u64, exponent: i64) -> Self {
+        Self::from_magnitude(false, value, exponent)
+    }
+
+    /// `(-1)^negative × magnitude × 10^exponent`, with the digits written on the stack (these
+    /// are built for every number a state holds).
+    fn from_magnitude(negative: bool, magnitude: u64, exponent: i64) -> Self {
+        let mut buffer = [0u8; 20];
+        let mut start = buffer.len();
+        let mut rest = magnitude;
+        loop {
+            start -= 1;
+            buffer[start] = b'0' + (rest % 10) as u8;
+            rest /= 10;
+            if rest == 0 {
+                break;
+            }
+        }
+        Self::from_parts(negative, &buffer[start..], exponent)
     }
 
     /// The exact value of a float (`0.1f64` becomes `0.1000000000000000055511151231257827…`,
@@ -193,11 +237,16 @@ impl Number {
             return Self::zero();
         }
         let stripped = i64::try_from(digits.len() - end).unwrap_or(i64::MAX);
-        let text: String = digits[..end].iter().map(|&d| char::from(d)).collect();
+        // `digits` are ASCII digits (every caller passes such); anything else would be a bug
+        // upstream, and is kept out rather than trusted.
+        let text: Box<str> = match std::str::from_utf8(&digits[..end]) {
+            Ok(text) => Box::from(text),
+            Err(_) => digits[..end].iter().map(|&d| char::from(d)).collect(),
+        };
         Number {
             repr: Repr::Finite {
                 negative,
-                digits: text.into_boxed_str(),
+                digits: text,
                 exponent: exponent.saturating_add(stripped),
             },
         }
@@ -283,6 +332,9 @@ impl Number {
                 let len = i64::try_from(digits.len()).ok()?;
                 if !digits.is_empty() && (len > 770 || !(-330..=310).contains(&len.saturating_add(*exponent)))
                 {
+                    return None;
+                }
+                if !fraction_fits_binary(digits, *exponent) {
                     return None;
                 }
                 let f = self.as_f64()?;
@@ -592,6 +644,54 @@ mod tests {
         );
         assert_eq!(Number::from_f64(f64::MAX).unwrap().to_exact_f64(), Some(f64::MAX));
         assert!(Number::from_f64(f64::NAN).is_none());
+    }
+
+    #[test]
+    fn integers_and_scaled_decimals_are_canonical() {
+        assert_eq!(Number::from_i64(i64::MIN).to_string(), "-9223372036854775808");
+        assert_eq!(Number::from_u64(u64::MAX).to_string(), "18446744073709551615");
+        assert_eq!(Number::from_i64(0), Number::zero());
+        assert_eq!(Number::from_u64(1000), n("1e3"));
+        assert_eq!(Number::from_scaled(25_500, -6), n("0.0255"));
+        assert_eq!(Number::from_scaled(3_000_000, -6), n("3"));
+        assert_eq!(Number::from_scaled(0, -6), Number::zero());
+    }
+
+    /// The quick "no float holds this fraction" answer never refuses a value a float holds
+    /// exactly, and refuses the decimals a price table is made of.
+    #[test]
+    fn exact_float_precheck_agrees_with_the_exact_comparison() {
+        let mut bits: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..20_000 {
+            // xorshift: floats of every magnitude, sign and fraction length
+            bits ^= bits << 13;
+            bits ^= bits >> 7;
+            bits ^= bits << 17;
+            let f = f64::from_bits(bits);
+            if !f.is_finite() {
+                continue;
+            }
+            let exact = Number::from_f64(f).unwrap();
+            assert_eq!(exact.to_exact_f64(), Some(f), "{f:e}");
+        }
+        for text in [
+            "0.0255",
+            "1.234",
+            "0.1",
+            "0.0000001",
+            "123.456",
+            "0.0625",
+            "0.375",
+        ] {
+            let number = n(text);
+            let slow = number
+                .as_f64()
+                .filter(|f| Number::from_f64(*f).as_ref() == Some(&number));
+            assert_eq!(number.to_exact_f64(), slow, "{text}");
+        }
+        assert_eq!(n("0.0625").to_exact_f64(), Some(0.0625));
+        assert!(!super::fraction_fits_binary("255", -4));
+        assert!(super::fraction_fits_binary("625", -4));
     }
 
     #[test]
