@@ -4,6 +4,8 @@
 //! into the binary by `build/instance_types.rs`. Rows are static and only indexes; nothing is
 //! allocated until a caller asks for strings.
 
+use std::sync::LazyLock;
+
 use super::quantity;
 use super::{InstanceType, memory_capacity_bytes};
 
@@ -73,10 +75,14 @@ impl Row {
     }
 }
 
+/// The index of `node.kubernetes.io/instance-type` in [`LABEL_KEYS`], looked up once: sorting
+/// and listing types asks for their names thousands of times.
+static NAME_LABEL: LazyLock<Option<usize>> =
+    LazyLock::new(|| label_index("node.kubernetes.io/instance-type"));
+
 impl InstanceType for Row {
     fn name(&self) -> &str {
-        self.label_named("node.kubernetes.io/instance-type")
-            .unwrap_or_default()
+        NAME_LABEL.and_then(|i| self.label_at(i)).unwrap_or_default()
     }
 
     fn label(&self, index: usize) -> Option<&str> {

@@ -4,103 +4,136 @@
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
 
 use crate::instance_types::requirements::Requirement;
 use crate::instance_types::selection;
-use crate::instance_types::{Flavor, InstanceType, catalog, price_text};
-use crate::terraform::framework::values::{object, opt_string, string_list, string_map};
+use crate::instance_types::{Flavor, InstanceType, catalog};
+use crate::terraform::framework::values::{opt_string, string_list, string_map};
 use crate::terraform::tfvalue::{Number, Value};
 
-fn label<'a, T: InstanceType + ?Sized>(t: &'a T, key: &str) -> Option<&'a str> {
-    catalog::label_index(key).and_then(|i| t.label(i))
+/// How a typed attribute of a type's object reads its label.
+#[derive(Clone, Copy)]
+enum Read {
+    Text,
+    Number,
 }
 
-fn number_label<T: InstanceType + ?Sized>(t: &T, key: &str) -> Value {
-    label(t, key)
-        .and_then(|v| v.parse::<i64>().ok())
-        .map_or(Value::Null, Value::number)
-}
+/// The typed attributes of a type's object, each the value of one Karpenter label.
+const LABEL_ATTRIBUTES: [(&str, &str, Read); 18] = [
+    ("category", "karpenter.k8s.aws/instance-category", Read::Text),
+    ("family", "karpenter.k8s.aws/instance-family", Read::Text),
+    (
+        "generation",
+        "karpenter.k8s.aws/instance-generation",
+        Read::Number,
+    ),
+    ("size", "karpenter.k8s.aws/instance-size", Read::Text),
+    ("arch", "kubernetes.io/arch", Read::Text),
+    ("cpu", "karpenter.k8s.aws/instance-cpu", Read::Number),
+    ("memory_mib", "karpenter.k8s.aws/instance-memory", Read::Number),
+    (
+        "cpu_manufacturer",
+        "karpenter.k8s.aws/instance-cpu-manufacturer",
+        Read::Text,
+    ),
+    ("hypervisor", "karpenter.k8s.aws/instance-hypervisor", Read::Text),
+    ("gpu_count", "karpenter.k8s.aws/instance-gpu-count", Read::Number),
+    ("gpu_name", "karpenter.k8s.aws/instance-gpu-name", Read::Text),
+    (
+        "gpu_manufacturer",
+        "karpenter.k8s.aws/instance-gpu-manufacturer",
+        Read::Text,
+    ),
+    (
+        "gpu_memory_mib",
+        "karpenter.k8s.aws/instance-gpu-memory",
+        Read::Number,
+    ),
+    (
+        "accelerator_count",
+        "karpenter.k8s.aws/instance-accelerator-count",
+        Read::Number,
+    ),
+    (
+        "accelerator_name",
+        "karpenter.k8s.aws/instance-accelerator-name",
+        Read::Text,
+    ),
+    (
+        "network_bandwidth_mbps",
+        "karpenter.k8s.aws/instance-network-bandwidth",
+        Read::Number,
+    ),
+    (
+        "ebs_bandwidth_mbps",
+        "karpenter.k8s.aws/instance-ebs-bandwidth",
+        Read::Number,
+    ),
+    (
+        "local_nvme_gib",
+        "karpenter.k8s.aws/instance-local-nvme",
+        Read::Number,
+    ),
+];
 
-fn text_label<T: InstanceType + ?Sized>(t: &T, key: &str) -> Value {
-    opt_string(label(t, key))
-}
+/// The label index of each of [`LABEL_ATTRIBUTES`], looked up once (a state of every type reads
+/// them 1,363 times each).
+static LABEL_INDEXES: LazyLock<[Option<usize>; 18]> =
+    LazyLock::new(|| LABEL_ATTRIBUTES.map(|(_, key, _)| catalog::label_index(key)));
+
+/// The label indexes that go into the `labels` map: every key but `kubernetes.io/os` (which
+/// the data does not vary).
+static MAP_LABELS: LazyLock<Vec<(usize, &'static str)>> = LazyLock::new(|| {
+    catalog::LABEL_KEYS
+        .iter()
+        .enumerate()
+        .filter(|(_, key)| **key != "kubernetes.io/os")
+        .map(|(i, key)| (i, *key))
+        .collect()
+});
 
 fn price<T: InstanceType + ?Sized>(t: &T) -> Value {
-    t.price_micros()
-        .and_then(|p| Number::parse(&price_text(p)))
-        .map_or(Value::Null, Value::Number)
+    t.price_micros().map_or(Value::Null, |p| {
+        Value::Number(Number::from_scaled(u64::from(p), -6))
+    })
 }
 
 fn number_of<T: InstanceType + ?Sized>(t: &T, key: &str) -> i64 {
-    label(t, key).and_then(|v| v.parse().ok()).unwrap_or(0)
+    catalog::label_index(key)
+        .and_then(|i| t.label(i))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
 }
 
 /// One type as the state's object.
 fn type_state<T: InstanceType + ?Sized>(t: &T) -> Value {
-    let labels: BTreeMap<&str, &str> = catalog::LABEL_KEYS
+    let mut fields: BTreeMap<String, Value> = LABEL_ATTRIBUTES
         .iter()
-        .enumerate()
-        .filter(|(_, key)| **key != "kubernetes.io/os")
-        .filter_map(|(i, key)| Some((*key, t.label(i)?)))
+        .zip(LABEL_INDEXES.iter())
+        .map(|((name, _, read), index)| {
+            let label = index.and_then(|i| t.label(i));
+            let value = match read {
+                Read::Text => opt_string(label),
+                Read::Number => label
+                    .and_then(|v| v.parse::<i64>().ok())
+                    .map_or(Value::Null, Value::number),
+            };
+            (name.to_string(), value)
+        })
         .collect();
-    object([
-        ("name", Value::string(t.name())),
-        ("category", text_label(t, "karpenter.k8s.aws/instance-category")),
-        ("family", text_label(t, "karpenter.k8s.aws/instance-family")),
-        (
-            "generation",
-            number_label(t, "karpenter.k8s.aws/instance-generation"),
-        ),
-        ("size", text_label(t, "karpenter.k8s.aws/instance-size")),
-        ("arch", text_label(t, "kubernetes.io/arch")),
-        ("cpu", number_label(t, "karpenter.k8s.aws/instance-cpu")),
-        ("memory_mib", number_label(t, "karpenter.k8s.aws/instance-memory")),
-        (
-            "cpu_manufacturer",
-            text_label(t, "karpenter.k8s.aws/instance-cpu-manufacturer"),
-        ),
-        (
-            "hypervisor",
-            text_label(t, "karpenter.k8s.aws/instance-hypervisor"),
-        ),
-        (
-            "gpu_count",
-            number_label(t, "karpenter.k8s.aws/instance-gpu-count"),
-        ),
-        ("gpu_name", text_label(t, "karpenter.k8s.aws/instance-gpu-name")),
-        (
-            "gpu_manufacturer",
-            text_label(t, "karpenter.k8s.aws/instance-gpu-manufacturer"),
-        ),
-        (
-            "gpu_memory_mib",
-            number_label(t, "karpenter.k8s.aws/instance-gpu-memory"),
-        ),
-        (
-            "accelerator_count",
-            number_label(t, "karpenter.k8s.aws/instance-accelerator-count"),
-        ),
-        (
-            "accelerator_name",
-            text_label(t, "karpenter.k8s.aws/instance-accelerator-name"),
-        ),
-        (
-            "network_bandwidth_mbps",
-            number_label(t, "karpenter.k8s.aws/instance-network-bandwidth"),
-        ),
-        (
-            "ebs_bandwidth_mbps",
-            number_label(t, "karpenter.k8s.aws/instance-ebs-bandwidth"),
-        ),
-        (
-            "local_nvme_gib",
-            number_label(t, "karpenter.k8s.aws/instance-local-nvme"),
-        ),
-        ("labels", string_map(labels)),
-        ("allocatable", string_map(t.allocatable())),
-        ("on_demand_price", price(t)),
-        ("zones", string_list(t.zones())),
-    ])
+    let labels: BTreeMap<String, Value> = MAP_LABELS
+        .iter()
+        .filter_map(|(i, key)| Some((key.to_string(), Value::string(t.label(*i)?))))
+        .collect();
+    fields.extend([
+        ("name".to_string(), Value::string(t.name())),
+        ("labels".to_string(), Value::Map(labels)),
+        ("allocatable".to_string(), string_map(t.allocatable())),
+        ("on_demand_price".to_string(), price(t)),
+        ("zones".to_string(), string_list(t.zones())),
+    ]);
+    Value::Object(fields)
 }
 
 /// Cheapest first; types without a price last; then by name.
