@@ -293,7 +293,7 @@ impl Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::terraform::tfvalue::{AttributePath, msgpack};
+    use crate::terraform::tfvalue::{AttributePath, decode_dynamic_value, msgpack};
 
     #[test]
     fn type_display_uses_hcl_syntax() {
