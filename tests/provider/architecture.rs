@@ -1,19 +1,28 @@
 //! The house rules of CONTRIBUTING.md, checked on the sources of every crate in the repository
 //! (the provider, the Kubernetes API test server, the acceptance-test harness, the bench):
 //!
-//! - **no import circle**: the module graph, built from `crate::`/`super::`/`self::` paths and
-//!   from paths that start with an imported module's name (test modules left out), has no
-//!   strongly connected component of more than one module;
+//! - **no import circle**: the module graph is built from `crate::`/`super::`/`self::` paths,
+//!   from paths through a module's own children (`pub use child::Thing;`), from paths that
+//!   start with an imported module's name, and from globs (`use super::*;` uses the parent);
+//!   test code is left out (every item marked `#[cfg(test)]`, and the modules so declared
+//!   whatever their name). Two checks on it: no **parent↔child circle** (a module importing
+//!   from an ancestor that imports from it), except the pairs of [`STILL_CIRCULAR`] (a list
+//!   that may only shrink; an entry that no longer occurs fails the test), and, with those
+//!   pairs' upward edges left out, no strongly connected component of more than one module;
 //! - **layers**: `src/terraform/` (the generic provider framework) imports nothing from the
 //!   Karpenter side of `src/`, whose layers point downwards (settings, policy and the offline
 //!   instance-type data, then aws, then
 //!   k8s, then context, then the two resource families, which do not use each other, then the
 //!   provider);
 //! - **no non-test file over 800 lines** (a file under `tests/` or named `tests.rs` is a test
-//!   file; lines of a trailing `#[cfg(test)]` module do not count); [`STILL_TOO_LONG`] is where
-//!   a file that cannot be split at once would be listed, with a ceiling that may only go down
-//!   (it is empty);
+//!   file; elsewhere the lines of items marked `#[cfg(test)]` do not count, wherever they
+//!   stand: `mod tests;`, `pub(crate) mod testing { … }` in the middle of a file);
+//!   [`STILL_TOO_LONG`] is where a file that cannot be split at once would be listed, with a
+//!   ceiling that may only go down (it is empty);
 //! - **a `//!` header** on every module file.
+//!
+//! The stripping of test code and both circle checks have unit tests of their own here, on
+//! text and on a small module tree written to a temporary directory.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -23,6 +32,107 @@ const MAX_LINES: usize = 800;
 /// Files not yet split, each with the most lines it may have (none today). Shrink the number
 /// when a file shrinks; delete the line when it is split.
 const STILL_TOO_LONG: &[(&str, usize)] = &[];
+
+/// Parent↔child import circles not yet taken apart, as `(ancestor, descendant)` module paths
+/// of their crate: the descendant imports from the ancestor (by `super::`, a `crate::` path or
+/// a glob) while the ancestor imports from it (typically a `pub use child::…` the child's
+/// siblings then reach through the parent). Left to the rooms of #40 being refactored by
+/// others; `src/terraform/` and `src/provider/` have none. The list may only shrink: the test
+/// fails on a circle not listed here, and on a listed one that no longer occurs (delete its
+/// line).
+const STILL_CIRCULAR: &[(&str, &str)] = &[
+    // src/resources/aws (the AWS room)
+    (
+        "resources::aws::controller_role",
+        "resources::aws::controller_role::list",
+    ),
+    (
+        "resources::aws::controller_role",
+        "resources::aws::controller_role::losses",
+    ),
+    (
+        "resources::aws::controller_role",
+        "resources::aws::controller_role::model",
+    ),
+    (
+        "resources::aws::controller_role",
+        "resources::aws::controller_role::schema",
+    ),
+    ("resources::aws::iam_role", "resources::aws::iam_role::schema"),
+    (
+        "resources::aws::interruption_queue",
+        "resources::aws::interruption_queue::calls",
+    ),
+    (
+        "resources::aws::interruption_queue",
+        "resources::aws::interruption_queue::kinds",
+    ),
+    (
+        "resources::aws::interruption_queue",
+        "resources::aws::interruption_queue::list",
+    ),
+    (
+        "resources::aws::interruption_queue",
+        "resources::aws::interruption_queue::model",
+    ),
+    (
+        "resources::aws::interruption_queue",
+        "resources::aws::interruption_queue::schema",
+    ),
+    ("resources::aws::listing", "resources::aws::listing::identity"),
+    ("resources::aws::listing", "resources::aws::listing::roles"),
+    ("resources::aws::listing", "resources::aws::listing::shapes"),
+    (
+        "resources::aws::node_role",
+        "resources::aws::node_role::access_entry",
+    ),
+    ("resources::aws::node_role", "resources::aws::node_role::list"),
+    ("resources::aws::node_role", "resources::aws::node_role::model"),
+    ("resources::aws::node_role", "resources::aws::node_role::schema"),
+    // src/resources/kube (the Kubernetes room)
+    ("resources::kube::object", "resources::kube::object::delete"),
+    ("resources::kube::object", "resources::kube::object::references"),
+    ("resources::kube::object", "resources::kube::object::values"),
+    ("resources::kube::v1", "resources::kube::v1::ec2_node_class"),
+    ("resources::kube::v1", "resources::kube::v1::node_pool"),
+    (
+        "resources::kube::v1::ec2_node_class",
+        "resources::kube::v1::ec2_node_class::instance",
+    ),
+    (
+        "resources::kube::v1::ec2_node_class",
+        "resources::kube::v1::ec2_node_class::kubelet",
+    ),
+    (
+        "resources::kube::v1::ec2_node_class",
+        "resources::kube::v1::ec2_node_class::selectors",
+    ),
+    (
+        "resources::kube::v1::ec2_node_class",
+        "resources::kube::v1::ec2_node_class::status",
+    ),
+    (
+        "resources::kube::v1::node_pool",
+        "resources::kube::v1::node_pool::auto_mode",
+    ),
+    (
+        "resources::kube::v1alpha5",
+        "resources::kube::v1alpha5::node_template",
+    ),
+    (
+        "resources::kube::v1alpha5",
+        "resources::kube::v1alpha5::provisioner",
+    ),
+    // src/instance_types (not in a room of #40 yet)
+    ("instance_types", "instance_types::catalog"),
+    // acceptance-tests/kube-testserver/src (the Kubernetes API test server)
+    ("server", "server::discovery"),
+    ("server", "server::json_patch"),
+    ("server", "server::watch"),
+    ("store", "store::crd"),
+    // acceptance-tests/src (the harness)
+    ("moto", "moto::proxy"),
+];
 
 /// The source roots whose module graphs are checked.
 const CRATES: &[&str] = &[
@@ -64,22 +174,12 @@ fn module_of(crate_root: &Path, file: &Path) -> Vec<String> {
     parts
 }
 
-/// The code of a file without comments and without its test modules.
+/// The code of a file without comments and without its test code (see [`test_lines`]).
 fn code_of(text: &str) -> String {
+    let (test, _) = test_lines(text);
     let mut out = String::new();
-    let mut lines = text.lines();
-    while let Some(line) = lines.next() {
-        if line.trim_start().starts_with("#[cfg(test)]") {
-            // The item that follows is test code: skip it (one line, or a braced block).
-            let mut depth = 0i32;
-            let mut opened = false;
-            for next in lines.by_ref() {
-                depth += next.matches('{').count() as i32 - next.matches('}').count() as i32;
-                opened |= next.contains('{');
-                if (opened && depth <= 0) || (!opened && next.trim_end().ends_with(';')) {
-                    break;
-                }
-            }
+    for (line, is_test) in text.lines().zip(test.iter().chain(std::iter::repeat(&false))) {
+        if *is_test {
             continue;
         }
         let code = line.split("//").next().unwrap_or_default();
@@ -89,12 +189,137 @@ fn code_of(text: &str) -> String {
     out
 }
 
+/// Where one `#[cfg(test)]` item ends: scans `text` from the end of the attribute, with
+/// strings, character literals and comments skipped, to the `;` or the closing `}` of the item
+/// (its byte offset just past that character; the end of `text` when it never ends).
+fn end_of_item(text: &str, from: usize) -> usize {
+    let bytes = text.as_bytes();
+    let mut i = from;
+    let mut depth = 0usize;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                i = text[i + 2..].find("*/").map_or(bytes.len(), |p| i + 2 + p + 2);
+                continue;
+            }
+            b'r' if (bytes.get(i + 1) == Some(&b'"') || bytes.get(i + 1) == Some(&b'#'))
+                && (i == 0 || !is_ident(bytes[i - 1] as char)) =>
+            {
+                // a raw string: r"…", r#"…"#
+                let hashes = text[i + 1..].bytes().take_while(|&b| b == b'#').count();
+                let open = i + 1 + hashes;
+                if bytes.get(open) == Some(&b'"') {
+                    let close = format!("\"{}", "#".repeat(hashes));
+                    i = text[open + 1..]
+                        .find(&close)
+                        .map_or(bytes.len(), |p| open + 1 + p + close.len());
+                    continue;
+                }
+            }
+            b'"' => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            // a character literal of a brace or a quote ('{', '}', '"', '\''), not a lifetime
+            b'\'' if bytes.get(i + 2) == Some(&b'\'') => i += 2,
+            b'\'' if bytes.get(i + 1) == Some(&b'\\') && bytes.get(i + 3) == Some(&b'\'') => i += 3,
+            b'{' => depth += 1,
+            b'}' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            b';' if depth == 0 => return i + 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    bytes.len()
+}
+
+/// The name of the module an item declares (`mod name;`, `pub(crate) mod name { … }`), after
+/// its attributes and visibility; `None` for any other item.
+fn declared_module(item: &str) -> Option<String> {
+    let mut rest = item.trim_start();
+    while let Some(attr) = rest.strip_prefix("#[") {
+        let mut depth = 1usize;
+        let close = attr.char_indices().find_map(|(i, c)| {
+            match c {
+                '[' => depth += 1,
+                ']' => depth -= 1,
+                _ => {}
+            }
+            (depth == 0).then_some(i)
+        })?;
+        rest = attr[close + 1..].trim_start();
+    }
+    if let Some(vis) = rest.strip_prefix("pub") {
+        rest = vis.trim_start();
+        if let Some(scope) = rest.strip_prefix('(') {
+            rest = scope[scope.find(')')? + 1..].trim_start();
+        }
+    }
+    let name: String = rest
+        .strip_prefix("mod")
+        .filter(|r| r.starts_with(char::is_whitespace))?
+        .trim_start()
+        .chars()
+        .take_while(|c| is_ident(*c))
+        .collect();
+    (!name.is_empty()).then_some(name)
+}
+
+/// Which lines of a file are test code: the lines of every item marked `#[cfg(test)]`, the
+/// attribute line included, wherever it stands (a `mod tests;` line, an inline
+/// `pub(crate) mod testing { … }` in the middle of the file, a helper function), and the names
+/// of the modules so declared (their files are test code too).
+fn test_lines(text: &str) -> (Vec<bool>, Vec<String>) {
+    let starts: Vec<usize> = std::iter::once(0)
+        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+        .filter(|&i| i < text.len())
+        .collect();
+    let line_of = |offset: usize| starts.partition_point(|&s| s <= offset).saturating_sub(1);
+    let mut test = vec![false; starts.len()];
+    let mut modules = Vec::new();
+    let mut line = 0;
+    while line < starts.len() {
+        let start = starts[line];
+        let rest = &text[start..];
+        let trimmed = rest.trim_start_matches([' ', '\t']);
+        let Some(after) = trimmed.strip_prefix("#[cfg(test)]") else {
+            line += 1;
+            continue;
+        };
+        let from = text.len() - after.len();
+        let end = end_of_item(text, from);
+        let item = &text[from..end];
+        if let Some(name) = declared_module(item) {
+            modules.push(name);
+        }
+        let last = line_of(end.saturating_sub(1).max(from));
+        for t in &mut test[line..=last] {
+            *t = true;
+        }
+        line = last + 1;
+    }
+    (test, modules)
+}
+
 fn is_ident(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_'
 }
 
 /// Every `a::b::c` path in `code` (identifiers joined by `::`), with `{…}` groups of `use`
-/// expanded one level.
+/// expanded one level, and the module of every glob (`a::b::*` gives `a::b`).
 fn paths_in(code: &str) -> Vec<Vec<String>> {
     let mut paths = Vec::new();
     let chars: Vec<char> = code.chars().collect();
@@ -113,6 +338,10 @@ fn paths_in(code: &str) -> Vec<Vec<String>> {
                     if is_ident(chars[j + 2]) {
                         j += 2;
                         continue;
+                    }
+                    if chars[j + 2] == '*' {
+                        // a glob (`use super::*`, `pub use child::*`): it uses the module itself
+                        paths.push(segs.clone());
                     }
                     if chars[j + 2] == '{' {
                         // a use group: each member, prefixed
@@ -154,9 +383,21 @@ fn graph(crate_root: &Path) -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
         .iter()
         .map(|f| (module_of(crate_root, f), f.clone()))
         .collect();
+    // Modules declared under `#[cfg(test)]` (whatever their name) and `tests` modules.
+    let mut test_modules: BTreeSet<Vec<String>> = BTreeSet::new();
+    for (module, file) in &modules {
+        let (_, declared) = test_lines(&std::fs::read_to_string(file).unwrap_or_default());
+        for name in declared {
+            test_modules.insert(module.iter().cloned().chain([name]).collect());
+        }
+    }
+    let is_test = |module: &[String]| {
+        module.last().is_some_and(|m| m == "tests")
+            || (1..=module.len()).any(|n| test_modules.contains(&module[..n]))
+    };
     let mut edges = BTreeMap::new();
     for (module, file) in &modules {
-        if module.last().is_some_and(|m| m == "tests") {
+        if is_test(module) {
             continue;
         }
         let code = code_of(&std::fs::read_to_string(file).unwrap_or_default());
@@ -176,6 +417,11 @@ fn graph(crate_root: &Path) -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
                         rest = &rest[1..];
                     }
                     (b, rest)
+                }
+                // A path relative to this module through one of its child modules
+                // (`pub use child::Thing;`, `child::f()`).
+                Some(first) if modules.contains_key(&[module.as_slice(), &[first.to_string()]].concat()) => {
+                    (module.clone(), path)
                 }
                 _ => return None,
             };
@@ -275,15 +521,128 @@ fn circles(edges: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>) -> Vec<Vec<Stri
     w.found
 }
 
+/// Every pair of a module and one of its descendants that import from each other: the
+/// descendant by `super::`, a `crate::…` path or a glob, the ancestor by a path through its
+/// children (`pub use child::Thing;`, `pub use child::*;`, `child::f()`), as
+/// `(ancestor, descendant)`.
+fn parent_child_circles(edges: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for (module, uses) in edges {
+        for target in uses {
+            if target.len() < module.len()
+                && module.starts_with(target)
+                && edges.get(target).is_some_and(|u| u.contains(module))
+            {
+                found.push((target.join("::"), module.join("::")));
+            }
+        }
+    }
+    found
+}
+
+/// The circles of one crate: its parent↔child pairs not in `allowed`, then the strongly
+/// connected components of the graph without the allowed pairs' upward edges; and the allowed
+/// pairs that were found.
+fn circles_of(
+    mut edges: BTreeMap<Vec<String>, BTreeSet<Vec<String>>>,
+    allowed: &[(&str, &str)],
+) -> (Vec<String>, BTreeSet<(String, String)>) {
+    let mut found = Vec::new();
+    let mut seen = BTreeSet::new();
+    for (ancestor, descendant) in parent_child_circles(&edges) {
+        if allowed.contains(&(ancestor.as_str(), descendant.as_str())) {
+            let split = |m: &str| -> Vec<String> {
+                m.split("::")
+                    .filter(|s| !s.is_empty())
+                    .map(String::from)
+                    .collect()
+            };
+            if let Some(uses) = edges.get_mut(&split(&descendant)) {
+                uses.remove(&split(&ancestor));
+            }
+            seen.insert((ancestor, descendant));
+        } else {
+            found.push(format!(
+                "{descendant} imports from its ancestor {ancestor}, which imports from it"
+            ));
+        }
+    }
+    for circle in circles(&edges) {
+        found.push(circle.join(" <-> "));
+    }
+    (found, seen)
+}
+
 #[test]
 fn no_import_circle_in_any_crate() {
     let mut found = Vec::new();
+    let mut seen = BTreeSet::new();
     for krate in CRATES {
-        for circle in circles(&graph(&root().join(krate))) {
-            found.push(format!("{krate}: {}", circle.join(" <-> ")));
+        let (circles, allowed) = circles_of(graph(&root().join(krate)), STILL_CIRCULAR);
+        found.extend(circles.into_iter().map(|c| format!("{krate}: {c}")));
+        seen.extend(allowed);
+    }
+    for (ancestor, descendant) in STILL_CIRCULAR {
+        if !seen.contains(&(ancestor.to_string(), descendant.to_string())) {
+            found.push(format!(
+                "({ancestor:?}, {descendant:?}) is no longer a circle: delete its line in STILL_CIRCULAR"
+            ));
         }
     }
     assert!(found.is_empty(), "import circles:\n{}", found.join("\n"));
+}
+
+#[test]
+fn the_circle_check_sees_a_parent_child_circle() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |path: &str, text: &str| {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write("lib.rs", "//! x\nmod a;\nmod b;\n");
+    // a re-exports its child's function; the child takes a helper from a by a glob.
+    write(
+        "a/mod.rs",
+        "//! a\nmod child;\npub use child::f;\nfn helper() {}\n",
+    );
+    write(
+        "a/child.rs",
+        "//! child\nuse super::*;\npub fn f() { helper() }\n",
+    );
+    // b uses its child, which uses a sibling of b, not b: no circle.
+    write("b/mod.rs", "//! b\nmod child;\npub use child::g;\n");
+    write("b/child.rs", "//! child\nuse crate::a::f;\npub fn g() { f() }\n");
+    let edges = graph(dir.path());
+    assert_eq!(
+        parent_child_circles(&edges),
+        [("a".to_string(), "a::child".to_string())]
+    );
+    let (found, _) = circles_of(edges.clone(), &[]);
+    assert_eq!(
+        found,
+        [
+            "a::child imports from its ancestor a, which imports from it",
+            "a <-> a::child"
+        ]
+    );
+    // Allowed, it is reported as seen and nothing else is found.
+    let (found, seen) = circles_of(edges, &[("a", "a::child")]);
+    assert!(found.is_empty(), "{found:?}");
+    assert_eq!(seen.len(), 1);
+    // The same child reaching a by a `crate::` path is the same circle; a test module's
+    // import of its parent is not one.
+    write(
+        "a/child.rs",
+        "//! child\nuse crate::a::helper;\npub fn f() { helper() }\n",
+    );
+    assert_eq!(parent_child_circles(&graph(dir.path())).len(), 1);
+    write(
+        "a/child.rs",
+        "//! child\npub fn f() {}\n#[cfg(test)]\npub(crate) mod checks {\n    use super::super::*;\n}\n",
+    );
+    assert!(parent_child_circles(&graph(dir.path())).is_empty());
+    assert!(circles_of(graph(dir.path()), &[]).0.is_empty());
 }
 
 #[test]
@@ -411,23 +770,73 @@ fn the_karpenter_layers_point_downwards() {
     );
 }
 
-/// Lines of a file that are not test code: all of them in a test file, else those before a
-/// trailing `#[cfg(test)]` module.
+/// Lines of a file that are not test code: none in a test file, else every line outside the
+/// items marked `#[cfg(test)]` ([`test_lines`]).
 fn non_test_lines(path: &Path, text: &str) -> usize {
     let rel = path.to_string_lossy();
     if rel.contains("/tests/") || rel.ends_with("/tests.rs") || rel.ends_with("_tests.rs") {
         return 0;
     }
-    let lines: Vec<&str> = text.lines().collect();
-    let tests = lines
-        .iter()
-        .position(|l| l.starts_with("#[cfg(test)]") && !l.contains("mod "))
-        .filter(|&i| {
-            lines
-                .get(i + 1)
-                .is_some_and(|n| n.starts_with("mod ") && n.ends_with('{'))
-        });
-    tests.unwrap_or(lines.len())
+    test_lines(text).0.iter().filter(|t| !**t).count()
+}
+
+#[test]
+fn test_code_is_found_wherever_it_stands() {
+    let text = "\
+//! a module
+pub fn a() {}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    pub fn brace_in_a_string() -> &'static str {
+        \"}\"
+    }
+    pub const BRACE: char = '{';
+}
+
+pub fn b() {}
+#[cfg(test)]
+mod sensitive_tests;
+#[cfg(test)] pub mod one_line { }
+pub fn c() {
+    // a comment with a brace }
+}
+
+#[cfg(test)]
+#[allow(dead_code)]
+mod tests {
+    use super::*;
+}
+";
+    let (test, modules) = test_lines(text);
+    let kept: Vec<&str> = text
+        .lines()
+        .zip(&test)
+        .filter(|(_, t)| !**t)
+        .map(|(l, _)| l)
+        .collect();
+    assert_eq!(
+        kept,
+        [
+            "//! a module",
+            "pub fn a() {}",
+            "",
+            "",
+            "pub fn b() {}",
+            "pub fn c() {",
+            "    // a comment with a brace }",
+            "}",
+            "",
+        ]
+    );
+    assert_eq!(modules, ["testing", "sensitive_tests", "one_line", "tests"]);
+    assert_eq!(non_test_lines(Path::new("src/a.rs"), text), 9);
+    assert_eq!(non_test_lines(Path::new("src/a/tests.rs"), text), 0);
+    // A file that ends inside a test module (no closing brace) loses only that module.
+    assert_eq!(
+        test_lines("fn a() {}\n#[cfg(test)]\nmod t {\n").0,
+        [false, true, true]
+    );
 }
 
 #[test]

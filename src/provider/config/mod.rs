@@ -9,7 +9,10 @@
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
-use crate::settings::*;
+use crate::settings::{
+    AssumeRoleSettings, AwsSettings, EksSettings, ExecSettings, KubernetesSettings, ProviderSettings,
+    Redacted, WebIdentitySettings, expand_home,
+};
 use crate::terraform::framework::validate as v;
 use crate::terraform::framework::{Attribute, Block, Schema};
 use crate::terraform::tfvalue::{AttributePath, Type, Value};

@@ -11,7 +11,7 @@
 //!   attributes are derived only from attributes that replace the object when they change;
 //! - a refresh never changes a stored identity.
 
-use crate::terraform::framework::Diagnostics;
+use crate::terraform::framework::diagnostics::Diagnostics;
 use crate::terraform::tfvalue::{Type, Value, json};
 
 /// One identity attribute.

@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 
 use super::schema::Attribute;
 use super::validate as v;
-use crate::terraform::framework::Diagnostics;
+use crate::terraform::framework::diagnostics::Diagnostics;
 use crate::terraform::tfvalue::Value;
 
 /// What Terraform asks a listing for.

@@ -1,6 +1,6 @@
 //! Errors of the value codecs: where in the value it happened and what went wrong.
 
-use super::AttributePath;
+use super::path::AttributePath;
 
 /// Bytes that do not hold a value of the expected type (msgpack or JSON).
 ///

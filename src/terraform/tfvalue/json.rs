@@ -13,14 +13,17 @@
 
 use std::collections::BTreeMap;
 
+use super::error::{DecodeError, EncodeError};
 use super::jsontext::{self, Json};
 use super::msgpack::{
     check_attributes, dynamic_of_dynamic, enc_mismatch, enc_too_deep, enc_tuple_length, missing_message,
     unwrapped_dynamic,
 };
+use super::number::Number;
+use super::path::AttributePath;
 use super::trail::Trail;
 use super::typejson::{from_tree as type_from_tree, write_type};
-use super::{DecodeError, EncodeError, MAX_DEPTH, Number, Type, Value};
+use super::value::{MAX_DEPTH, Type, Value};
 
 /// Decodes `DynamicValue.json` strictly.
 pub fn decode(bytes: &[u8], ty: &Type) -> Result<Value, DecodeError> {
@@ -42,7 +45,7 @@ pub fn encode(value: &Value, ty: &Type) -> Result<Vec<u8>, EncodeError> {
 
 fn decode_with(bytes: &[u8], ty: &Type, lenient: bool) -> Result<Value, DecodeError> {
     let doc = jsontext::parse(bytes).map_err(|message| DecodeError {
-        path: super::AttributePath::root(),
+        path: AttributePath::root(),
         message,
     })?;
     from_json(&doc, ty, &Trail::Root, 0, lenient)

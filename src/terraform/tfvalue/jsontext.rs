@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 
 /// Deepest array/object nesting accepted. A value at [`super::MAX_DEPTH`] wrapped in dynamic
 /// objects at every level needs about twice that.
-const MAX_NESTING: usize = 2 * super::MAX_DEPTH + 8;
+const MAX_NESTING: usize = 2 * super::value::MAX_DEPTH + 8;
 
 /// A parsed JSON document. Numbers keep their source text; object members keep their order
 /// and any duplicates (the callers decide what duplicates mean).

@@ -1,7 +1,7 @@
 //! A cheap, borrowed path used while walking a value; turned into an [`AttributePath`] only
 //! when an error needs one, so the codecs do not clone a path per element.
 
-use super::{AttributePath, PathStep};
+use super::path::{AttributePath, PathStep};
 
 #[derive(Clone, Copy)]
 pub(crate) enum Trail<'a> {

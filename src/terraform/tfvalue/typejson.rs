@@ -2,8 +2,9 @@
 //! `"string"`, `"number"`, `"bool"`, `"dynamic"`, `["list",T]`, `["set",T]`, `["map",T]`,
 //! `["object",{"name":T,…}]` and `["tuple",[T,…]]`, written compactly with sorted keys.
 
+use super::error::TypeJsonError;
 use super::jsontext::{self, Json};
-use super::{Type, TypeJsonError};
+use super::value::Type;
 
 impl Type {
     /// The compact type JSON, e.g. `["object",{"a":"number","b":["list","string"]}]`.

@@ -10,10 +10,10 @@ use std::rc::Rc;
 use hcl_edit::expr::Expression;
 
 use super::eval::Evaluator;
+use super::finding::{Finding, Place};
 use super::index::{BodyView, Expr, TargetBlock};
 use super::node::{Node, Scope};
 use super::suggest::{Candidate, nearest};
-use super::{Finding, Place};
 use crate::terraform::framework::diagnostics::Severity;
 use crate::terraform::framework::schema::{AttrType, Attribute, Block, Nesting, Schema};
 use crate::terraform::tfvalue::{AttributePath, PathStep, Type};

@@ -15,7 +15,7 @@ use std::path::Path;
 
 use hcl_edit::structure::Body;
 
-use super::Place;
+use super::finding::Place;
 use super::json::{JsonFile, Segment, original_offset, translate};
 
 /// Largest file the scan reads (configuration, tfvars, decoded YAML or JSON); a larger one

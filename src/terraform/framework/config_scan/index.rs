@@ -13,7 +13,8 @@ use hcl_edit::expr::{Expression, ObjectKey};
 use hcl_edit::structure::{Block, Body};
 
 use super::files::{ModuleFiles, SourceFile};
-use super::{BlockKind, Place, Targets};
+use super::finding::Place;
+use super::targets::{BlockKind, Targets};
 
 /// An expression and the file it is written in.
 #[derive(Clone, Copy)]

@@ -29,20 +29,21 @@
 mod check;
 mod eval;
 mod files;
+mod finding;
 mod index;
 mod json;
 mod literals;
 mod node;
 mod report;
 mod suggest;
+mod targets;
 #[cfg(test)]
 mod tests;
 mod yaml;
 
-use std::collections::BTreeMap;
-use std::fmt;
-
+pub use finding::{Finding, Place};
 pub use report::ConfigScan;
+pub use targets::{BlockKind, Targets};
 
 /// Whether Terraform could drop a key of a configuration of `schema`: some attribute is, or
 /// holds, an object (the scan has nothing to find otherwise).
@@ -54,90 +55,4 @@ pub fn may_drop_keys(schema: &Schema) -> bool {
     in_block(&schema.attributes, &schema.blocks)
 }
 
-use super::diagnostics::Severity;
 use super::schema::Schema;
-use crate::terraform::tfvalue::AttributePath;
-
-/// The kinds of configuration block a provider's schemas describe.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum BlockKind {
-    /// `provider "<name>" { … }`
-    Provider,
-    /// `resource "<type>" "<name>" { … }`
-    Resource,
-    /// `data "<type>" "<name>" { … }`
-    Data,
-    /// `list "<type>" "<name>" { config { … } }` in `*.tfquery.hcl` (Terraform 1.14+)
-    List,
-}
-
-impl BlockKind {
-    /// The block type as written in the configuration.
-    pub fn keyword(self) -> &'static str {
-        match self {
-            BlockKind::Provider => "provider",
-            BlockKind::Resource => "resource",
-            BlockKind::Data => "data",
-            BlockKind::List => "list",
-        }
-    }
-}
-
-/// What the scan looks for: the provider's local name (its `provider "…"` blocks, and the
-/// word a file must mention to be worth parsing) and the schema of each block type it serves.
-/// A list type's schema is that of its `config { … }` block.
-pub struct Targets<'s> {
-    pub provider_name: String,
-    pub schemas: BTreeMap<(BlockKind, String), &'s Schema>,
-}
-
-impl<'s> Targets<'s> {
-    pub fn new(provider_name: impl Into<String>) -> Self {
-        Self {
-            provider_name: provider_name.into(),
-            schemas: BTreeMap::new(),
-        }
-    }
-
-    pub fn with(mut self, kind: BlockKind, type_name: impl Into<String>, schema: &'s Schema) -> Self {
-        self.schemas.insert((kind, type_name.into()), schema);
-        self
-    }
-}
-
-/// Where a piece of configuration is written: file (relative to the root module), line and
-/// column, both from 1; a line of 0 means "somewhere in this file" (JSON has no positions).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Place {
-    pub file: String,
-    pub line: usize,
-    pub column: usize,
-}
-
-impl fmt::Display for Place {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.line == 0 {
-            write!(f, "{}", self.file)
-        } else {
-            write!(f, "{}:{}:{}", self.file, self.line, self.column)
-        }
-    }
-}
-
-/// One thing the scan found in a block: a key the schema does not have (an error), or an
-/// object whose keys it could not read (a warning).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Finding {
-    pub severity: Severity,
-    pub summary: String,
-    /// Starts with the full path (`template.spec.expireAfter: …`) and names where the key is
-    /// written.
-    pub detail: String,
-    /// The part of the path Terraform can show the source line of: the top-level attribute
-    /// (after any blocks), then the next step as an element key, which Terraform resolves
-    /// inside the attribute's object or tuple constructor (one level deeper than an attribute
-    /// path; Terraform 1.15 follows it further, older releases stop there).
-    pub subject: AttributePath,
-    /// Where the key (or the unreadable value) is written.
-    pub at: Option<Place>,
-}

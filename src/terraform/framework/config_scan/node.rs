@@ -5,7 +5,7 @@
 
 use std::rc::Rc;
 
-use super::Place;
+use super::finding::Place;
 use super::index::Expr;
 
 /// A scalar value.

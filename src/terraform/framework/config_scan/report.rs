@@ -21,9 +21,10 @@ use std::time::Instant;
 use super::check::Checker;
 use super::eval::Evaluator;
 use super::files::{load_modules, root_variable_files};
+use super::finding::{Finding, Place};
 use super::index::Config;
 use super::literals::{Leaf, agreement, leaves};
-use super::{BlockKind, Finding, Place, Targets};
+use super::targets::{BlockKind, Targets};
 use crate::terraform::tfvalue::Value;
 
 /// One block the scan read.

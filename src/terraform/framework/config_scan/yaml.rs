@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_saphyr::Spanned;
 
-use super::Place;
+use super::finding::Place;
 use super::node::{Entry, Node, Scalar};
 
 /// Which decoder.

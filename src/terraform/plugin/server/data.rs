@@ -1,9 +1,43 @@
-//! The data source and list RPCs: read a data source, validate a list configuration, and stream
-//! what a resource type's listing finds.
+//! The data source and list RPCs: validate and read a data source, validate a list
+//! configuration, and stream what a resource type's listing finds.
 
-use super::*;
+use tonic::{Request, Response};
+
+use super::codec::{decode, decode_config, encode};
+use super::key_check::validate_decoded;
+use super::reply::{Rpc, internal, respond, unknown_type};
+use super::state::ProviderServer;
+use super::stop::stopped_diagnostics;
+use crate::terraform::framework::config_scan::BlockKind;
+use crate::terraform::framework::schema::null_object;
+use crate::terraform::framework::{
+    Attribute, DataReadOutcome, Diagnostics, ListEvent, ListRequest, ListSink, Provider, Resource, Schema,
+};
+use crate::terraform::plugin::proto::tfplugin6 as pb;
+use crate::terraform::plugin::schema_proto::diagnostics as pb_diags;
+use crate::terraform::tfvalue::{AttributePath, Type, Value};
 
 impl<P: Provider> ProviderServer<P> {
+    pub(super) async fn validate_data_resource_config_rpc(
+        &self,
+        req: Request<pb::validate_data_resource_config::Request>,
+    ) -> Rpc<pb::validate_data_resource_config::Response> {
+        let req = req.into_inner();
+        let diagnostics = match self.provider.data_source(&req.type_name) {
+            Some(ds) => self.validate_block(
+                (BlockKind::Data, &req.type_name),
+                ds.schema(),
+                req.config.as_ref(),
+                "data source configuration",
+                |c, d| ds.validate(c, d),
+            ),
+            None => pb_diags(&unknown_type("data source", &req.type_name)),
+        };
+        Ok(Response::new(pb::validate_data_resource_config::Response {
+            diagnostics,
+        }))
+    }
+
     pub(super) async fn read_data_source_rpc(
         &self,
         req: Request<pb::read_data_source::Request>,
@@ -50,7 +84,7 @@ impl<P: Provider> ProviderServer<P> {
             micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
             "data source read"
         );
-        respond!(
+        respond(
             result.map(|(s, deferred)| pb::read_data_source::Response {
                 state: Some(s),
                 deferred,
@@ -59,7 +93,7 @@ impl<P: Provider> ProviderServer<P> {
             |d| pb::read_data_source::Response {
                 diagnostics: self.data_source_diags(&req.type_name, &d),
                 ..Default::default()
-            }
+            },
         )
     }
 
@@ -159,5 +193,81 @@ impl<P: Provider> ProviderServer<P> {
         Ok(Response::new(pb::validate_list_resource_config::Response {
             diagnostics: scan,
         }))
+    }
+}
+
+/// The data source state of a deferred read: the configuration, with every computed
+/// attribute the configuration leaves null unknown.
+fn unknown_computed(attributes: &[Attribute], config: &Value) -> Value {
+    let Value::Object(fields) = config else {
+        return config.clone();
+    };
+    let mut out = fields.clone();
+    for a in attributes.iter().filter(|a| a.is_computed()) {
+        if out.get(a.name).is_none_or(Value::is_null) {
+            out.insert(a.name.to_string(), Value::unknown());
+        }
+    }
+    Value::Object(out)
+}
+
+/// Where a list resource's configuration sits in the list block Terraform resolves diagnostic
+/// paths against: the provider sees only the `config {}` block's value, so the paths of
+/// diagnostics about that value are made relative to the block. (The listing's own
+/// diagnostics are about what it found, not about the configuration, and carry no such path.)
+fn list_config_path() -> AttributePath {
+    AttributePath::root().attr("config")
+}
+
+/// A list configuration: the list block's `config { … }`, an object of nulls when the block
+/// is left out (Terraform then sends null).
+fn decode_list_config(schema: &Schema, value: Option<&pb::DynamicValue>) -> Result<Value, Diagnostics> {
+    let ty = schema.value_type();
+    let config = decode(value, &ty, "list configuration")?;
+    Ok(if config.is_null() {
+        null_object(&ty)
+    } else {
+        config
+    })
+}
+
+/// One listing result as a stream event.
+fn list_event<C: Send + Sync>(resource: &dyn Resource<C>, event: ListEvent) -> pb::list_resource::Event {
+    match event {
+        ListEvent::Diagnostics(d) => pb::list_resource::Event {
+            diagnostic: pb_diags(&d),
+            ..Default::default()
+        },
+        ListEvent::Found {
+            identity,
+            display_name,
+            state,
+            diagnostics,
+        } => {
+            let encoded = (|| {
+                let schema = resource
+                    .identity_schema()
+                    .ok_or_else(|| internal("a listed type has no identity schema"))?;
+                let identity = encode(&identity, &schema.value_type(), "listed identity")?;
+                let state = state
+                    .map(|s| encode(&s, &resource.schema().value_type(), "listed state"))
+                    .transpose()?;
+                Ok::<_, Diagnostics>((identity, state))
+            })();
+            match encoded {
+                Ok((identity, resource_object)) => pb::list_resource::Event {
+                    identity: Some(pb::ResourceIdentityData {
+                        identity_data: Some(identity),
+                    }),
+                    display_name,
+                    resource_object,
+                    diagnostic: pb_diags(&diagnostics),
+                },
+                Err(d) => pb::list_resource::Event {
+                    diagnostic: pb_diags(&d),
+                    ..Default::default()
+                },
+            }
+        }
     }
 }

@@ -13,12 +13,14 @@
 
 use std::path::PathBuf;
 
-use super::{ProviderServer, decode_config, validate_decoded};
+use super::codec::decode_config;
+use super::state::ProviderServer;
 use crate::terraform::framework::config_scan::{self, BlockKind, ConfigScan, Targets};
+use crate::terraform::framework::schema::validate_attributes;
 use crate::terraform::framework::{Diagnostics, Provider, Schema};
 use crate::terraform::plugin::proto::tfplugin6 as pb;
 use crate::terraform::plugin::schema_proto::{diagnostics_in as pb_diags_in, finding as pb_finding};
-use crate::terraform::tfvalue::Value;
+use crate::terraform::tfvalue::{AttributePath, Value};
 
 /// Terraform's data directory, when not `.terraform`.
 const DATA_DIR_ENV: &str = "TF_DATA_DIR";
@@ -107,5 +109,28 @@ impl<P: Provider> ProviderServer<P> {
             targets = targets.with(BlockKind::Data, d.type_name(), d.schema());
         }
         ConfigScan::load(&root, &data_dir, &targets)
+    }
+}
+
+/// The schema's validators, then the type's own rules, on a decoded configuration.
+pub(super) fn validate_decoded(
+    schema: &Schema,
+    config: Result<Value, Diagnostics>,
+    rules: impl FnOnce(&Value, &mut Diagnostics),
+) -> Diagnostics {
+    match config {
+        Ok(config) => {
+            let mut d = Diagnostics::new();
+            validate_attributes(
+                &schema.attributes,
+                &schema.blocks,
+                &config,
+                &AttributePath::root(),
+                &mut d,
+            );
+            rules(&config, &mut d);
+            d
+        }
+        Err(d) => d,
     }
 }

@@ -1,9 +1,61 @@
-//! The managed-resource RPCs: read, plan, apply, import, move, upgrade of state and identity, and
-//! config generation. The service in `mod.rs` forwards each to the method of the same name here.
+//! The managed-resource RPCs: validation of a resource configuration, read, plan, apply,
+//! import, move, upgrade of state and identity, and config generation. The service in `mod.rs`
+//! forwards each to the method of the same name (with `_rpc`) here.
 
-use super::*;
+use std::sync::Arc;
+
+use tonic::{Request, Response};
+
+use super::codec::{decode, decode_identity, encode, identity_data};
+use super::reply::{Rpc, malformed, respond, unknown_type};
+use super::state::ProviderServer;
+use super::stop::stopped_diagnostics;
+use crate::terraform::framework::config_scan::BlockKind;
+use crate::terraform::framework::identity::check_unchanged;
+use crate::terraform::framework::plan::{plan, plan_recreate};
+use crate::terraform::framework::upgrade::upgrade_state;
+use crate::terraform::framework::{
+    ApplyOutcome, Diagnostics, MoveSource, Provider, ReadOutcome, Resource, private,
+};
+use crate::terraform::plugin::proto::tfplugin6 as pb;
+use crate::terraform::plugin::schema_proto::{diagnostics as pb_diags, path as pb_path};
+use crate::terraform::tfvalue::{Type, Value};
+
+/// What planning settles before the remote checks: the planned state, the prior it was
+/// adjusted from (null for a create or a recreation), the attribute paths that force a
+/// replacement, the diagnostics so far, the planned identity, and the configured context
+/// (absent while the provider is not configured).
+struct PlannedChange<C> {
+    planned: Value,
+    adjust_from: Value,
+    ty: Type,
+    replace: Vec<pb::AttributePath>,
+    diagnostics: Diagnostics,
+    identity: Option<pb::ResourceIdentityData>,
+    ctx: Option<Arc<C>>,
+}
 
 impl<P: Provider> ProviderServer<P> {
+    pub(super) async fn validate_resource_config_rpc(
+        &self,
+        req: Request<pb::validate_resource_config::Request>,
+    ) -> Rpc<pb::validate_resource_config::Response> {
+        let req = req.into_inner();
+        let diagnostics = match self.provider.resource(&req.type_name) {
+            Some(r) => self.validate_block(
+                (BlockKind::Resource, &req.type_name),
+                r.schema(),
+                req.config.as_ref(),
+                "resource configuration",
+                |c, d| r.validate(c, d),
+            ),
+            None => pb_diags(&unknown_type("resource", &req.type_name)),
+        };
+        Ok(Response::new(pb::validate_resource_config::Response {
+            diagnostics,
+        }))
+    }
+
     pub(super) async fn upgrade_resource_state_rpc(
         &self,
         req: Request<pb::upgrade_resource_state::Request>,
@@ -22,15 +74,15 @@ impl<P: Provider> ProviderServer<P> {
             let ty = schema.value_type();
             encode(&state, &ty, "upgraded state")
         })();
-        respond!(
+        respond(
             result.map(|s| pb::upgrade_resource_state::Response {
                 upgraded_state: Some(s),
-                diagnostics: vec![]
+                diagnostics: vec![],
             }),
             |d| pb::upgrade_resource_state::Response {
                 upgraded_state: None,
-                diagnostics: self.resource_diags(&req.type_name, &d)
-            }
+                diagnostics: self.resource_diags(&req.type_name, &d),
+            },
         )
     }
 
@@ -51,17 +103,17 @@ impl<P: Provider> ProviderServer<P> {
             let identity = schema.upgrade(req.version, &raw.json)?;
             encode(&identity, &schema.value_type(), "upgraded identity")
         })();
-        respond!(
+        respond(
             result.map(|i| pb::upgrade_resource_identity::Response {
                 upgraded_identity: Some(pb::ResourceIdentityData {
-                    identity_data: Some(i)
+                    identity_data: Some(i),
                 }),
                 diagnostics: vec![],
             }),
             |d| pb::upgrade_resource_identity::Response {
                 upgraded_identity: None,
                 diagnostics: self.resource_diags(&req.type_name, &d),
-            }
+            },
         )
     }
 
@@ -115,7 +167,7 @@ impl<P: Provider> ProviderServer<P> {
             encode(&new_state, &ty, "state").map(|s| (s, diags, deferred, private, identity))
         }
         .await;
-        respond!(
+        respond(
             result.map(
                 |(s, d, deferred, private, new_identity)| pb::read_resource::Response {
                     new_state: Some(s),
@@ -123,7 +175,7 @@ impl<P: Provider> ProviderServer<P> {
                     private,
                     deferred,
                     new_identity,
-                }
+                },
             ),
             |d| pb::read_resource::Response {
                 // Keep what Terraform had: a failed refresh must not drop the object from state.
@@ -132,7 +184,7 @@ impl<P: Provider> ProviderServer<P> {
                 private: private.clone(),
                 new_identity: req.current_identity.clone(),
                 ..Default::default()
-            }
+            },
         )
     }
 
@@ -150,15 +202,15 @@ impl<P: Provider> ProviderServer<P> {
             let config = decode(req.config.as_ref(), &ty, "configuration")?;
             if proposed.is_null() {
                 // Destroy: nothing to plan; the identity stays what it was.
-                return Ok((
-                    Value::Null,
-                    Value::Null,
+                return Ok(PlannedChange {
+                    planned: Value::Null,
+                    adjust_from: Value::Null,
                     ty,
-                    vec![],
-                    Diagnostics::new(),
-                    req.prior_identity.clone(),
-                    None,
-                ));
+                    replace: vec![],
+                    diagnostics: Diagnostics::new(),
+                    identity: req.prior_identity.clone(),
+                    ctx: None,
+                });
             }
             let prior_identity = decode_identity(resource, req.prior_identity.as_ref())?;
             if config.is_null() {
@@ -195,11 +247,7 @@ impl<P: Provider> ProviderServer<P> {
                     }
                 }
             }
-            let replace: Vec<_> = planned
-                .requires_replace
-                .iter()
-                .map(super::super::schema_proto::path)
-                .collect();
+            let replace: Vec<_> = planned.requires_replace.iter().map(pb_path).collect();
             // The identity contract: an update keeps the identity (known); a create or a
             // replacement plans the new object's, unknown where its name is.
             let identity = identity_value(resource, &planned.planned);
@@ -220,13 +268,29 @@ impl<P: Provider> ProviderServer<P> {
                 }
             }
             let identity = identity_data(resource, &identity)?;
-            Ok::<_, Diagnostics>((planned.planned, adjust_from, ty, replace, d, identity, ctx))
+            Ok::<_, Diagnostics>(PlannedChange {
+                planned: planned.planned,
+                adjust_from,
+                ty,
+                replace,
+                diagnostics: d,
+                identity,
+                ctx,
+            })
         })();
         // Checks that ask the remote side (best effort, never failing on its absence) run after
         // the plan is settled, and only for a plan without errors; they see the prior the plan
         // was adjusted from (null for a create or a recreation).
         let result = async {
-            let (planned, adjust_from, ty, replace, mut d, identity, ctx) = result?;
+            let PlannedChange {
+                planned,
+                adjust_from,
+                ty,
+                replace,
+                diagnostics: mut d,
+                identity,
+                ctx,
+            } = result?;
             if !d.has_errors()
                 && let Some(ctx) = ctx
             {
@@ -236,7 +300,7 @@ impl<P: Provider> ProviderServer<P> {
             Ok::<_, Diagnostics>((encode(&planned, &ty, "plan")?, replace, d, identity))
         }
         .await;
-        respond!(
+        respond(
             result.map(
                 |(planned, replace, d, planned_identity)| pb::plan_resource_change::Response {
                     planned_state: Some(planned),
@@ -251,12 +315,12 @@ impl<P: Provider> ProviderServer<P> {
                     diagnostics: self.resource_diags(&req.type_name, &d),
                     planned_identity,
                     ..Default::default()
-                }
+                },
             ),
             |d| pb::plan_resource_change::Response {
                 diagnostics: self.resource_diags(&req.type_name, &d),
                 ..Default::default()
-            }
+            },
         )
     }
 
@@ -294,7 +358,7 @@ impl<P: Provider> ProviderServer<P> {
                 let out = self
                     .stop
                     .guard(resource.create(&ctx, &planned), || {
-                        crate::terraform::framework::ApplyOutcome::failed(None, stopped_diagnostics())
+                        ApplyOutcome::failed(None, stopped_diagnostics())
                     })
                     .await;
                 (out.state.unwrap_or(Value::Null), out.diagnostics)
@@ -302,7 +366,7 @@ impl<P: Provider> ProviderServer<P> {
                 let out = self
                     .stop
                     .guard(resource.update(&ctx, &prior, &planned), || {
-                        crate::terraform::framework::ApplyOutcome::failed(None, stopped_diagnostics())
+                        ApplyOutcome::failed(None, stopped_diagnostics())
                     })
                     .await;
                 // A failed update without a better answer keeps the prior state.
@@ -321,7 +385,7 @@ impl<P: Provider> ProviderServer<P> {
             Ok::<_, Diagnostics>((encode(&state, &ty, "new state")?, diags, identity))
         }
         .await;
-        respond!(
+        respond(
             result.map(|(s, d, new_identity)| pb::apply_resource_change::Response {
                 new_state: Some(s),
                 private: private.clone(),
@@ -334,7 +398,7 @@ impl<P: Provider> ProviderServer<P> {
                 private: private.clone(),
                 diagnostics: self.resource_diags(&req.type_name, &d),
                 ..Default::default()
-            }
+            },
         )
     }
 
@@ -372,7 +436,7 @@ impl<P: Provider> ProviderServer<P> {
             Ok((encode(&state, &ty, "imported state")?, identity))
         }
         .await;
-        respond!(
+        respond(
             result.map(|(s, identity)| pb::import_resource_state::Response {
                 imported_resources: vec![pb::import_resource_state::ImportedResource {
                     type_name: req.type_name.clone(),
@@ -385,7 +449,7 @@ impl<P: Provider> ProviderServer<P> {
             |d| pb::import_resource_state::Response {
                 diagnostics: self.resource_diags(&req.type_name, &d),
                 ..Default::default()
-            }
+            },
         )
     }
 
@@ -414,7 +478,7 @@ impl<P: Provider> ProviderServer<P> {
                 identity,
             ))
         })();
-        respond!(
+        respond(
             result.map(|(s, target_identity)| pb::move_resource_state::Response {
                 target_state: Some(s),
                 target_identity,
@@ -423,7 +487,7 @@ impl<P: Provider> ProviderServer<P> {
             |d| pb::move_resource_state::Response {
                 diagnostics: self.resource_diags(&req.target_type_name, &d),
                 ..Default::default()
-            }
+            },
         )
     }
 
@@ -438,7 +502,7 @@ impl<P: Provider> ProviderServer<P> {
             let state = decode(req.state.as_ref(), &ty, "resource state")?;
             encode(&resource.generate_config(&state), &ty, "generated configuration")
         })();
-        respond!(
+        respond(
             result.map(|c| pb::generate_resource_config::Response {
                 config: Some(c),
                 diagnostics: vec![],
@@ -446,7 +510,16 @@ impl<P: Provider> ProviderServer<P> {
             |d| pb::generate_resource_config::Response {
                 config: None,
                 diagnostics: self.resource_diags(&req.type_name, &d),
-            }
+            },
         )
     }
+}
+
+/// The identity of the object `state` describes: null when the type has no identity or the
+/// state names no object yet.
+fn identity_value<C: Send + Sync>(resource: &dyn Resource<C>, state: &Value) -> Value {
+    if resource.identity_schema().is_none() || state.is_null() {
+        return Value::Null;
+    }
+    resource.identity(state)
 }

@@ -14,80 +14,18 @@
 //!   untyped).
 //!
 //! The decoder is a hand-written reader over the input slice: it never panics, bounds nesting
-//! at [`MAX_DEPTH`], and never reserves more elements than there are bytes left.
-
-use std::collections::BTreeMap;
-
-use super::trail::Trail;
-use super::{DecodeError, EncodeError, MAX_DEPTH, Number, Refinements, Type, Value};
+//! at [`MAX_DEPTH`](super::MAX_DEPTH), and never reserves more elements than there are bytes left.
 
 mod read;
+mod rules;
 mod write;
-pub(crate) use read::*;
-pub(crate) use write::*;
 
-/// Extension code of an unknown value that carries refinements.
-const REFINED_UNKNOWN_EXT: i8 = 12;
-/// cty refuses refinement payloads above this size.
-const MAX_REFINEMENT_PAYLOAD: usize = 1024;
-/// Longest string prefix written into a refinement (cty keeps prefixes short as well).
-const MAX_PREFIX_BYTES: usize = 256;
-/// Longest encoded number bound written into a refinement; longer bounds are left out.
-const MAX_BOUND_BYTES: usize = 400;
-
-const REFINE_NULLNESS: i64 = 1;
-const REFINE_STRING_PREFIX: i64 = 2;
-const REFINE_NUMBER_LOWER: i64 = 3;
-const REFINE_NUMBER_UPPER: i64 = 4;
-const REFINE_LENGTH_LOWER: i64 = 5;
-const REFINE_LENGTH_UPPER: i64 = 6;
-
-/// Decodes msgpack bytes holding one value of type `ty`. Trailing bytes are an error.
-pub fn decode(bytes: &[u8], ty: &Type) -> Result<Value, DecodeError> {
-    let mut r = Reader { buf: bytes, pos: 0 };
-    let value = decode_value(&mut r, ty, &Trail::Root, 0)?;
-    if r.pos != bytes.len() {
-        return Err(err(
-            &Trail::Root,
-            format!("{} unexpected bytes after the value", bytes.len() - r.pos),
-        ));
-    }
-    Ok(value)
-}
-
-/// Encodes `value` as type `ty`, checking that it conforms (see [`Value::conforms_to`]).
-///
-/// Refinements that cannot apply to the type (a string prefix on a number, any refinement in
-/// a dynamic slot) are left out, as cty does; an unknown refined to "definitely null" is
-/// written as null; string prefixes are cut to at most 256 bytes and number bounds longer
-/// than 400 bytes are dropped so the payload stays below cty's 1 KiB limit.
-pub fn encode(value: &Value, ty: &Type) -> Result<Vec<u8>, EncodeError> {
-    let mut w = Writer {
-        out: Some(Vec::new()),
-    };
-    encode_value(&mut w, value, ty, &Trail::Root, 0)?;
-    Ok(w.out.unwrap_or_default())
-}
-
-/// The conformance check of [`encode`] without producing bytes.
-pub(crate) fn check(value: &Value, ty: &Type) -> Result<(), EncodeError> {
-    let mut w = Writer { out: None };
-    encode_value(&mut w, value, ty, &Trail::Root, 0)
-}
-
-fn err(trail: &Trail<'_>, message: impl Into<String>) -> DecodeError {
-    DecodeError {
-        path: trail.to_path(),
-        message: message.into(),
-    }
-}
-
-pub(crate) fn enc_err(trail: &Trail<'_>, message: impl Into<String>) -> EncodeError {
-    EncodeError {
-        path: trail.to_path(),
-        message: message.into(),
-    }
-}
+pub use read::decode;
+pub(crate) use rules::missing_message;
+pub use write::encode;
+pub(crate) use write::{
+    check_attributes, dynamic_of_dynamic, enc_mismatch, enc_too_deep, enc_tuple_length, unwrapped_dynamic,
+};
 
 #[cfg(test)]
 mod tests;

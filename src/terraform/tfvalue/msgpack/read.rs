@@ -1,7 +1,37 @@
 //! Reading msgpack: a hand-written reader over the input slice that never panics, bounds nesting
 //! at [`MAX_DEPTH`], and never reserves more elements than there are bytes left.
 
-use super::*;
+use std::collections::BTreeMap;
+
+use super::rules::{
+    MAX_BOUND_BYTES, MAX_REFINEMENT_PAYLOAD, REFINE_LENGTH_LOWER, REFINE_LENGTH_UPPER, REFINE_NULLNESS,
+    REFINE_NUMBER_LOWER, REFINE_NUMBER_UPPER, REFINE_STRING_PREFIX, REFINED_UNKNOWN_EXT, missing_message,
+};
+use super::write::{encoded_bound, safe_prefix};
+use crate::terraform::tfvalue::error::DecodeError;
+use crate::terraform::tfvalue::number::Number;
+use crate::terraform::tfvalue::trail::Trail;
+use crate::terraform::tfvalue::value::{MAX_DEPTH, Refinements, Type, Value};
+
+/// Decodes msgpack bytes holding one value of type `ty`. Trailing bytes are an error.
+pub fn decode(bytes: &[u8], ty: &Type) -> Result<Value, DecodeError> {
+    let mut r = Reader { buf: bytes, pos: 0 };
+    let value = decode_value(&mut r, ty, &Trail::Root, 0)?;
+    if r.pos != bytes.len() {
+        return Err(err(
+            &Trail::Root,
+            format!("{} unexpected bytes after the value", bytes.len() - r.pos),
+        ));
+    }
+    Ok(value)
+}
+
+fn err(trail: &Trail<'_>, message: impl Into<String>) -> DecodeError {
+    DecodeError {
+        path: trail.to_path(),
+        message: message.into(),
+    }
+}
 
 // ---------------------------------------------------------------------------------------
 // Reading
@@ -381,20 +411,6 @@ pub(super) fn decode_object(
 #[inline(never)]
 pub(super) fn named(trail: &Trail<'_>, what: &str, name: &str) -> DecodeError {
     err(trail, format!("{what} {name:?}"))
-}
-
-/// "object is missing attribute "a"" / "… attributes "a", "b"".
-pub(crate) fn missing_message<T, U>(attrs: &BTreeMap<String, T>, have: &BTreeMap<String, U>) -> String {
-    let missing: Vec<String> = attrs
-        .keys()
-        .filter(|k| !have.contains_key(*k))
-        .map(|k| format!("{k:?}"))
-        .collect();
-    format!(
-        "object is missing attribute{} {} (every attribute of the type must be present, null if unset)",
-        if missing.len() == 1 { "" } else { "s" },
-        missing.join(", ")
-    )
 }
 
 #[inline(never)]

@@ -1,5 +1,7 @@
+use std::collections::BTreeMap;
+
 use super::*;
-use crate::terraform::tfvalue::{AttributePath, PathStep};
+use crate::terraform::tfvalue::{AttributePath, MAX_DEPTH, Number, PathStep, Refinements, Type, Value};
 
 fn hex(s: &str) -> Vec<u8> {
     let clean: String = s.chars().filter(|c| !c.is_whitespace()).collect();

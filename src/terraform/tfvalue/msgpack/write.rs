@@ -1,7 +1,54 @@
 //! Writing msgpack (and, with no output, only checking that a value fits its type), with the
 //! encoder's errors.
 
-use super::*;
+use std::collections::BTreeMap;
+
+use super::rules::{
+    MAX_BOUND_BYTES, MAX_PREFIX_BYTES, REFINE_LENGTH_LOWER, REFINE_LENGTH_UPPER, REFINE_NULLNESS,
+    REFINE_NUMBER_LOWER, REFINE_NUMBER_UPPER, REFINE_STRING_PREFIX, REFINED_UNKNOWN_EXT, missing_message,
+};
+use crate::terraform::tfvalue::error::EncodeError;
+use crate::terraform::tfvalue::number::Number;
+use crate::terraform::tfvalue::path::AttributePath;
+use crate::terraform::tfvalue::trail::Trail;
+use crate::terraform::tfvalue::value::{MAX_DEPTH, Refinements, Type, Value};
+
+/// Encodes `value` as type `ty`, checking that it conforms (see [`Value::conforms_to`]).
+///
+/// Refinements that cannot apply to the type (a string prefix on a number, any refinement in
+/// a dynamic slot) are left out, as cty does; an unknown refined to "definitely null" is
+/// written as null; string prefixes are cut to at most 256 bytes and number bounds longer
+/// than 400 bytes are dropped so the payload stays below cty's 1 KiB limit.
+pub fn encode(value: &Value, ty: &Type) -> Result<Vec<u8>, EncodeError> {
+    let mut w = Writer {
+        out: Some(Vec::new()),
+    };
+    encode_value(&mut w, value, ty, &Trail::Root, 0)?;
+    Ok(w.out.unwrap_or_default())
+}
+
+impl Value {
+    /// Checks that the value can stand for `ty` (exactly the check the encoders make):
+    /// collections and objects of the right kind, every object attribute present and no other,
+    /// tuples of the right length, known values in dynamic slots wrapped in
+    /// [`Value::Dynamic`]. Nulls and unknowns fit anywhere. On failure, where and why.
+    pub fn conforms_to(&self, ty: &Type) -> Result<(), (AttributePath, String)> {
+        check(self, ty).map_err(|e| (e.path, e.message))
+    }
+}
+
+/// The conformance check of [`encode`] without producing bytes.
+fn check(value: &Value, ty: &Type) -> Result<(), EncodeError> {
+    let mut w = Writer { out: None };
+    encode_value(&mut w, value, ty, &Trail::Root, 0)
+}
+
+pub(crate) fn enc_err(trail: &Trail<'_>, message: impl Into<String>) -> EncodeError {
+    EncodeError {
+        path: trail.to_path(),
+        message: message.into(),
+    }
+}
 
 // ---------------------------------------------------------------------------------------
 // Writing
