@@ -508,10 +508,10 @@ mod tests {
         .unwrap_err();
         assert_eq!(e.path, AttributePath::root().attr("a"));
         assert_eq!(e.to_string(), "a: an unknown value cannot be written as JSON");
-        let refined = Value::Unknown(Refinements {
+        let refined = Value::Unknown(Box::new(Refinements {
             nullable: Some(false),
             ..Default::default()
-        });
+        }));
         assert!(encode(&refined, &Type::Bool).is_err());
     }
 

@@ -145,7 +145,9 @@ impl fmt::Display for Refinements {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
     Null,
-    Unknown(Refinements),
+    /// Boxed: refinements are rare and large (about 140 bytes), and every value of a state
+    /// would otherwise be that large too.
+    Unknown(Box<Refinements>),
     Bool(bool),
     Number(Number),
     String(String),
@@ -166,7 +168,7 @@ pub enum Value {
 impl Value {
     /// A plain unknown with no refinements.
     pub fn unknown() -> Value {
-        Value::Unknown(Refinements::default())
+        Value::Unknown(Box::default())
     }
 
     pub fn string(s: impl Into<String>) -> Value {
@@ -294,6 +296,18 @@ impl Value {
 mod tests {
     use super::*;
     use crate::terraform::tfvalue::{AttributePath, decode_dynamic_value, msgpack};
+
+    /// A state holds tens of thousands of values (every instance type's answer of
+    /// `karpenter_instance_types` about 80,000): each is as large as the largest variant, so
+    /// the rare, large ones (refinements, dynamic) are boxed.
+    #[test]
+    fn a_value_stays_small() {
+        assert!(
+            std::mem::size_of::<Value>() <= 40,
+            "Value is {} bytes",
+            std::mem::size_of::<Value>()
+        );
+    }
 
     #[test]
     fn type_display_uses_hcl_syntax() {

@@ -537,7 +537,7 @@ pub(super) fn decode_unknown(
     if definitely_null {
         return Ok(Value::Null);
     }
-    Ok(Value::Unknown(refinements))
+    Ok(Value::Unknown(Box::new(refinements)))
 }
 
 pub(super) fn read_bound(r: &mut Reader<'_>) -> Option<(Number, bool)> {

@@ -42,11 +42,11 @@ fn refined_unknown_string_decodes() {
     let v = decode(&bytes, &Type::String).unwrap();
     assert_eq!(
         v,
-        Value::Unknown(Refinements {
+        Value::Unknown(Box::new(Refinements {
             nullable: Some(false),
             string_prefix: Some("ab".into()),
             ..Default::default()
-        })
+        }))
     );
     assert_eq!(encode(&v, &Type::String).unwrap(), bytes);
 }
@@ -54,25 +54,25 @@ fn refined_unknown_string_decodes() {
 #[test]
 fn refined_unknown_number_and_collection() {
     // {3: [1, true], 4: [1.5 as float64, false]}: 17 payload bytes.
-    let v = Value::Unknown(Refinements {
+    let v = Value::Unknown(Box::new(Refinements {
         number_lower: Some((Number::from_i64(1), true)),
         number_upper: Some((Number::parse("1.5").unwrap(), false)),
         ..Default::default()
-    });
+    }));
     let bytes = encode(&v, &Type::Number).unwrap();
     assert_eq!(bytes[..3], [0xc7, 17, 12]);
     assert_eq!(decode(&bytes, &Type::Number).unwrap(), v);
     // Not-null only: fixext2 is not used for a 3-byte payload: c7 03 0c 81 01 c2.
-    let nn = Value::Unknown(Refinements {
+    let nn = Value::Unknown(Box::new(Refinements {
         nullable: Some(false),
         ..Default::default()
-    });
+    }));
     assert_eq!(encode(&nn, &Type::Bool).unwrap(), hex("c7 03 0c 81 01 c2"));
-    let lengths = Value::Unknown(Refinements {
+    let lengths = Value::Unknown(Box::new(Refinements {
         length_lower: Some(1),
         length_upper: Some(3),
         ..Default::default()
-    });
+    }));
     assert_eq!(
         encode(&lengths, &Type::list(Type::String)).unwrap(),
         hex("c7 05 0c 82 05 01 06 03")
@@ -86,10 +86,10 @@ fn refinements_that_do_not_fit_the_type() {
     let e = decode(&hex("c7 04 0c 81 02 a1 61"), &Type::Number).unwrap_err();
     assert!(e.message.contains("string prefix"), "{e}");
     // ... and left out on output.
-    let v = Value::Unknown(Refinements {
+    let v = Value::Unknown(Box::new(Refinements {
         string_prefix: Some("x".into()),
         ..Default::default()
-    });
+    }));
     assert_eq!(encode(&v, &Type::Number).unwrap(), [0xd4, 0, 0]);
     // Dynamic unknowns never carry refinements; incoming ones are ignored.
     assert_eq!(
@@ -99,20 +99,20 @@ fn refinements_that_do_not_fit_the_type() {
     // Unknown keys are skipped, nested values included.
     assert_eq!(
         decode(&hex("c7 09 0c 82 63 92 01 81 01 02 01 c2"), &Type::Bool).unwrap(),
-        Value::Unknown(Refinements {
+        Value::Unknown(Box::new(Refinements {
             nullable: Some(false),
             ..Default::default()
-        })
+        }))
     );
     // "definitely null" collapses to null.
     assert_eq!(
         decode(&hex("c7 03 0c 81 01 c3"), &Type::Bool).unwrap(),
         Value::Null
     );
-    let definitely_null = Value::Unknown(Refinements {
+    let definitely_null = Value::Unknown(Box::new(Refinements {
         nullable: Some(true),
         ..Default::default()
-    });
+    }));
     assert_eq!(encode(&definitely_null, &Type::Bool).unwrap(), [0xc0]);
     // Oversized payloads are refused.
     let mut big = vec![0xc8, 0x04, 0x01, 12, 0x81, 0x02, 0xda, 0x03, 0xfc];
@@ -128,10 +128,10 @@ fn refinements_that_do_not_fit_the_type() {
 #[test]
 fn long_prefixes_are_cut_before_an_ascii_character() {
     let long = format!("{}é{}", "a".repeat(255), "b".repeat(300));
-    let v = Value::Unknown(Refinements {
+    let v = Value::Unknown(Box::new(Refinements {
         string_prefix: Some(long),
         ..Default::default()
-    });
+    }));
     let back = decode(&encode(&v, &Type::String).unwrap(), &Type::String).unwrap();
     let Value::Unknown(r) = back else {
         panic!("not unknown")
