@@ -20,7 +20,7 @@
 //!   when Karpenter is not running, it fails fast, or with `force_destroy` does Karpenter's
 //!   cleanup itself ([`super::teardown`]).
 //! - **import**: by object name, or by `namespace/name` for a namespaced kind; by identity,
-//!   and listing, in [`super::identity`].
+//!   and listing, in [`identity`].
 //!
 //! Schema conventions: `name` (the object name), `namespace` for a namespaced kind (its
 //! default is [`DEFAULT_NAMESPACE`], as in hashicorp/kubernetes), `metadata = { labels,
@@ -52,6 +52,7 @@ use crate::terraform::framework::{
 use crate::terraform::tfvalue::{AttributePath, PathStep, Value};
 
 mod delete;
+pub mod identity;
 mod references;
 mod values;
 mod write;

@@ -15,7 +15,7 @@ use std::time::Duration;
 use kube::api::DynamicObject;
 use tokio::time::Instant;
 
-use super::object::{DEFAULT_NAMESPACE, KubeObjectType};
+use super::{DEFAULT_NAMESPACE, KubeObjectType};
 use crate::context::KarpenterContext;
 use crate::k8s;
 use crate::terraform::framework::list::{name_matches, name_prefix_attribute};
