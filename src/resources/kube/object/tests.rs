@@ -1,5 +1,17 @@
-use super::*;
-use crate::terraform::tfvalue::Type;
+use kube::api::DynamicObject;
+use serde_json::{Value as Json, json};
+
+use super::KubeObjectType;
+use super::delete::FORCE_DESTROY;
+use super::values::{
+    keep_defaults_the_cluster_lacks, keep_prior_status, merge_known, valid_namespace, valid_object_name,
+    wire_path_to_attribute,
+};
+use crate::k8s;
+use crate::terraform::framework::convert::from_wire;
+use crate::terraform::framework::schema::Attribute;
+use crate::terraform::framework::values::object;
+use crate::terraform::tfvalue::{AttributePath, Type, Value};
 
 fn attrs() -> Vec<Attribute> {
     vec![
