@@ -9,7 +9,7 @@
 use crate::resources::kube::object::STATUS_IN_PLANS;
 use std::sync::LazyLock;
 
-use crate::resources::kube::v1::ec2_node_class::VOLUME_TYPES;
+use crate::resources::kube::v1::ec2_node_class::instance::VOLUME_TYPES;
 use crate::resources::kube::v1::rules::{self, has};
 use crate::resources::kube::v1::{
     force_destroy_attribute, metadata_attribute, name_attribute, timeouts_block,

@@ -11,7 +11,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::resources::kube::v1::ec2_node_class::network_interface_slot;
+use crate::resources::kube::v1::ec2_node_class::instance::network_interface_slot;
 use crate::resources::kube::v1::rules::{self, elements, has, int_of};
 use crate::terraform::framework::validate::{self as v};
 use crate::terraform::framework::{Attribute, Diagnostics};

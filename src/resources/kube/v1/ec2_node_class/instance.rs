@@ -1,7 +1,18 @@
 //! What the launched instances get: block device mappings, instance metadata options (with the
 //! server defaults declared), network interfaces and connection tracking.
 
-use super::*;
+use std::collections::BTreeSet;
+
+use crate::resources::kube::v1::object_with;
+use crate::resources::kube::v1::rules::{self, elements, has, int_of, invalid};
+use crate::terraform::framework::Attribute;
+use crate::terraform::framework::validate as v;
+use crate::terraform::tfvalue::{Number, Value};
+
+pub(crate) const VOLUME_TYPES: &[&str] = &["standard", "io1", "io2", "gp2", "sc1", "st1", "gp3"];
+/// EBS volume size: 1–59000Gi, 1–64000G, 1–58Ti or 1–64T (the CRD's pattern, kept as written,
+/// including its empty alternatives).
+const VOLUME_SIZE: &str = r"^((?:[1-9][0-9]{0,3}|[1-4][0-9]{4}|[5][0-8][0-9]{3}|59000)Gi|(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|[6][0-3][0-9]{3}|64000)G|([1-9]||[1-5][0-7]|58)Ti|([1-9]||[1-5][0-9]|6[0-3]|64)T)$";
 
 pub(super) fn block_device_mappings() -> Attribute {
     Attribute::list_of_objects(

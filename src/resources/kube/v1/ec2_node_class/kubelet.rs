@@ -1,7 +1,24 @@
 //! The typed `kubelet` block (shared with the legacy Provisioner's `kubelet_configuration`) and
 //! its cross-field rules.
 
-use super::*;
+use std::collections::BTreeMap;
+
+use crate::resources::kube::v1::rules::{self, int_of, invalid};
+use crate::terraform::framework::Attribute;
+use crate::terraform::framework::validate::{self as v, Validator};
+use crate::terraform::tfvalue::{Type, Value};
+
+const RESERVED_KEYS: &[&str] = &["cpu", "memory", "ephemeral-storage", "pid"];
+const EVICTION_SIGNALS: &[&str] = &[
+    "memory.available",
+    "nodefs.available",
+    "nodefs.inodesFree",
+    "imagefs.available",
+    "imagefs.inodesFree",
+    "pid.available",
+];
+/// An eviction threshold: a percentage (up to two decimals, at most 100%) or a quantity (or empty).
+const EVICTION_THRESHOLD: &str = r"^(([0-9]{1,2}(\.[0-9]{1,2})?|100(\.0{1,2})?)%||(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?)$";
 
 pub(super) fn kubelet() -> Attribute {
     Attribute::object("kubelet", kubelet_attributes())

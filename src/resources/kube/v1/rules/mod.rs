@@ -126,7 +126,8 @@ pub fn elements(value: &Value) -> &[Value] {
     value.as_elements().unwrap_or_default()
 }
 
-fn error(diags: &mut Diagnostics, path: &AttributePath, detail: impl Into<String>) {
+/// An error on the attribute at `path`: the diagnostic of every rule here.
+pub fn invalid(diags: &mut Diagnostics, path: &AttributePath, detail: impl Into<String>) {
     diags.error_at(path, "Invalid attribute value", detail);
 }
 
@@ -215,9 +216,9 @@ pub fn node_label_keys() -> impl Validator {
             for (key, val) in value.as_entries().into_iter().flatten() {
                 let here = path.key(key.clone());
                 if let Some(problem) = restricted_label_problem(key) {
-                    error(diags, &here, format!("Label key not allowed: {problem}."));
+                    invalid(diags, &here, format!("Label key not allowed: {problem}."));
                 } else if let Some(problem) = label_key_problem(key) {
-                    error(
+                    invalid(
                         diags,
                         &here,
                         format!("Label key not allowed: {problem}. {NODE_KEY_ON_PURPOSE}"),
@@ -225,7 +226,7 @@ pub fn node_label_keys() -> impl Validator {
                 } else if let (Some(allowed), Some(s)) = (well_known_values(key), val.as_str())
                     && !allowed.contains(&s)
                 {
-                    error(
+                    invalid(
                         diags,
                         &here,
                         format!(
@@ -422,7 +423,7 @@ pub fn annotations_total_size(annotations: Option<&Value>, path: &AttributePath,
         total += k.len() + val.as_str().map_or(0, str::len);
     }
     if total > TOTAL_ANNOTATION_BYTES {
-        error(
+        invalid(
             diags,
             path,
             format!(
@@ -457,7 +458,7 @@ pub fn unique() -> impl Validator {
             if let Some(s) = e.as_str()
                 && !seen.insert(s)
             {
-                error(
+                invalid(
                     diags,
                     &path.index(i),
                     format!("{s:?} is listed twice; list each value once."),
@@ -474,7 +475,7 @@ pub fn selector_tags() -> impl Validator {
         |value, path, diags| {
             let Some(entries) = value.as_entries() else { return };
             if entries.len() > 20 {
-                error(
+                invalid(
                     diags,
                     path,
                     format!(
@@ -485,9 +486,9 @@ pub fn selector_tags() -> impl Validator {
             }
             for (k, val) in entries {
                 if k.is_empty() {
-                    error(diags, &path.key(k.clone()), "Tag keys must not be empty.");
+                    invalid(diags, &path.key(k.clone()), "Tag keys must not be empty.");
                 } else if val.as_str() == Some("") {
-                    error(
+                    invalid(
                         diags,
                         &path.key(k.clone()),
                         format!(
@@ -650,7 +651,7 @@ pub fn check_label_values(r: &Value, path: &AttributePath, diags: &mut Diagnosti
         if let Some(s) = x.as_str()
             && (s.len() > 63 || !LABEL_VALUE_RE.is_match(s))
         {
-            error(
+            invalid(
                 diags,
                 &path.attr("values").index(j),
                 format!(
@@ -682,7 +683,7 @@ pub fn check_requirement(
     match operator {
         Some("In") => {
             if list.is_empty() {
-                error(
+                invalid(
                     diags,
                     &here,
                     "Operator \"In\" needs at least one value in `values`.",
@@ -691,7 +692,7 @@ pub fn check_requirement(
             if let Some(min) = int_of(r, "min_values")
                 && i64::try_from(list.len()).is_ok_and(|n| n < min)
             {
-                error(
+                invalid(
                     diags,
                     &here,
                     format!(
@@ -703,7 +704,7 @@ pub fn check_requirement(
         }
         Some(op @ ("Gt" | "Lt" | "Gte" | "Lte")) => {
             if list.len() != 1 {
-                error(
+                invalid(
                     diags,
                     &here,
                     format!(
@@ -714,7 +715,7 @@ pub fn check_requirement(
             } else if let Some(s) = list[0].as_str()
                 && !s.parse::<i64>().is_ok_and(|n| n >= 0)
             {
-                error(
+                invalid(
                     diags,
                     &here.index(0),
                     format!(
@@ -733,7 +734,7 @@ pub fn check_requirement(
             if let Some(s) = x.as_str()
                 && !allowed.contains(&s)
             {
-                error(
+                invalid(
                     diags,
                     &here.index(j),
                     format!(
