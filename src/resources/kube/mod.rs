@@ -10,6 +10,7 @@ pub mod availability;
 pub mod capacity_buffer;
 pub mod data_sources;
 pub mod eks;
+pub mod kind;
 pub mod moves;
 pub mod object;
 pub mod teardown;

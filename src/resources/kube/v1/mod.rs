@@ -6,15 +6,16 @@
 //! mapped by the resource, not part of `spec`), every `spec` field as a top-level attribute
 //! (snake_case of the CRD's camelCase name; explicit wire names where that rule would not give
 //! the CRD name), `status` (computed), and a `timeouts {}` block. This module holds the parts
-//! both kinds share; `rules` holds the shared validators.
+//! both kinds share; the validators every kind shares are in
+//! [`crate::resources::kube::kind::rules`].
 
 pub mod ec2_node_class;
 pub mod node_pool;
-pub mod rules;
 
 pub use ec2_node_class::{EC2_NODE_CLASS, validate_ec2_node_class};
 pub use node_pool::{NODE_POOL, node_pool_replacements, validate_node_pool};
 
+use crate::resources::kube::kind::rules;
 use crate::terraform::framework::schema::Block;
 use crate::terraform::framework::validate as v;
 use crate::terraform::framework::{Attribute, timeouts};

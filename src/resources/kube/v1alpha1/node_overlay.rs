@@ -9,7 +9,7 @@
 use crate::resources::kube::object::STATUS_IN_PLANS;
 use std::sync::LazyLock;
 
-use crate::resources::kube::v1::rules::{self, QUALIFIED_NAME, elements, has};
+use crate::resources::kube::kind::rules::{self, QUALIFIED_NAME, elements, has};
 use crate::resources::kube::v1::{conditions_attribute, metadata_attribute, name_attribute, timeouts_block};
 use crate::terraform::framework::validate::{self as v};
 use crate::terraform::framework::{Attribute, Diagnostics, Schema};

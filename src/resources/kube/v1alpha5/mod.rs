@@ -11,7 +11,7 @@
 //! apply. Where the v0.32 behaviour is not certain, the rule is lenient and says so. The CRDs have
 //! no server defaults, so no attribute has a default. This module holds the era's label rules;
 //! the generic ones (label keys and values, quantities, requirement value counts) come from
-//! [`crate::resources::kube::v1::rules`].
+//! [`crate::resources::kube::kind::rules`].
 
 pub mod node_template;
 pub mod provisioner;

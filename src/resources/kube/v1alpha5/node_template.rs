@@ -9,8 +9,8 @@
 use crate::resources::kube::object::STATUS_IN_PLANS;
 use std::sync::LazyLock;
 
+use crate::resources::kube::kind::rules::{self, has};
 use crate::resources::kube::v1::ec2_node_class::instance::VOLUME_TYPES;
-use crate::resources::kube::v1::rules::{self, has};
 use crate::resources::kube::v1::{
     force_destroy_attribute, metadata_attribute, name_attribute, timeouts_block,
 };

@@ -13,8 +13,8 @@ use std::sync::LazyLock;
 use super::{legacy_conditions, restricted_label_problem, well_known_values};
 use crate::instance_types::Flavor;
 use crate::instance_types::requirements::{Operator, Requirement};
+use crate::resources::kube::kind::rules::{self, elements, has};
 use crate::resources::kube::v1::ec2_node_class::kubelet::{kubelet_attributes, kubelet_rule};
-use crate::resources::kube::v1::rules::{self, elements, has};
 use crate::resources::kube::v1::{
     force_destroy_attribute, metadata_attribute, name_attribute, timeouts_block,
 };

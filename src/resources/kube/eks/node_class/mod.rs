@@ -23,13 +23,13 @@
 
 use std::sync::LazyLock;
 
+use crate::resources::kube::kind::rules::{self, has};
 use crate::resources::kube::object::STATUS_IN_PLANS;
 use crate::resources::kube::v1::ec2_node_class::selectors::{
     exclusive_terms, placement_group_selector, security_group_selector_terms, subnet_selector_terms,
     tag_selector,
 };
 use crate::resources::kube::v1::ec2_node_class::status::{status_security_groups, status_subnets};
-use crate::resources::kube::v1::rules::{self, has};
 use crate::resources::kube::v1::{
     conditions_attribute, metadata_attribute, name_attribute, object_with, timeouts_block,
 };

@@ -11,8 +11,8 @@
 
 use std::collections::BTreeSet;
 
+use crate::resources::kube::kind::rules::{self, elements, has, int_of};
 use crate::resources::kube::v1::ec2_node_class::instance::network_interface_slot;
-use crate::resources::kube::v1::rules::{self, elements, has, int_of};
 use crate::terraform::framework::validate::{self as v};
 use crate::terraform::framework::{Attribute, Diagnostics};
 use crate::terraform::tfvalue::{AttributePath, Type, Value};

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::resources::kube::v1::rules::{self, int_of, invalid};
+use crate::resources::kube::kind::rules::{self, int_of, invalid};
 use crate::terraform::framework::Attribute;
 use crate::terraform::framework::validate::{self as v, Validator};
 use crate::terraform::tfvalue::{Type, Value};

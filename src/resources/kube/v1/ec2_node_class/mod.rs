@@ -9,7 +9,7 @@
 use std::sync::LazyLock;
 
 use super::{force_destroy_attribute, metadata_attribute, name_attribute, timeouts_block};
-use crate::resources::kube::v1::rules::{self, elements, has, invalid};
+use crate::resources::kube::kind::rules::{self, elements, has, invalid};
 use crate::terraform::framework::validate::{self as v, Validator};
 use crate::terraform::framework::{Attribute, Diagnostics, Schema};
 use crate::terraform::tfvalue::{AttributePath, Number, Type, Value};

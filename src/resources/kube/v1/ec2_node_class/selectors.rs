@@ -1,7 +1,7 @@
 //! The selector terms of an EC2NodeClass (subnets, security groups, capacity reservations, the
 //! placement group) and the AMI alias format, with their per-term rules.
 
-use crate::resources::kube::v1::rules::{self, elements, has, invalid};
+use crate::resources::kube::kind::rules::{self, elements, has, invalid};
 use crate::terraform::framework::Attribute;
 use crate::terraform::framework::validate::{self as v, Validator};
 use crate::terraform::tfvalue::{Type, Value};

@@ -19,8 +19,8 @@
 //! The opposite mistake, Auto Mode's labels on a pool of an EC2NodeClass, matches no instance
 //! type (self-managed Karpenter does not set them); it gets a warning.
 
-use super::rules::elements;
 use crate::instance_types::{AUTO_MODE_LABELS, auto_mode_label};
+use crate::resources::kube::kind::rules::elements;
 use crate::terraform::framework::Diagnostics;
 use crate::terraform::tfvalue::{AttributePath, Value};
 
