@@ -12,9 +12,11 @@
 use crate::resources::kube::object::STATUS_IN_PLANS;
 use std::sync::LazyLock;
 
+use crate::resources::kube::kind::attributes::{
+    conditions_attribute, metadata_attribute, name_attribute, timeouts_block,
+};
 use crate::resources::kube::kind::rules::{self, has};
 use crate::resources::kube::object::DEFAULT_NAMESPACE;
-use crate::resources::kube::v1::{conditions_attribute, metadata_attribute, name_attribute, timeouts_block};
 use crate::terraform::framework::validate::{self as v};
 use crate::terraform::framework::{Attribute, Diagnostics, Schema};
 use crate::terraform::tfvalue::{AttributePath, Type, Value};
@@ -172,7 +174,7 @@ mod tests {
     use serde_json::{Value as Json, json};
 
     use super::*;
-    use crate::resources::kube::v1::testing::{config, diagnose, error_paths};
+    use crate::resources::kube::kind::testing::{config, diagnose, error_paths};
 
     fn check(json: &Json) -> Vec<String> {
         error_paths(&diagnose(
@@ -246,7 +248,7 @@ mod tests {
 #[cfg(test)]
 mod crd_coverage {
     use super::CAPACITY_BUFFER;
-    use crate::resources::kube::v1::crd_coverage::{compare_root, load_version};
+    use crate::resources::kube::kind::crd_coverage::{compare_root, load_version};
 
     #[test]
     fn capacity_buffer_covers_the_crd() {

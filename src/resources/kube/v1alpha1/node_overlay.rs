@@ -9,8 +9,10 @@
 use crate::resources::kube::object::STATUS_IN_PLANS;
 use std::sync::LazyLock;
 
+use crate::resources::kube::kind::attributes::{
+    conditions_attribute, metadata_attribute, name_attribute, timeouts_block,
+};
 use crate::resources::kube::kind::rules::{self, QUALIFIED_NAME, elements, has};
-use crate::resources::kube::v1::{conditions_attribute, metadata_attribute, name_attribute, timeouts_block};
 use crate::terraform::framework::validate::{self as v};
 use crate::terraform::framework::{Attribute, Diagnostics, Schema};
 use crate::terraform::tfvalue::{AttributePath, Type, Value};
@@ -246,7 +248,7 @@ mod tests {
     use serde_json::{Value as Json, json};
 
     use super::*;
-    use crate::resources::kube::v1::testing::{config, diagnose, error_paths};
+    use crate::resources::kube::kind::testing::{config, diagnose, error_paths};
 
     fn realistic() -> Json {
         json!({
@@ -356,7 +358,7 @@ mod tests {
 #[cfg(test)]
 mod crd_coverage {
     use super::NODE_OVERLAY;
-    use crate::resources::kube::v1::crd_coverage::{compare_root, load_version};
+    use crate::resources::kube::kind::crd_coverage::{compare_root, load_version};
 
     #[test]
     fn node_overlay_covers_the_crd() {

@@ -144,7 +144,7 @@ pub(crate) fn legacy_conditions() -> Attribute {
 #[cfg(test)]
 mod crd_coverage {
     use super::{NODE_TEMPLATE, PROVISIONER};
-    use crate::resources::kube::v1::crd_coverage::{compare_root, load_version};
+    use crate::resources::kube::kind::crd_coverage::{compare_root, load_version};
     use crate::terraform::framework::Attribute;
 
     /// CRD `spec` fields deliberately not typed on the wire here, with the reason.

@@ -9,11 +9,11 @@
 use crate::resources::kube::object::STATUS_IN_PLANS;
 use std::sync::LazyLock;
 
-use crate::resources::kube::kind::rules::{self, has};
-use crate::resources::kube::v1::ec2_node_class::instance::VOLUME_TYPES;
-use crate::resources::kube::v1::{
+use crate::resources::kube::kind::attributes::{
     force_destroy_attribute, metadata_attribute, name_attribute, timeouts_block,
 };
+use crate::resources::kube::kind::rules::{self, has};
+use crate::resources::kube::v1::ec2_node_class::instance::VOLUME_TYPES;
 use crate::terraform::framework::validate::{self as v, Validator};
 use crate::terraform::framework::{Attribute, Diagnostics, Schema};
 use crate::terraform::tfvalue::{AttributePath, Type, Value};
@@ -407,7 +407,7 @@ mod tests {
     use serde_json::{Value as Json, json};
 
     use super::*;
-    use crate::resources::kube::v1::testing::{UNKNOWN, config, diagnose, error_paths, plan_create, put};
+    use crate::resources::kube::kind::testing::{UNKNOWN, config, diagnose, error_paths, plan_create, put};
     use crate::terraform::framework::plan::plan;
 
     /// By discovery tags, with tags, block devices, metadata options and user data.
@@ -683,7 +683,7 @@ mod tests {
         let cfg = config(&NODE_TEMPLATE, &discovery());
         let mut state = plan_create(&NODE_TEMPLATE, &cfg);
         if let Value::Object(fields) = &mut state {
-            let status = crate::resources::kube::v1::testing::typed(
+            let status = crate::resources::kube::kind::testing::typed(
                 NODE_TEMPLATE
                     .attribute("status")
                     .and_then(|a| a.nested())

@@ -13,11 +13,11 @@ use std::sync::LazyLock;
 use super::{legacy_conditions, restricted_label_problem, well_known_values};
 use crate::instance_types::Flavor;
 use crate::instance_types::requirements::{Operator, Requirement};
-use crate::resources::kube::kind::rules::{self, elements, has};
-use crate::resources::kube::v1::ec2_node_class::kubelet::{kubelet_attributes, kubelet_rule};
-use crate::resources::kube::v1::{
+use crate::resources::kube::kind::attributes::{
     force_destroy_attribute, metadata_attribute, name_attribute, timeouts_block,
 };
+use crate::resources::kube::kind::rules::{self, elements, has};
+use crate::resources::kube::v1::ec2_node_class::kubelet::{kubelet_attributes, kubelet_rule};
 use crate::terraform::framework::validate::{self as v, Validator};
 use crate::terraform::framework::{Attribute, Diagnostics, Schema};
 use crate::terraform::tfvalue::{AttributePath, Type, Value};
@@ -379,7 +379,7 @@ mod tests {
     use serde_json::{Value as Json, json};
 
     use super::*;
-    use crate::resources::kube::v1::testing::{UNKNOWN, config, diagnose, error_paths, plan_create, put};
+    use crate::resources::kube::kind::testing::{UNKNOWN, config, diagnose, error_paths, plan_create, put};
     use crate::terraform::framework::plan::plan;
 
     /// A pool restricted by instance family, size and zone, with labels and taints,
@@ -737,7 +737,7 @@ mod tests {
         assert_eq!(r.get("kind"), Some(&Value::string("AWSNodeTemplate")));
         assert!(planned.get("status").is_some_and(Value::is_unknown));
         assert!(planned.conforms_to(&PROVISIONER.value_type()).is_ok());
-        let d = crate::resources::kube::v1::testing::config(&PROVISIONER, &json!({"name": "x"}));
+        let d = crate::resources::kube::kind::testing::config(&PROVISIONER, &json!({"name": "x"}));
         let planned = plan_create(&PROVISIONER, &d);
         assert_eq!(planned.get("provider_ref"), Some(&Value::Null));
     }
@@ -747,7 +747,7 @@ mod tests {
         let cfg = config(&PROVISIONER, &restricted_pool());
         let mut state = plan_create(&PROVISIONER, &cfg);
         if let Value::Object(fields) = &mut state {
-            let status = crate::resources::kube::v1::testing::typed(
+            let status = crate::resources::kube::kind::testing::typed(
                 PROVISIONER
                     .attribute("status")
                     .and_then(|a| a.nested())

@@ -23,6 +23,9 @@
 
 use std::sync::LazyLock;
 
+use crate::resources::kube::kind::attributes::{
+    conditions_attribute, metadata_attribute, name_attribute, object_with, timeouts_block,
+};
 use crate::resources::kube::kind::rules::{self, has};
 use crate::resources::kube::object::STATUS_IN_PLANS;
 use crate::resources::kube::v1::ec2_node_class::selectors::{
@@ -30,9 +33,6 @@ use crate::resources::kube::v1::ec2_node_class::selectors::{
     tag_selector,
 };
 use crate::resources::kube::v1::ec2_node_class::status::{status_security_groups, status_subnets};
-use crate::resources::kube::v1::{
-    conditions_attribute, metadata_attribute, name_attribute, object_with, timeouts_block,
-};
 use crate::terraform::framework::validate::{self as v};
 use crate::terraform::framework::{Attribute, Diagnostics, Schema};
 use crate::terraform::tfvalue::{AttributePath, Number, Type, Value};

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeSet;
 
+use crate::resources::kube::kind::attributes::object_with;
 use crate::resources::kube::kind::rules::{self, elements, has, int_of, invalid};
-use crate::resources::kube::v1::object_with;
 use crate::terraform::framework::Attribute;
 use crate::terraform::framework::validate as v;
 use crate::terraform::tfvalue::{Number, Value};

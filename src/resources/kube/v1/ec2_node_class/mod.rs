@@ -8,7 +8,9 @@
 
 use std::sync::LazyLock;
 
-use super::{force_destroy_attribute, metadata_attribute, name_attribute, timeouts_block};
+use crate::resources::kube::kind::attributes::{
+    force_destroy_attribute, metadata_attribute, name_attribute, timeouts_block,
+};
 use crate::resources::kube::kind::rules::{self, elements, has, invalid};
 use crate::terraform::framework::validate::{self as v, Validator};
 use crate::terraform::framework::{Attribute, Diagnostics, Schema};

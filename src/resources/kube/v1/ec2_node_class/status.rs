@@ -1,7 +1,7 @@
 //! The computed `status` of an EC2NodeClass, as Karpenter writes it.
 
+use crate::resources::kube::kind::attributes::conditions_attribute;
 use crate::resources::kube::object::STATUS_IN_PLANS;
-use crate::resources::kube::v1::conditions_attribute;
 use crate::terraform::framework::Attribute;
 use crate::terraform::tfvalue::Type;
 

@@ -359,7 +359,7 @@ mod tests {
 
     use super::super::{NODE_POOL, validate_node_pool};
     use super::plan_defaults;
-    use crate::resources::kube::v1::testing::{config, diagnose, error_paths};
+    use crate::resources::kube::kind::testing::{config, diagnose, error_paths};
     use crate::terraform::framework::Diagnostics;
     use crate::terraform::tfvalue::Value;
 

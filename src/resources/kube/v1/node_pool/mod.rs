@@ -10,11 +10,11 @@
 use crate::resources::kube::object::STATUS_IN_PLANS;
 use std::sync::LazyLock;
 
-use super::{
+use crate::instance_types::Flavor;
+use crate::resources::kube::kind::attributes::{
     conditions_attribute, force_destroy_attribute, metadata_attribute, name_attribute, object_with,
     timeouts_block,
 };
-use crate::instance_types::Flavor;
 use crate::resources::kube::kind::rules::{self, has};
 use crate::terraform::framework::validate::{self as v};
 use crate::terraform::framework::{Attribute, Diagnostics, Schema};
