@@ -15,7 +15,8 @@ use std::sync::LazyLock;
 use crate::resources::kube::kind::attributes::{
     conditions_attribute, metadata_attribute, name_attribute, timeouts_block,
 };
-use crate::resources::kube::kind::rules::{self, has};
+use crate::resources::kube::kind::rules;
+use crate::resources::kube::kind::rules::values::has;
 use crate::resources::kube::object::DEFAULT_NAMESPACE;
 use crate::terraform::framework::validate::{self as v};
 use crate::terraform::framework::{Attribute, Diagnostics, Schema};
@@ -87,19 +88,19 @@ pub static CAPACITY_BUFFER: LazyLock<Schema> = LazyLock::new(|| {
                     "How many chunks to keep. With `percentage` too, the smaller of the two; with neither, as many \
                      chunks as fit in `limits`.",
                 )
-                .validate(rules::whole_number(Some(0), true)),
+                .validate(rules::numbers::whole_number(Some(0), true)),
             Attribute::number("percentage")
                 .describe(
                     "Buffer size as a percentage of the `scalable_ref` workload's replicas, rounded up to at least \
                      one chunk. Only with `scalable_ref`.",
                 )
-                .validate(rules::whole_number(Some(0), true)),
+                .validate(rules::numbers::whole_number(Some(0), true)),
             Attribute::map_of("limits", Type::String)
                 .describe(
                     "Upper bounds on the resources all chunks request together (`cpu`, `memory`, …, as Kubernetes \
                      quantities); they cap the number of chunks.",
                 )
-                .validate(v::each(rules::quantity())),
+                .validate(v::each(rules::numbers::quantity())),
             Attribute::string("provisioning_strategy")
                 .default_value(Value::string(ACTIVE_CAPACITY))
                 .describe(

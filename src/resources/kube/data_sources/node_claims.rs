@@ -42,7 +42,7 @@ pub static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
                 .describe(
                     "Name of the NodePool whose NodeClaims to list. Unset: every NodeClaim of the cluster.",
                 )
-                .validate(rules::object_name()),
+                .validate(rules::names::object_name()),
             Attribute::list_of_objects(
                 "node_claims",
                 vec![

@@ -16,7 +16,7 @@ pub(crate) fn name_attribute(kind: &str) -> Attribute {
         .describe(format!(
             "Name of the {kind} (a Kubernetes object name: lowercase letters, digits, `-` and `.`, at most 253 characters). Changing it replaces the {kind}."
         ))
-        .validate(rules::object_name())
+        .validate(rules::names::object_name())
 }
 
 /// `metadata`: the object's own labels and annotations (not the nodes').
@@ -26,11 +26,11 @@ pub(crate) fn metadata_attribute(kind: &str) -> Attribute {
         vec![
             Attribute::map_of("labels", Type::String)
                 .describe(format!("Labels on the {kind} object itself."))
-                .validate(rules::object_meta_keys())
-                .validate(v::each(rules::label_value())),
+                .validate(rules::labels::object_meta_keys())
+                .validate(v::each(rules::labels::label_value())),
             Attribute::map_of("annotations", Type::String)
                 .describe(format!("Annotations on the {kind} object itself."))
-                .validate(rules::object_meta_keys()),
+                .validate(rules::labels::object_meta_keys()),
         ],
     )
     .not_on_wire()

@@ -4,7 +4,8 @@
 use std::collections::BTreeSet;
 
 use crate::resources::kube::kind::attributes::object_with;
-use crate::resources::kube::kind::rules::{self, elements, has, int_of, invalid};
+use crate::resources::kube::kind::rules;
+use crate::resources::kube::kind::rules::values::{elements, has, int_of, invalid};
 use crate::terraform::framework::Attribute;
 use crate::terraform::framework::validate as v;
 use crate::terraform::tfvalue::{Number, Value};
@@ -28,7 +29,7 @@ pub(super) fn block_device_mappings() -> Attribute {
                     Attribute::bool("encrypted").describe("Whether the volume is encrypted."),
                     Attribute::number("iops")
                         .describe("Provisioned IOPS (for `io1`, `io2`, `gp3`).")
-                        .validate(rules::whole_number(None, false)),
+                        .validate(rules::numbers::whole_number(None, false)),
                     Attribute::string("kms_key_id")
                         .wire_name("kmsKeyID")
                         .describe("KMS key (ARN or ID) that encrypts the volume."),
@@ -37,7 +38,7 @@ pub(super) fn block_device_mappings() -> Attribute {
                         .describe("Snapshot the volume is created from."),
                     Attribute::number("throughput")
                         .describe("Throughput in MiB/s (for `gp3`).")
-                        .validate(rules::whole_number(None, false)),
+                        .validate(rules::numbers::whole_number(None, false)),
                     Attribute::number("volume_initialization_rate")
                         .describe("Rate (100–300 MiB/s) at which the snapshot's blocks are loaded; needs `snapshot_id`.")
                         .validate(v::int_range(100, 300)),
@@ -149,11 +150,11 @@ pub(crate) fn network_interface_slot() -> Vec<Attribute> {
         Attribute::number("network_card_index")
             .required()
             .describe("Index of the network card (0 or more).")
-            .validate(rules::whole_number(Some(0), true)),
+            .validate(rules::numbers::whole_number(Some(0), true)),
         Attribute::number("device_index")
             .required()
             .describe("Device index of the interface on its card (0 or more).")
-            .validate(rules::whole_number(Some(0), true)),
+            .validate(rules::numbers::whole_number(Some(0), true)),
         Attribute::string("interface_type")
             .required()
             .describe(

@@ -11,7 +11,8 @@ use std::sync::LazyLock;
 use crate::resources::kube::kind::attributes::{
     force_destroy_attribute, metadata_attribute, name_attribute, timeouts_block,
 };
-use crate::resources::kube::kind::rules::{self, elements, has, invalid};
+use crate::resources::kube::kind::rules;
+use crate::resources::kube::kind::rules::values::{elements, has, invalid};
 use crate::terraform::framework::validate::{self as v, Validator};
 use crate::terraform::framework::{Attribute, Diagnostics, Schema};
 use crate::terraform::tfvalue::{AttributePath, Number, Type, Value};
@@ -113,7 +114,7 @@ pub static EC2_NODE_CLASS: LazyLock<Schema> = LazyLock::new(|| {
             network_interfaces(),
             Attribute::number("ip_prefix_count")
                 .describe("Number of IPv4 or IPv6 prefixes assigned to the primary network interface (0 or more).")
-                .validate(rules::whole_number(Some(0), true)),
+                .validate(rules::numbers::whole_number(Some(0), true)),
             connection_tracking(),
             Attribute::object(
                 "cpu_options",
@@ -248,7 +249,7 @@ fn restricted_tags() -> impl Validator {
 /// 256 KiB limit on the object's annotations together.
 pub fn validate_ec2_node_class(config: &Value, diags: &mut Diagnostics) {
     let root = AttributePath::root();
-    rules::annotations_total_size(
+    rules::labels::annotations_total_size(
         config.get("metadata").and_then(|m| m.get("annotations")),
         &root.attr("metadata").attr("annotations"),
         diags,

@@ -1,7 +1,8 @@
 //! The selector terms of an EC2NodeClass (subnets, security groups, capacity reservations, the
 //! placement group) and the AMI alias format, with their per-term rules.
 
-use crate::resources::kube::kind::rules::{self, elements, has, invalid};
+use crate::resources::kube::kind::rules;
+use crate::resources::kube::kind::rules::values::{elements, has, invalid};
 use crate::terraform::framework::Attribute;
 use crate::terraform::framework::validate::{self as v, Validator};
 use crate::terraform::tfvalue::{Type, Value};
@@ -20,7 +21,7 @@ pub(crate) fn tag_selector(what: &str) -> Attribute {
         .describe(format!(
             "Select {what} that have all these tags (at most 20; `*` as a value matches any value)."
         ))
-        .validate(rules::selector_tags())
+        .validate(rules::values::selector_tags())
 }
 /// A list that may be unset but not empty, because a CRD rule is false on an empty list
 /// (`why` says which).

@@ -20,7 +20,7 @@
 //! type (self-managed Karpenter does not set them); it gets a warning.
 
 use crate::instance_types::{AUTO_MODE_LABELS, auto_mode_label};
-use crate::resources::kube::kind::rules::elements;
+use crate::resources::kube::kind::rules::values::elements;
 use crate::terraform::framework::Diagnostics;
 use crate::terraform::tfvalue::{AttributePath, Value};
 
