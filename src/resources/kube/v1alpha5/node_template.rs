@@ -142,7 +142,7 @@ fn restricted_tags() -> impl Validator {
             for key in value.as_entries().into_iter().flatten().map(|(k, _)| k) {
                 let problem = if key.is_empty() {
                     Some("Tag keys must not be empty.".to_string())
-                } else if key == super::PROVISIONER_NAME_LABEL
+                } else if key == super::labels::PROVISIONER_NAME_LABEL
                     || key == "karpenter.sh/managed-by"
                     || key.starts_with("kubernetes.io/cluster/")
                 {

@@ -10,7 +10,8 @@ use crate::resources::kube::object::STATUS_IN_PLANS;
 use std::collections::BTreeSet;
 use std::sync::LazyLock;
 
-use super::{legacy_conditions, restricted_label_problem, well_known_values};
+use super::labels::{restricted_label_problem, well_known_values};
+use super::status::legacy_conditions;
 use crate::instance_types::Flavor;
 use crate::instance_types::requirements::{Operator, Requirement};
 use crate::resources::kube::kind::attributes::{
