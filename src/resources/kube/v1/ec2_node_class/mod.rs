@@ -15,7 +15,7 @@ use crate::resources::kube::kind::rules;
 use crate::resources::kube::kind::rules::values::{elements, has, invalid};
 use crate::terraform::framework::validate::{self as v, Validator};
 use crate::terraform::framework::{Attribute, Diagnostics, Schema};
-use crate::terraform::tfvalue::{AttributePath, Number, Type, Value};
+use crate::terraform::tfvalue::{AttributePath, Type, Value};
 
 pub(crate) mod instance;
 pub(crate) mod kubelet;

@@ -3,6 +3,7 @@ use serde_json::{Value as Json, json};
 use super::*;
 use crate::resources::kube::kind::testing::{UNKNOWN, config, diagnose, error_paths, plan_create, put};
 use crate::terraform::framework::plan::plan;
+use crate::terraform::tfvalue::Number;
 
 /// A node class with the AL2023 alias, discovery tags and a role.
 fn with_alias() -> Json {
