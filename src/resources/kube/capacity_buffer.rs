@@ -12,9 +12,12 @@
 use crate::resources::kube::object::STATUS_IN_PLANS;
 use std::sync::LazyLock;
 
+use crate::resources::kube::kind::attributes::{
+    conditions_attribute, metadata_attribute, name_attribute, timeouts_block,
+};
+use crate::resources::kube::kind::rules;
+use crate::resources::kube::kind::rules::values::has;
 use crate::resources::kube::object::DEFAULT_NAMESPACE;
-use crate::resources::kube::v1::rules::{self, has};
-use crate::resources::kube::v1::{conditions_attribute, metadata_attribute, name_attribute, timeouts_block};
 use crate::terraform::framework::validate::{self as v};
 use crate::terraform::framework::{Attribute, Diagnostics, Schema};
 use crate::terraform::tfvalue::{AttributePath, Type, Value};
@@ -85,19 +88,19 @@ pub static CAPACITY_BUFFER: LazyLock<Schema> = LazyLock::new(|| {
                     "How many chunks to keep. With `percentage` too, the smaller of the two; with neither, as many \
                      chunks as fit in `limits`.",
                 )
-                .validate(rules::whole_number(Some(0), true)),
+                .validate(rules::numbers::whole_number(Some(0), true)),
             Attribute::number("percentage")
                 .describe(
                     "Buffer size as a percentage of the `scalable_ref` workload's replicas, rounded up to at least \
                      one chunk. Only with `scalable_ref`.",
                 )
-                .validate(rules::whole_number(Some(0), true)),
+                .validate(rules::numbers::whole_number(Some(0), true)),
             Attribute::map_of("limits", Type::String)
                 .describe(
                     "Upper bounds on the resources all chunks request together (`cpu`, `memory`, …, as Kubernetes \
                      quantities); they cap the number of chunks.",
                 )
-                .validate(v::each(rules::quantity())),
+                .validate(v::each(rules::numbers::quantity())),
             Attribute::string("provisioning_strategy")
                 .default_value(Value::string(ACTIVE_CAPACITY))
                 .describe(
@@ -172,7 +175,7 @@ mod tests {
     use serde_json::{Value as Json, json};
 
     use super::*;
-    use crate::resources::kube::v1::testing::{config, diagnose, error_paths};
+    use crate::resources::kube::kind::testing::{config, diagnose, error_paths};
 
     fn check(json: &Json) -> Vec<String> {
         error_paths(&diagnose(
@@ -246,7 +249,7 @@ mod tests {
 #[cfg(test)]
 mod crd_coverage {
     use super::CAPACITY_BUFFER;
-    use crate::resources::kube::v1::crd_coverage::{compare_root, load_version};
+    use crate::resources::kube::kind::crd_coverage::{compare_root, load_version};
 
     #[test]
     fn capacity_buffer_covers_the_crd() {

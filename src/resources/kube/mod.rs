@@ -1,7 +1,7 @@
 //! The Kubernetes kinds: one module per Karpenter kind (by API version: [`v1`], [`v1alpha1`],
 //! [`v1alpha5`], and [`capacity_buffer`]), the generic machinery they share ([`object`]: one
 //! `KubeObjectType` drives plan, apply, read, import and docs of a kind from its schema), their
-//! identity and listing ([`identity`]), state moves from `kubectl_manifest` ([`moves`]), the
+//! identity and listing ([`object::identity`]), state moves from `kubectl_manifest` ([`moves`]), the
 //! `force_destroy` cleanup ([`teardown`]), the CRD availability checks ([`availability`]) and
 //! the Kubernetes data sources ([`data_sources`]). The constructors below are the registry's
 //! one line per kind.
@@ -10,7 +10,7 @@ pub mod availability;
 pub mod capacity_buffer;
 pub mod data_sources;
 pub mod eks;
-pub mod identity;
+pub mod kind;
 pub mod moves;
 pub mod object;
 pub mod teardown;

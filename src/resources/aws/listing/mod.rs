@@ -1,5 +1,5 @@
 //! Identity and listing of the AWS resource types (`karpenter_interruption_queue`,
-//! `karpenter_node_role`, `karpenter_controller_role`), as [`crate::resources::kube::identity`] is for the
+//! `karpenter_node_role`, `karpenter_controller_role`), as [`crate::resources::kube::object::identity`] is for the
 //! Kubernetes kinds.
 //!
 //! - **identity**: the queue's name, or the role's name, plus where it lives (`region` and

@@ -14,7 +14,8 @@ use super::{READ_TIMEOUT, client, computed_copy, outcome_of, read_result};
 use crate::context::KarpenterContext;
 use crate::k8s::retry::{Also, retry};
 use crate::k8s::{KubeError, kinds};
-use crate::resources::kube::v1::{conditions_attribute, rules};
+use crate::resources::kube::kind::attributes::conditions_attribute;
+use crate::resources::kube::kind::rules;
 use crate::terraform::framework::convert::from_wire;
 use crate::terraform::framework::values::{get_str, object, opt_string};
 use crate::terraform::framework::{Attribute, DataReadOutcome, DataSource, Diagnostics, Schema};
@@ -41,7 +42,7 @@ pub static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
                 .describe(
                     "Name of the NodePool whose NodeClaims to list. Unset: every NodeClaim of the cluster.",
                 )
-                .validate(rules::object_name()),
+                .validate(rules::names::object_name()),
             Attribute::list_of_objects(
                 "node_claims",
                 vec![

@@ -36,7 +36,7 @@ fn data_schema(resource: &Schema, kind: &str, description: &str) -> Schema {
             .required()
             .not_on_wire()
             .describe(format!("Name of the {kind} to read."))
-            .validate(v1::rules::object_name()),
+            .validate(crate::resources::kube::kind::rules::names::object_name()),
         Attribute::object(
             "metadata",
             vec![

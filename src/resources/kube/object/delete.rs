@@ -3,9 +3,21 @@
 //! Karpenter is gone, its cleanup ([`crate::resources::kube::teardown`]), scoped by the
 //! provider's cluster name, then the delete again.
 
-use super::*;
+use std::time::Duration;
 
-/// The attribute that opts into [`super::teardown`].
+use tokio::time::Instant;
+
+use super::KubeObjectType;
+use crate::context::KarpenterContext;
+use crate::k8s::{self, KubeError};
+use crate::terraform::framework::values::get_str;
+use crate::terraform::framework::{Diagnostics, timeouts};
+use crate::terraform::tfvalue::{AttributePath, Value};
+
+/// How long a delete waits for the object to be gone, unless `timeouts.delete` says.
+const DEFAULT_DELETE: Duration = Duration::from_secs(15 * 60);
+
+/// The attribute that opts into [`crate::resources::kube::teardown`].
 pub(super) const FORCE_DESTROY: &str = "force_destroy";
 
 impl KubeObjectType {

@@ -5,16 +5,16 @@
 //! would make Terraform order them), the apply warns on the reference, naming the class. A
 //! class found once is not looked up again by the same provider process.
 
-use super::*;
+use std::time::Duration;
 
-/// Where a kind refers to its node class.
-pub struct ClassRef {
-    /// The attribute path of the reference object (`name`, and optionally `group`/`kind` or
-    /// `api_version`/`kind`).
-    pub path: &'static [&'static str],
-    /// The kinds it may name; the first is what a reference without group or kind names.
-    pub kinds: &'static [Kind],
-}
+use tokio::time::Instant;
+
+use super::{ClassRef, KubeObjectType, READ_TIMEOUT};
+use crate::context::KarpenterContext;
+use crate::k8s::{self, Kind};
+use crate::terraform::framework::Diagnostics;
+use crate::terraform::framework::values::get_str;
+use crate::terraform::tfvalue::{AttributePath, Value};
 
 /// How long a missing class is looked for before the warning.
 const LOOK_FOR: Duration = Duration::from_secs(3);

@@ -1,5 +1,17 @@
-use super::*;
-use crate::terraform::tfvalue::Type;
+use kube::api::DynamicObject;
+use serde_json::{Value as Json, json};
+
+use super::KubeObjectType;
+use super::delete::FORCE_DESTROY;
+use super::values::{
+    keep_defaults_the_cluster_lacks, keep_prior_status, merge_known, valid_namespace, valid_object_name,
+    wire_path_to_attribute,
+};
+use crate::k8s;
+use crate::terraform::framework::convert::from_wire;
+use crate::terraform::framework::schema::Attribute;
+use crate::terraform::framework::values::object;
+use crate::terraform::tfvalue::{AttributePath, Type, Value};
 
 fn attrs() -> Vec<Attribute> {
     vec![
@@ -98,8 +110,9 @@ fn a_default_the_cluster_lacks_is_kept_from_the_prior_state() {
 /// an error on its attribute naming the release that added it.
 #[test]
 fn writes_fit_the_served_schema() {
-    use crate::resources::kube::v1::testing::{config, plan_create};
-    use crate::resources::kube::v1::{NODE_POOL, crd_coverage::load_version};
+    use crate::resources::kube::kind::crd_coverage::load_version;
+    use crate::resources::kube::kind::testing::{config, plan_create};
+    use crate::resources::kube::v1::NODE_POOL;
     let resource = KubeObjectType::new("karpenter_node_pool", k8s::kinds::NODE_POOL, &NODE_POOL);
     let mut served = load_version("versions/v1.0.14", "v1", "karpenter.sh_nodepools.yaml");
     // A cluster whose CRD has no `expireAfter` (as if it were newer than v1.0).
@@ -162,8 +175,8 @@ fn writes_fit_the_served_schema() {
 /// create plans it unknown.
 #[test]
 fn status_is_kept_on_update_and_unknown_on_create() {
+    use crate::resources::kube::kind::testing::config;
     use crate::resources::kube::v1::NODE_POOL;
-    use crate::resources::kube::v1::testing::config;
     use crate::terraform::framework::plan::plan;
     let base = json!({"name": "a", "template": {"spec": {
         "node_class_ref": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
@@ -216,8 +229,8 @@ fn status_is_kept_on_update_and_unknown_on_create() {
 }
 
 fn created_planned_status(json: &Json) -> Value {
+    use crate::resources::kube::kind::testing::config;
     use crate::resources::kube::v1::NODE_POOL;
-    use crate::resources::kube::v1::testing::config;
     use crate::terraform::framework::plan::plan;
     plan(
         &NODE_POOL.attributes,
@@ -278,7 +291,7 @@ fn import_ids_follow_the_scope() {
 #[test]
 fn namespaced_objects_are_addressed_by_their_namespace() {
     use crate::resources::kube::capacity_buffer::CAPACITY_BUFFER;
-    use crate::resources::kube::v1::testing::{config, plan_create};
+    use crate::resources::kube::kind::testing::{config, plan_create};
     let buffer = capacity_buffer();
     let planned = plan_create(
         &CAPACITY_BUFFER,

@@ -2,7 +2,25 @@
 //! cluster lacks, status kept unless the spec changes, merging what is known, and the path of
 //! a wire field in the schema.
 
-use super::*;
+use std::collections::BTreeMap;
+
+use kube::api::DynamicObject;
+use serde_json::{Map, Value as Json};
+
+use crate::terraform::framework::schema::{Attribute, Nesting};
+use crate::terraform::framework::values::object;
+use crate::terraform::tfvalue::{AttributePath, PathStep, Value};
+
+/// Annotation prefixes written by tools and controllers, never imported as user intent.
+const FOREIGN_ANNOTATIONS: &[&str] = &[
+    "kubectl.kubernetes.io/",
+    "karpenter.sh/",
+    "karpenter.k8s.aws/",
+    // Karpenter 1.0's conversion webhook (`compatibility.karpenter.sh/v1beta1-...`).
+    "compatibility.karpenter.sh/",
+    // This provider's own marks (the create token, `k8s::ownership::CREATE_TOKEN_ANNOTATION`).
+    "terraform-provider-karpenter/",
+];
 
 /// Labels and annotations of the object that Terraform manages: the keys in `prior` (the
 /// prior state or the plan). Keys it never set are someone else's (another tool's label,

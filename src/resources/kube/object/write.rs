@@ -3,7 +3,32 @@
 //! object being deleted before it is created again, and the checks of what the cluster's CRD
 //! accepts.
 
-use super::*;
+use std::time::Duration;
+
+use kube::api::DynamicObject;
+use serde_json::Value as Json;
+use tokio::time::Instant;
+
+use super::KubeObjectType;
+use super::delete::FORCE_DESTROY;
+use super::values::{
+    attribute_at, has_status, merge_known, unknowns_to_null, value_at, wire_path_to_attribute,
+};
+use crate::context::KarpenterContext;
+use crate::k8s::{self, KubeError};
+use crate::resources::kube::availability::{AvailabilityError, ensure_crd_exists};
+use crate::resources::taken_name::{Marks, Taken};
+use crate::terraform::framework::values::get_str;
+use crate::terraform::framework::{ApplyOutcome, Diagnostics, timeouts};
+use crate::terraform::tfvalue::{AttributePath, Value};
+
+/// How long a create may take, unless `timeouts.create` says.
+pub(super) const DEFAULT_CREATE: Duration = Duration::from_secs(10 * 60);
+/// How long an update may take, unless `timeouts.update` says.
+pub(super) const DEFAULT_UPDATE: Duration = Duration::from_secs(10 * 60);
+/// How long the read of a new object's status after its write may take, at most (never past
+/// the apply's deadline; on failure it is skipped, and the next refresh reads the status).
+const STATUS_READ: Duration = Duration::from_secs(5);
 
 impl KubeObjectType {
     /// Create and update are the same server-side apply of the whole intent, which also takes

@@ -9,8 +9,12 @@
 use crate::resources::kube::object::STATUS_IN_PLANS;
 use std::sync::LazyLock;
 
-use crate::resources::kube::v1::rules::{self, QUALIFIED_NAME, elements, has};
-use crate::resources::kube::v1::{conditions_attribute, metadata_attribute, name_attribute, timeouts_block};
+use crate::resources::kube::kind::attributes::{
+    conditions_attribute, metadata_attribute, name_attribute, timeouts_block,
+};
+use crate::resources::kube::kind::rules;
+use crate::resources::kube::kind::rules::names::QUALIFIED_NAME;
+use crate::resources::kube::kind::rules::values::{elements, has};
 use crate::terraform::framework::validate::{self as v};
 use crate::terraform::framework::{Attribute, Diagnostics, Schema};
 use crate::terraform::tfvalue::{AttributePath, Type, Value};
@@ -71,7 +75,7 @@ pub static NODE_OVERLAY: LazyLock<Schema> = LazyLock::new(|| {
                      `smarter-devices/fuse = \"1\"`) as Kubernetes quantities. Only adds resources: `cpu`, \
                      `memory`, `ephemeral-storage` and `pods` cannot be set here.",
                 )
-                .validate(v::each(rules::quantity()))
+                .validate(v::each(rules::numbers::quantity()))
                 .validate(reserved_resources()),
             Attribute::string("price")
                 .describe(
@@ -119,13 +123,13 @@ fn requirements() -> Attribute {
                     "How the values apply: `In`, `NotIn`, `Exists`, `DoesNotExist`, or the numeric `Gt`, `Lt`, \
                      `Gte`, `Lte`.",
                 )
-                .validate(v::one_of(rules::OPERATORS)),
+                .validate(v::one_of(rules::requirements::OPERATORS)),
             Attribute::list_of("values", Type::String)
                 .describe(
                     "Values for the operator: at least one for `In` and `NotIn`, exactly one non-negative whole \
                      number for `Gt`/`Lt`/`Gte`/`Lte`. Each is a label value (at most 63 characters).",
                 )
-                .validate(v::each(rules::label_value())),
+                .validate(v::each(rules::labels::label_value())),
         ],
     )
     .required()
@@ -142,7 +146,7 @@ fn requirements() -> Attribute {
                     continue;
                 }
                 let here = path.index(i);
-                rules::check_requirement(r, &here, diags, rules::well_known_values);
+                rules::requirements::check_requirement(r, &here, diags, rules::labels::well_known_values);
                 let values = r.get("values").unwrap_or(&Value::Null);
                 if r.get("operator").and_then(Value::as_str) == Some("NotIn")
                     && !values.is_unknown()
@@ -155,7 +159,7 @@ fn requirements() -> Attribute {
                     );
                 }
             }
-            rules::warn_contradictions(value, path, rules::NO_INSTANCE_TYPE, diags);
+            rules::contradictions::warn_contradictions(value, path, rules::contradictions::NO_INSTANCE_TYPE, diags);
         },
     ))
 }
@@ -246,7 +250,7 @@ mod tests {
     use serde_json::{Value as Json, json};
 
     use super::*;
-    use crate::resources::kube::v1::testing::{config, diagnose, error_paths};
+    use crate::resources::kube::kind::testing::{config, diagnose, error_paths};
 
     fn realistic() -> Json {
         json!({
@@ -356,7 +360,7 @@ mod tests {
 #[cfg(test)]
 mod crd_coverage {
     use super::NODE_OVERLAY;
-    use crate::resources::kube::v1::crd_coverage::{compare_root, load_version};
+    use crate::resources::kube::kind::crd_coverage::{compare_root, load_version};
 
     #[test]
     fn node_overlay_covers_the_crd() {

@@ -9,11 +9,12 @@
 use crate::resources::kube::object::STATUS_IN_PLANS;
 use std::sync::LazyLock;
 
-use crate::resources::kube::v1::ec2_node_class::VOLUME_TYPES;
-use crate::resources::kube::v1::rules::{self, has};
-use crate::resources::kube::v1::{
+use crate::resources::kube::kind::attributes::{
     force_destroy_attribute, metadata_attribute, name_attribute, timeouts_block,
 };
+use crate::resources::kube::kind::rules;
+use crate::resources::kube::kind::rules::values::has;
+use crate::resources::kube::v1::ec2_node_class::instance::VOLUME_TYPES;
 use crate::terraform::framework::validate::{self as v, Validator};
 use crate::terraform::framework::{Attribute, Diagnostics, Schema};
 use crate::terraform::tfvalue::{AttributePath, Type, Value};
@@ -141,7 +142,7 @@ fn restricted_tags() -> impl Validator {
             for key in value.as_entries().into_iter().flatten().map(|(k, _)| k) {
                 let problem = if key.is_empty() {
                     Some("Tag keys must not be empty.".to_string())
-                } else if key == super::PROVISIONER_NAME_LABEL
+                } else if key == super::labels::PROVISIONER_NAME_LABEL
                     || key == "karpenter.sh/managed-by"
                     || key.starts_with("kubernetes.io/cluster/")
                 {
@@ -199,7 +200,7 @@ fn block_device_mappings() -> Attribute {
                     Attribute::bool("encrypted").describe("Whether the volume is encrypted."),
                     Attribute::number("iops")
                         .describe("Provisioned IOPS (for `io1`, `io2`, `gp3`).")
-                        .validate(rules::whole_number(Some(0), false)),
+                        .validate(rules::numbers::whole_number(Some(0), false)),
                     Attribute::string("kms_key_id")
                         .wire_name("kmsKeyID")
                         .describe("KMS key (ARN) that encrypts the volume."),
@@ -208,10 +209,10 @@ fn block_device_mappings() -> Attribute {
                         .describe("Snapshot the volume is created from."),
                     Attribute::number("throughput")
                         .describe("Throughput in MiB/s (for `gp3`, 125–1000).")
-                        .validate(rules::whole_number(Some(0), false)),
+                        .validate(rules::numbers::whole_number(Some(0), false)),
                     Attribute::string("volume_size")
                         .describe("Size of the volume as a quantity, e.g. `100Gi` (1Gi to 64Ti).")
-                        .validate(rules::quantity())
+                        .validate(rules::numbers::quantity())
                         .validate(volume_size_range()),
                     Attribute::string("volume_type")
                         .describe("EBS volume type: `standard`, `io1`, `io2`, `gp2`, `sc1`, `st1` or `gp3`.")
@@ -237,7 +238,7 @@ fn block_device_mappings() -> Attribute {
     .validate(v::rule(
         "Each mapping sets `device_name` and `ebs`.",
         |value, path, diags| {
-            for (i, m) in rules::elements(value).iter().enumerate() {
+            for (i, m) in rules::values::elements(value).iter().enumerate() {
                 for (field, what) in [
                     ("device_name", "a device name such as \"/dev/xvda\""),
                     ("ebs", "the EBS volume"),
@@ -407,7 +408,7 @@ mod tests {
     use serde_json::{Value as Json, json};
 
     use super::*;
-    use crate::resources::kube::v1::testing::{UNKNOWN, config, diagnose, error_paths, plan_create, put};
+    use crate::resources::kube::kind::testing::{UNKNOWN, config, diagnose, error_paths, plan_create, put};
     use crate::terraform::framework::plan::plan;
 
     /// By discovery tags, with tags, block devices, metadata options and user data.
@@ -683,7 +684,7 @@ mod tests {
         let cfg = config(&NODE_TEMPLATE, &discovery());
         let mut state = plan_create(&NODE_TEMPLATE, &cfg);
         if let Value::Object(fields) = &mut state {
-            let status = crate::resources::kube::v1::testing::typed(
+            let status = crate::resources::kube::kind::testing::typed(
                 NODE_TEMPLATE
                     .attribute("status")
                     .and_then(|a| a.nested())

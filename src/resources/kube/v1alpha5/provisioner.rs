@@ -10,14 +10,16 @@ use crate::resources::kube::object::STATUS_IN_PLANS;
 use std::collections::BTreeSet;
 use std::sync::LazyLock;
 
-use super::{legacy_conditions, restricted_label_problem, well_known_values};
+use super::labels::{restricted_label_problem, well_known_values};
+use super::status::legacy_conditions;
 use crate::instance_types::Flavor;
 use crate::instance_types::requirements::{Operator, Requirement};
-use crate::resources::kube::v1::ec2_node_class::{kubelet_attributes, kubelet_rule};
-use crate::resources::kube::v1::rules::{self, elements, has};
-use crate::resources::kube::v1::{
+use crate::resources::kube::kind::attributes::{
     force_destroy_attribute, metadata_attribute, name_attribute, timeouts_block,
 };
+use crate::resources::kube::kind::rules;
+use crate::resources::kube::kind::rules::values::{elements, has};
+use crate::resources::kube::v1::ec2_node_class::kubelet::{kubelet_attributes, kubelet_rule};
 use crate::terraform::framework::validate::{self as v, Validator};
 use crate::terraform::framework::{Attribute, Diagnostics, Schema};
 use crate::terraform::tfvalue::{AttributePath, Type, Value};
@@ -48,10 +50,10 @@ pub static PROVISIONER: LazyLock<Schema> = LazyLock::new(|| {
                      `karpenter.sh` and `karpenter.k8s.aws` domains must be well-known labels.",
                 )
                 .validate(node_label_keys())
-                .validate(v::each(rules::label_value())),
+                .validate(v::each(rules::labels::label_value())),
             Attribute::map_of("annotations", Type::String)
                 .describe("Annotations put on every node the Provisioner launches (spec.annotations).")
-                .validate(rules::object_meta_keys()),
+                .validate(rules::labels::object_meta_keys()),
             requirements(),
             taints("taints", "Taints put on every node; only pods that tolerate them are provisioned for."),
             taints(
@@ -98,7 +100,7 @@ pub static PROVISIONER: LazyLock<Schema> = LazyLock::new(|| {
                             "Upper bounds on the resources all nodes of the Provisioner may hold together, by \
                              resource name (`cpu`, `memory`, `nvidia.com/gpu`, …), as Kubernetes quantities.",
                         )
-                        .validate(v::each(rules::quantity())),
+                        .validate(v::each(rules::numbers::quantity())),
                 ],
             )
             .describe("Bounds on the capacity the Provisioner may launch."),
@@ -115,13 +117,13 @@ pub static PROVISIONER: LazyLock<Schema> = LazyLock::new(|| {
                     "Seconds after a node became empty (no pods but daemonsets) before Karpenter deletes it; unset \
                      disables. Cannot be combined with `consolidation.enabled = true`.",
                 )
-                .validate(rules::whole_number(Some(0), false)),
+                .validate(rules::numbers::whole_number(Some(0), false)),
             Attribute::number("ttl_seconds_until_expired")
                 .describe(
                     "Seconds after a node was created before Karpenter replaces it (e.g. `2592000`, 30 days); unset \
                      disables expiry.",
                 )
-                .validate(rules::whole_number(Some(0), false)),
+                .validate(rules::numbers::whole_number(Some(0), false)),
             Attribute::number("weight")
                 .describe("Priority over other Provisioners (1–100, higher first); unset counts as 0.")
                 .validate(v::int_range(1, 100)),
@@ -140,7 +142,8 @@ fn node_label_keys() -> impl Validator {
         |value, path, diags| {
             for (key, val) in value.as_entries().into_iter().flatten() {
                 let here = path.key(key.clone());
-                if let Some(problem) = rules::label_key_problem(key).or_else(|| restricted_label_problem(key))
+                if let Some(problem) =
+                    rules::labels::label_key_problem(key).or_else(|| restricted_label_problem(key))
                 {
                     invalid(diags, &here, format!("Label key not allowed: {problem}."));
                 } else if let (Some(allowed), Some(s)) = (well_known_values(key), val.as_str())
@@ -165,7 +168,7 @@ fn requirement_key() -> impl Validator {
         "Must be a label key outside the restricted keys and domains (see `labels`).",
         |value| {
             let key = value.as_str()?;
-            rules::label_key_problem(key)
+            rules::labels::label_key_problem(key)
                 .or_else(|| restricted_label_problem(key))
                 .map(|p| format!("Requirement key not allowed: {p}."))
         },
@@ -192,7 +195,7 @@ fn requirements() -> Attribute {
                     "Values for the operator: at least one for `In`, exactly one non-negative whole number for \
                      `Gt`/`Lt`. Each is a label value (at most 63 characters).",
                 )
-                .validate(v::each(rules::label_value())),
+                .validate(v::each(rules::labels::label_value())),
         ],
     )
     .describe(
@@ -206,10 +209,10 @@ fn requirements() -> Attribute {
         |value, path, diags| {
             for (i, r) in elements(value).iter().enumerate() {
                 if !r.is_unknown() && !r.is_null() {
-                    rules::check_requirement(r, &path.index(i), diags, well_known_values);
+                    rules::requirements::check_requirement(r, &path.index(i), diags, well_known_values);
                 }
             }
-            rules::warn_contradictions(value, path, rules::NO_NODE, diags);
+            rules::contradictions::warn_contradictions(value, path, rules::contradictions::NO_NODE, diags);
         },
     ))
 }
@@ -222,7 +225,7 @@ fn taints(name: &'static str, description: &'static str) -> Attribute {
                 .required()
                 .describe("Taint key, e.g. `nvidia.com/gpu`.")
                 .validate(v::non_empty())
-                .validate(rules::qualified_name("a taint key")),
+                .validate(rules::names::qualified_name("a taint key")),
             Attribute::string("value")
                 .describe("Taint value (optional).")
                 .validate(v::check(
@@ -232,7 +235,7 @@ fn taints(name: &'static str, description: &'static str) -> Attribute {
                         if s.is_empty() {
                             return None;
                         }
-                        rules::label_key_problem(s).map(|p| format!("Taint value not allowed: {p}."))
+                        rules::labels::label_key_problem(s).map(|p| format!("Taint value not allowed: {p}."))
                     },
                 )),
             Attribute::string("effect")
@@ -241,7 +244,7 @@ fn taints(name: &'static str, description: &'static str) -> Attribute {
                 .validate(v::one_of(TAINT_EFFECTS)),
             Attribute::string("time_added")
                 .describe("When the taint was added (RFC 3339); only meaningful for `NoExecute`.")
-                .validate(rules::date_time()),
+                .validate(rules::time::date_time()),
         ],
     )
     .describe(description)
@@ -379,7 +382,7 @@ mod tests {
     use serde_json::{Value as Json, json};
 
     use super::*;
-    use crate::resources::kube::v1::testing::{UNKNOWN, config, diagnose, error_paths, plan_create, put};
+    use crate::resources::kube::kind::testing::{UNKNOWN, config, diagnose, error_paths, plan_create, put};
     use crate::terraform::framework::plan::plan;
 
     /// A pool restricted by instance family, size and zone, with labels and taints,
@@ -737,7 +740,7 @@ mod tests {
         assert_eq!(r.get("kind"), Some(&Value::string("AWSNodeTemplate")));
         assert!(planned.get("status").is_some_and(Value::is_unknown));
         assert!(planned.conforms_to(&PROVISIONER.value_type()).is_ok());
-        let d = crate::resources::kube::v1::testing::config(&PROVISIONER, &json!({"name": "x"}));
+        let d = crate::resources::kube::kind::testing::config(&PROVISIONER, &json!({"name": "x"}));
         let planned = plan_create(&PROVISIONER, &d);
         assert_eq!(planned.get("provider_ref"), Some(&Value::Null));
     }
@@ -747,7 +750,7 @@ mod tests {
         let cfg = config(&PROVISIONER, &restricted_pool());
         let mut state = plan_create(&PROVISIONER, &cfg);
         if let Value::Object(fields) = &mut state {
-            let status = crate::resources::kube::v1::testing::typed(
+            let status = crate::resources::kube::kind::testing::typed(
                 PROVISIONER
                     .attribute("status")
                     .and_then(|a| a.nested())

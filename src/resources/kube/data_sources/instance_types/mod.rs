@@ -10,7 +10,7 @@ use async_trait::async_trait;
 
 use crate::context::KarpenterContext;
 use crate::instance_types::{Flavor, catalog, selection};
-use crate::resources::kube::v1::rules::launchable::written_requirements;
+use crate::resources::kube::kind::rules::launchable::written_requirements;
 use crate::terraform::framework::values::get_str;
 use crate::terraform::framework::{DataReadOutcome, DataSource, Diagnostics, Schema};
 use crate::terraform::tfvalue::{AttributePath, Value};

@@ -23,15 +23,17 @@
 
 use std::sync::LazyLock;
 
-use crate::resources::kube::object::STATUS_IN_PLANS;
-use crate::resources::kube::v1::ec2_node_class::{
-    exclusive_terms, placement_group_selector, security_group_selector_terms, status_security_groups,
-    status_subnets, subnet_selector_terms, tag_selector,
-};
-use crate::resources::kube::v1::rules::{self, has};
-use crate::resources::kube::v1::{
+use crate::resources::kube::kind::attributes::{
     conditions_attribute, metadata_attribute, name_attribute, object_with, timeouts_block,
 };
+use crate::resources::kube::kind::rules;
+use crate::resources::kube::kind::rules::values::has;
+use crate::resources::kube::object::STATUS_IN_PLANS;
+use crate::resources::kube::v1::ec2_node_class::selectors::{
+    exclusive_terms, placement_group_selector, security_group_selector_terms, subnet_selector_terms,
+    tag_selector,
+};
+use crate::resources::kube::v1::ec2_node_class::status::{status_security_groups, status_subnets};
 use crate::terraform::framework::validate::{self as v};
 use crate::terraform::framework::{Attribute, Diagnostics, Schema};
 use crate::terraform::tfvalue::{AttributePath, Number, Type, Value};
@@ -343,7 +345,7 @@ fn invalid(diags: &mut Diagnostics, path: &AttributePath, detail: impl Into<Stri
 /// class's name. Unknown values decide nothing.
 pub fn validate_eks_node_class(config: &Value, diags: &mut Diagnostics) {
     let root = AttributePath::root();
-    rules::annotations_total_size(
+    rules::labels::annotations_total_size(
         config.get("metadata").and_then(|m| m.get("annotations")),
         &root.attr("metadata").attr("annotations"),
         diags,

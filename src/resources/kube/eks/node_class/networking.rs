@@ -11,8 +11,9 @@
 
 use std::collections::BTreeSet;
 
-use crate::resources::kube::v1::ec2_node_class::network_interface_slot;
-use crate::resources::kube::v1::rules::{self, elements, has, int_of};
+use crate::resources::kube::kind::rules;
+use crate::resources::kube::kind::rules::values::{elements, has, int_of};
+use crate::resources::kube::v1::ec2_node_class::instance::network_interface_slot;
 use crate::terraform::framework::validate::{self as v};
 use crate::terraform::framework::{Attribute, Diagnostics};
 use crate::terraform::tfvalue::{AttributePath, Type, Value};
@@ -97,14 +98,14 @@ fn network_interfaces() -> Attribute {
                     "Secondary IPv4 addresses for pods on this interface, one per unit. Only on card 0, not on an \
                      `efa-only` interface, not with `secondary_ipv4_prefix_count`.",
                 )
-                .validate(rules::whole_number(Some(0), true)),
+                .validate(rules::numbers::whole_number(Some(0), true)),
             Attribute::number("secondary_ipv4_prefix_count")
                 .wire_name("secondaryIPv4PrefixCount")
                 .describe(
                     "IPv4 /28 prefixes (16 addresses each) for pods on this interface. Only on card 0, not on an \
                      `efa-only` interface, not with `secondary_ipv4_count`.",
                 )
-                .validate(rules::whole_number(Some(0), true)),
+                .validate(rules::numbers::whole_number(Some(0), true)),
             ])
             .collect(),
     )

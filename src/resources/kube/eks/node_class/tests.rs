@@ -4,7 +4,7 @@
 use serde_json::{Value as Json, json};
 
 use super::{EKS_NODE_CLASS, validate_eks_node_class};
-use crate::resources::kube::v1::testing::{config, diagnose, error_paths};
+use crate::resources::kube::kind::testing::{config, diagnose, error_paths};
 
 fn check(json: &Json) -> Vec<String> {
     error_paths(&diagnose(
@@ -255,7 +255,7 @@ fn unknown_values_decide_nothing() {
 /// required fields included, in both directions.
 #[test]
 fn the_schema_covers_the_test_crd() {
-    use crate::resources::kube::v1::crd_coverage::{compare_root, openapi_schema};
+    use crate::resources::kube::kind::crd_coverage::{compare_root, openapi_schema};
     let path = format!(
         "{}/acceptance-tests/crds/eks-auto-mode/eks.amazonaws.com_nodeclasses.yaml",
         env!("CARGO_MANIFEST_DIR")

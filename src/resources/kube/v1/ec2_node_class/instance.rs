@@ -1,7 +1,19 @@
 //! What the launched instances get: block device mappings, instance metadata options (with the
 //! server defaults declared), network interfaces and connection tracking.
 
-use super::*;
+use std::collections::BTreeSet;
+
+use crate::resources::kube::kind::attributes::object_with;
+use crate::resources::kube::kind::rules;
+use crate::resources::kube::kind::rules::values::{elements, has, int_of, invalid};
+use crate::terraform::framework::Attribute;
+use crate::terraform::framework::validate as v;
+use crate::terraform::tfvalue::{Number, Value};
+
+pub(crate) const VOLUME_TYPES: &[&str] = &["standard", "io1", "io2", "gp2", "sc1", "st1", "gp3"];
+/// EBS volume size: 1–59000Gi, 1–64000G, 1–58Ti or 1–64T (the CRD's pattern, kept as written,
+/// including its empty alternatives).
+const VOLUME_SIZE: &str = r"^((?:[1-9][0-9]{0,3}|[1-4][0-9]{4}|[5][0-8][0-9]{3}|59000)Gi|(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|[6][0-3][0-9]{3}|64000)G|([1-9]||[1-5][0-7]|58)Ti|([1-9]||[1-5][0-9]|6[0-3]|64)T)$";
 
 pub(super) fn block_device_mappings() -> Attribute {
     Attribute::list_of_objects(
@@ -17,7 +29,7 @@ pub(super) fn block_device_mappings() -> Attribute {
                     Attribute::bool("encrypted").describe("Whether the volume is encrypted."),
                     Attribute::number("iops")
                         .describe("Provisioned IOPS (for `io1`, `io2`, `gp3`).")
-                        .validate(rules::whole_number(None, false)),
+                        .validate(rules::numbers::whole_number(None, false)),
                     Attribute::string("kms_key_id")
                         .wire_name("kmsKeyID")
                         .describe("KMS key (ARN or ID) that encrypts the volume."),
@@ -26,7 +38,7 @@ pub(super) fn block_device_mappings() -> Attribute {
                         .describe("Snapshot the volume is created from."),
                     Attribute::number("throughput")
                         .describe("Throughput in MiB/s (for `gp3`).")
-                        .validate(rules::whole_number(None, false)),
+                        .validate(rules::numbers::whole_number(None, false)),
                     Attribute::number("volume_initialization_rate")
                         .describe("Rate (100–300 MiB/s) at which the snapshot's blocks are loaded; needs `snapshot_id`.")
                         .validate(v::int_range(100, 300)),
@@ -138,11 +150,11 @@ pub(crate) fn network_interface_slot() -> Vec<Attribute> {
         Attribute::number("network_card_index")
             .required()
             .describe("Index of the network card (0 or more).")
-            .validate(rules::whole_number(Some(0), true)),
+            .validate(rules::numbers::whole_number(Some(0), true)),
         Attribute::number("device_index")
             .required()
             .describe("Device index of the interface on its card (0 or more).")
-            .validate(rules::whole_number(Some(0), true)),
+            .validate(rules::numbers::whole_number(Some(0), true)),
         Attribute::string("interface_type")
             .required()
             .describe(

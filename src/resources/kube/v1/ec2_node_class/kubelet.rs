@@ -1,7 +1,25 @@
 //! The typed `kubelet` block (shared with the legacy Provisioner's `kubelet_configuration`) and
 //! its cross-field rules.
 
-use super::*;
+use std::collections::BTreeMap;
+
+use crate::resources::kube::kind::rules;
+use crate::resources::kube::kind::rules::values::{int_of, invalid};
+use crate::terraform::framework::Attribute;
+use crate::terraform::framework::validate::{self as v, Validator};
+use crate::terraform::tfvalue::{Type, Value};
+
+const RESERVED_KEYS: &[&str] = &["cpu", "memory", "ephemeral-storage", "pid"];
+const EVICTION_SIGNALS: &[&str] = &[
+    "memory.available",
+    "nodefs.available",
+    "nodefs.inodesFree",
+    "imagefs.available",
+    "imagefs.inodesFree",
+    "pid.available",
+];
+/// An eviction threshold: a percentage (up to two decimals, at most 100%) or a quantity (or empty).
+const EVICTION_THRESHOLD: &str = r"^(([0-9]{1,2}(\.[0-9]{1,2})?|100(\.0{1,2})?)%||(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?)$";
 
 pub(super) fn kubelet() -> Attribute {
     Attribute::object("kubelet", kubelet_attributes())
@@ -15,7 +33,7 @@ pub(crate) fn kubelet_attributes() -> Vec<Attribute> {
         Attribute::map_of(name, Type::String)
             .describe(text)
             .validate(keys_in(RESERVED_KEYS))
-            .validate(v::each(rules::quantity()))
+            .validate(v::each(rules::numbers::quantity()))
             .validate(v::each(v::check("Must not be negative.", |value| {
                 let s = value.as_str()?;
                 s.starts_with('-')
@@ -37,10 +55,10 @@ pub(crate) fn kubelet_attributes() -> Vec<Attribute> {
                 .describe("DNS server IP addresses the kubelet gives pods, instead of the cluster default."),
             Attribute::number("max_pods")
                 .describe("Maximum number of pods per node (0 or more).")
-                .validate(rules::whole_number(Some(0), true)),
+                .validate(rules::numbers::whole_number(Some(0), true)),
             Attribute::number("pods_per_core")
                 .describe("Maximum number of pods per CPU core; the lower of this and `max_pods` applies (0 or more).")
-                .validate(rules::whole_number(Some(0), true)),
+                .validate(rules::numbers::whole_number(Some(0), true)),
             reserved(
                 "system_reserved",
                 "Resources reserved for the operating system (`cpu`, `memory`, `ephemeral-storage`, `pid`), as quantities.",
@@ -68,7 +86,7 @@ pub(crate) fn kubelet_attributes() -> Vec<Attribute> {
                 .validate(v::each(eviction_grace_period())),
             Attribute::number("eviction_max_pod_grace_period")
                 .describe("Maximum grace period, in seconds, for pods terminated by a soft eviction.")
-                .validate(rules::whole_number(None, true)),
+                .validate(rules::numbers::whole_number(None, true)),
             Attribute::number("image_gc_high_threshold_percent")
                 .wire_name("imageGCHighThresholdPercent")
                 .describe("Disk usage percentage (0–100) above which image garbage collection always runs; must be greater than the low threshold.")

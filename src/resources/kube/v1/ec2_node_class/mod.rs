@@ -6,31 +6,29 @@
 //! Per-attribute and per-list rules are validators on the attributes; [`validate_ec2_node_class`]
 //! adds the rules that span attributes (E1–E8).
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::sync::LazyLock;
 
-use super::rules::{self, elements, has, int_of};
-use super::{
-    conditions_attribute, force_destroy_attribute, metadata_attribute, name_attribute, object_with,
-    timeouts_block,
+use crate::resources::kube::kind::attributes::{
+    force_destroy_attribute, metadata_attribute, name_attribute, timeouts_block,
 };
+use crate::resources::kube::kind::rules;
+use crate::resources::kube::kind::rules::values::{elements, has, invalid};
 use crate::terraform::framework::validate::{self as v, Validator};
 use crate::terraform::framework::{Attribute, Diagnostics, Schema};
-use crate::terraform::tfvalue::{AttributePath, Number, Type, Value};
+use crate::terraform::tfvalue::{AttributePath, Type, Value};
 
-mod instance;
-mod kubelet;
-mod selectors;
-mod status;
-pub(crate) use instance::network_interface_slot;
-use instance::*;
-pub(crate) use kubelet::*;
-use selectors::*;
-pub(crate) use selectors::{
-    exclusive_terms, placement_group_selector, security_group_selector_terms, subnet_selector_terms,
+pub(crate) mod instance;
+pub(crate) mod kubelet;
+pub(crate) mod selectors;
+pub(crate) mod status;
+
+use instance::{block_device_mappings, connection_tracking, metadata_options, network_interfaces};
+use kubelet::kubelet;
+use selectors::{
+    ALIAS_FAMILIES, alias_format, capacity_reservation_selector_terms, placement_group_selector,
+    security_group_selector_terms, subnet_selector_terms, tag_selector,
 };
-use status::*;
-pub(crate) use status::{status_security_groups, status_subnets};
+use status::status;
 
 const AMI_FAMILIES: &[&str] = &[
     "AL2",
@@ -41,30 +39,6 @@ const AMI_FAMILIES: &[&str] = &[
     "Windows2022",
     "Windows2025",
 ];
-/// Alias family → the `ami_family` it implies (rules E2–E7).
-const ALIAS_FAMILIES: &[(&str, &str)] = &[
-    ("al2", "AL2"),
-    ("al2023", "AL2023"),
-    ("bottlerocket", "Bottlerocket"),
-    ("windows2019", "Windows2019"),
-    ("windows2022", "Windows2022"),
-    ("windows2025", "Windows2025"),
-];
-pub(crate) const VOLUME_TYPES: &[&str] = &["standard", "io1", "io2", "gp2", "sc1", "st1", "gp3"];
-const RESERVED_KEYS: &[&str] = &["cpu", "memory", "ephemeral-storage", "pid"];
-const EVICTION_SIGNALS: &[&str] = &[
-    "memory.available",
-    "nodefs.available",
-    "nodefs.inodesFree",
-    "imagefs.available",
-    "imagefs.inodesFree",
-    "pid.available",
-];
-/// EBS volume size: 1–59000Gi, 1–64000G, 1–58Ti or 1–64T (the CRD's pattern, kept as written,
-/// including its empty alternatives).
-const VOLUME_SIZE: &str = r"^((?:[1-9][0-9]{0,3}|[1-4][0-9]{4}|[5][0-8][0-9]{3}|59000)Gi|(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|[6][0-3][0-9]{3}|64000)G|([1-9]||[1-5][0-7]|58)Ti|([1-9]||[1-5][0-9]|6[0-3]|64)T)$";
-/// An eviction threshold: a percentage (up to two decimals, at most 100%) or a quantity (or empty).
-const EVICTION_THRESHOLD: &str = r"^(([0-9]{1,2}(\.[0-9]{1,2})?|100(\.0{1,2})?)%||(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?)$";
 
 /// What `force_destroy` does for this kind (its docs, and the error that suggests it).
 pub const EC2_NODE_CLASS_CLEANUP: &str = "it terminates the EC2 instances tagged `karpenter.k8s.aws/ec2nodeclass` = this class's name and \
@@ -140,7 +114,7 @@ pub static EC2_NODE_CLASS: LazyLock<Schema> = LazyLock::new(|| {
             network_interfaces(),
             Attribute::number("ip_prefix_count")
                 .describe("Number of IPv4 or IPv6 prefixes assigned to the primary network interface (0 or more).")
-                .validate(rules::whole_number(Some(0), true)),
+                .validate(rules::numbers::whole_number(Some(0), true)),
             connection_tracking(),
             Attribute::object(
                 "cpu_options",
@@ -167,14 +141,6 @@ pub static EC2_NODE_CLASS: LazyLock<Schema> = LazyLock::new(|| {
     )
     .with_blocks(vec![timeouts_block()])
 });
-
-pub(crate) fn tag_selector(what: &str) -> Attribute {
-    Attribute::map_of("tags", Type::String)
-        .describe(format!(
-            "Select {what} that have all these tags (at most 20; `*` as a value matches any value)."
-        ))
-        .validate(rules::selector_tags())
-}
 
 fn ami_selector_terms() -> Attribute {
     Attribute::list_of_objects(
@@ -277,36 +243,13 @@ fn restricted_tags() -> impl Validator {
     ))
 }
 
-/// A list that may be unset but not empty, because a CRD rule is false on an empty list
-/// (`why` says which).
-fn not_empty_when_set(why: &'static str) -> impl Validator {
-    v::rule(
-        "Omit it rather than setting an empty list: the API server refuses an empty list here.",
-        move |value, path, diags| {
-            if value.as_elements().is_some_and(<[Value]>::is_empty) {
-                invalid(
-                    diags,
-                    path,
-                    format!(
-                        "An empty list is not accepted here: remove the attribute or give at least one term. {why}"
-                    ),
-                );
-            }
-        },
-    )
-}
-
-fn invalid(diags: &mut Diagnostics, path: &AttributePath, detail: impl Into<String>) {
-    diags.error_at(path, "Invalid attribute value", detail);
-}
-
 /// Cross-attribute rules of the EC2NodeClass CRD: E1 (exactly one of `role` and
 /// `instance_profile`), E2–E7 (an alias family fixes `ami_family` to its own family or `Custom`)
 /// and E8 (`ami_family` is required when no AMI term uses an alias); and the API server's
 /// 256 KiB limit on the object's annotations together.
 pub fn validate_ec2_node_class(config: &Value, diags: &mut Diagnostics) {
     let root = AttributePath::root();
-    rules::annotations_total_size(
+    rules::labels::annotations_total_size(
         config.get("metadata").and_then(|m| m.get("annotations")),
         &root.attr("metadata").attr("annotations"),
         diags,

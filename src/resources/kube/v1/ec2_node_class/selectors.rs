@@ -1,7 +1,46 @@
 //! The selector terms of an EC2NodeClass (subnets, security groups, capacity reservations, the
 //! placement group) and the AMI alias format, with their per-term rules.
 
-use super::*;
+use crate::resources::kube::kind::rules;
+use crate::resources::kube::kind::rules::values::{elements, has, invalid};
+use crate::terraform::framework::Attribute;
+use crate::terraform::framework::validate::{self as v, Validator};
+use crate::terraform::tfvalue::{Type, Value};
+
+/// Alias family → the `ami_family` it implies (rules E2–E7).
+pub(super) const ALIAS_FAMILIES: &[(&str, &str)] = &[
+    ("al2", "AL2"),
+    ("al2023", "AL2023"),
+    ("bottlerocket", "Bottlerocket"),
+    ("windows2019", "Windows2019"),
+    ("windows2022", "Windows2022"),
+    ("windows2025", "Windows2025"),
+];
+pub(crate) fn tag_selector(what: &str) -> Attribute {
+    Attribute::map_of("tags", Type::String)
+        .describe(format!(
+            "Select {what} that have all these tags (at most 20; `*` as a value matches any value)."
+        ))
+        .validate(rules::values::selector_tags())
+}
+/// A list that may be unset but not empty, because a CRD rule is false on an empty list
+/// (`why` says which).
+fn not_empty_when_set(why: &'static str) -> impl Validator {
+    v::rule(
+        "Omit it rather than setting an empty list: the API server refuses an empty list here.",
+        move |value, path, diags| {
+            if value.as_elements().is_some_and(<[Value]>::is_empty) {
+                invalid(
+                    diags,
+                    path,
+                    format!(
+                        "An empty list is not accepted here: remove the attribute or give at least one term. {why}"
+                    ),
+                );
+            }
+        },
+    )
+}
 
 pub(super) fn alias_format() -> impl Validator {
     v::check(

@@ -1,7 +1,9 @@
 //! The computed `status` of an EC2NodeClass, as Karpenter writes it.
 
-use super::*;
+use crate::resources::kube::kind::attributes::conditions_attribute;
 use crate::resources::kube::object::STATUS_IN_PLANS;
+use crate::terraform::framework::Attribute;
+use crate::terraform::tfvalue::Type;
 
 pub(super) fn status() -> Attribute {
     Attribute::object(

@@ -1,8 +1,9 @@
 use serde_json::{Value as Json, json};
 
 use super::*;
-use crate::resources::kube::v1::testing::{UNKNOWN, config, diagnose, error_paths, plan_create, put};
+use crate::resources::kube::kind::testing::{UNKNOWN, config, diagnose, error_paths, plan_create, put};
 use crate::terraform::framework::plan::plan;
+use crate::terraform::tfvalue::Number;
 
 /// A node class with the AL2023 alias, discovery tags and a role.
 fn with_alias() -> Json {
@@ -609,7 +610,7 @@ fn second_plan_is_empty_and_name_replaces() {
     let cfg = config(&EC2_NODE_CLASS, &detailed());
     let mut state = plan_create(&EC2_NODE_CLASS, &cfg);
     if let Value::Object(fields) = &mut state {
-        let status = crate::resources::kube::v1::testing::typed(
+        let status = crate::resources::kube::kind::testing::typed(
             EC2_NODE_CLASS
                 .attribute("status")
                 .and_then(|a| a.nested())

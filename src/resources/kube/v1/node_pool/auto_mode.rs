@@ -19,8 +19,8 @@
 //! The opposite mistake, Auto Mode's labels on a pool of an EC2NodeClass, matches no instance
 //! type (self-managed Karpenter does not set them); it gets a warning.
 
-use super::rules::elements;
 use crate::instance_types::{AUTO_MODE_LABELS, auto_mode_label};
+use crate::resources::kube::kind::rules::values::elements;
 use crate::terraform::framework::Diagnostics;
 use crate::terraform::tfvalue::{AttributePath, Value};
 
@@ -359,7 +359,7 @@ mod tests {
 
     use super::super::{NODE_POOL, validate_node_pool};
     use super::plan_defaults;
-    use crate::resources::kube::v1::testing::{config, diagnose, error_paths};
+    use crate::resources::kube::kind::testing::{config, diagnose, error_paths};
     use crate::terraform::framework::Diagnostics;
     use crate::terraform::tfvalue::Value;
 

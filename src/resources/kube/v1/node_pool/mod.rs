@@ -10,12 +10,13 @@
 use crate::resources::kube::object::STATUS_IN_PLANS;
 use std::sync::LazyLock;
 
-use super::rules::{self, has};
-use super::{
+use crate::instance_types::Flavor;
+use crate::resources::kube::kind::attributes::{
     conditions_attribute, force_destroy_attribute, metadata_attribute, name_attribute, object_with,
     timeouts_block,
 };
-use crate::instance_types::Flavor;
+use crate::resources::kube::kind::rules;
+use crate::resources::kube::kind::rules::values::has;
 use crate::terraform::framework::validate::{self as v};
 use crate::terraform::framework::{Attribute, Diagnostics, Schema};
 use crate::terraform::tfvalue::{AttributePath, Type, Value};
@@ -45,7 +46,7 @@ pub static NODE_POOL: LazyLock<Schema> = LazyLock::new(|| {
                      (`cpu`, `memory`, `nodes`, `nvidia.com/gpu`, …) as Kubernetes quantities. Karpenter launches \
                      no node that would exceed them.",
                 )
-                .validate(v::each(rules::quantity())),
+                .validate(v::each(rules::numbers::quantity())),
             Attribute::number("weight")
                 .describe(
                     "Priority of this pool over others when several could launch a node: higher first (1–100). \
@@ -58,7 +59,7 @@ pub static NODE_POOL: LazyLock<Schema> = LazyLock::new(|| {
                      (alpha in Karpenter). A pool cannot switch between static and dynamic: adding or removing \
                      `replicas` replaces it. A static pool allows only `nodes` in `limits` and no `weight`.",
                 )
-                .validate(rules::whole_number(Some(0), false)),
+                .validate(rules::numbers::whole_number(Some(0), false)),
             status(),
             force_destroy_attribute("NodePool", NODE_POOL_CLEANUP),
         ],
@@ -80,11 +81,11 @@ fn template() -> Attribute {
                              `kubernetes.io/hostname` is not allowed.",
                         )
                         .validate(v::count(0, 100))
-                        .validate(rules::node_label_keys())
-                        .validate(v::each(rules::label_value())),
+                        .validate(rules::labels::node_label_keys())
+                        .validate(v::each(rules::labels::label_value())),
                     Attribute::map_of("annotations", Type::String)
                         .describe("Annotations put on every node of the pool.")
-                        .validate(rules::node_annotation_keys()),
+                        .validate(rules::labels::node_annotation_keys()),
                 ],
             )
             .describe("Labels and annotations for the nodes the pool launches."),
@@ -106,13 +107,13 @@ fn template() -> Attribute {
                              days), or `Never`. On an EKS Auto Mode pool the default is `336h` (14 days), Auto Mode's \
                              own, and Auto Mode replaces nodes after 21 days at most whatever this says.",
                         )
-                        .validate(rules::duration_or_never()),
+                        .validate(rules::time::duration_or_never()),
                     Attribute::string("termination_grace_period")
                         .describe(
                             "How long Karpenter waits for a node to drain before it is forcibly terminated, e.g. \
                              `48h`. Unset: Karpenter waits as long as pods need.",
                         )
-                        .validate(rules::duration()),
+                        .validate(rules::time::duration()),
                 ],
             )
             .required()
@@ -171,14 +172,14 @@ pub fn requirements() -> Attribute {
                     "Label key the requirement is about, e.g. `karpenter.sh/capacity-type`, \
                      `node.kubernetes.io/instance-type`, `karpenter.k8s.aws/instance-family`.",
                 )
-                .validate(rules::requirement_key()),
+                .validate(rules::requirements::requirement_key()),
             Attribute::string("operator")
                 .required()
                 .describe(
                     "How the values apply: `In`, `NotIn`, `Exists`, `DoesNotExist`, or the numeric `Gt`, `Lt`, \
                      `Gte`, `Lte`.",
                 )
-                .validate(v::one_of(rules::OPERATORS)),
+                .validate(v::one_of(rules::requirements::OPERATORS)),
             Attribute::list_of("values", Type::String)
                 .describe(
                     "Values for the operator: at least one for `In`, exactly one whole number for `Gt`/`Lt`/\
@@ -199,7 +200,7 @@ pub fn requirements() -> Attribute {
          scheduling constraints narrow them further.",
     )
     .validate(v::count(0, 100))
-    .validate(rules::requirements())
+    .validate(rules::requirements::requirements())
 }
 
 fn taints(name: &'static str, description: &'static str) -> Attribute {
@@ -210,17 +211,17 @@ fn taints(name: &'static str, description: &'static str) -> Attribute {
                 .required()
                 .describe("Taint key, e.g. `nvidia.com/gpu`.")
                 .validate(v::non_empty())
-                .validate(rules::qualified_name("a taint key")),
+                .validate(rules::names::qualified_name("a taint key")),
             Attribute::string("value")
                 .describe("Taint value (optional).")
-                .validate(rules::qualified_name("a taint value")),
+                .validate(rules::names::qualified_name("a taint value")),
             Attribute::string("effect")
                 .required()
                 .describe("`NoSchedule`, `PreferNoSchedule` or `NoExecute`.")
                 .validate(v::one_of(TAINT_EFFECTS)),
             Attribute::string("time_added")
                 .describe("When the taint was added (RFC 3339); only meaningful for `NoExecute`.")
-                .validate(rules::date_time()),
+                .validate(rules::time::date_time()),
         ],
     )
     .describe(description)
@@ -234,23 +235,23 @@ fn budget_attributes() -> Vec<Attribute> {
                 "How many of the pool's nodes may be disrupted at once: a whole number or a percentage (`10%`, \
                  the default). `0` blocks disruption while the budget is active.",
             )
-            .validate(v::matches(rules::BUDGET_NODES, "a whole number such as `5` or a percentage from `0%` to `100%`")),
+            .validate(v::matches(rules::budgets::BUDGET_NODES, "a whole number such as `5` or a percentage from `0%` to `100%`")),
         Attribute::string("schedule")
             .describe(
                 "When the budget starts being active, as a cron schedule in UTC (`0 9 * * mon-fri`, `@daily`). \
                  Set together with `duration`; unset means always active.",
             )
-            .validate(rules::cron_schedule()),
+            .validate(rules::budgets::cron_schedule()),
         Attribute::string("duration")
             .describe("How long the budget stays active after each `schedule` time, e.g. `8h` or `1h30m`.")
-            .validate(rules::budget_duration()),
+            .validate(rules::budgets::budget_duration()),
         Attribute::list_of("reasons", Type::String)
             .describe(
                 "Disruption reasons the budget applies to (`Underutilized`, `Empty`, `Drifted`); unset means all.",
             )
             .validate(v::count(0, 50))
             .validate(v::each(v::one_of(BUDGET_REASONS)))
-            .validate(rules::unique()),
+            .validate(rules::values::unique()),
     ]
 }
 
@@ -264,7 +265,7 @@ fn disruption() -> Attribute {
                 "How long a node must have had no pod added or removed before Karpenter may consolidate it, \
                  e.g. `30s`, `5m`, or `Never`. Required when `disruption` is set; `0s` when it is not.",
             )
-            .validate(rules::duration_or_never()),
+            .validate(rules::time::duration_or_never()),
         Attribute::string("consolidation_policy")
             .default_value(Value::string("WhenEmptyOrUnderutilized"))
             .describe(
@@ -282,7 +283,7 @@ fn disruption() -> Attribute {
             .validate(v::rule(
                 "Each budget sets `schedule` and `duration` together, or neither.",
                 |value, path, diags| {
-                    for (i, b) in rules::elements(value).iter().enumerate() {
+                    for (i, b) in rules::values::elements(value).iter().enumerate() {
                         if let (Some(s), Some(d)) = (has(b, "schedule"), has(b, "duration"))
                             && s != d
                         {
@@ -338,7 +339,7 @@ pub fn validate_node_pool(config: &Value, diags: &mut Diagnostics) {
     let root = AttributePath::root();
     auto_mode::validate(config, diags);
     check_launchable(config, diags);
-    rules::annotations_total_size(
+    rules::labels::annotations_total_size(
         config.get("metadata").and_then(|m| m.get("annotations")),
         &root.attr("metadata").attr("annotations"),
         diags,

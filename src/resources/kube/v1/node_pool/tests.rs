@@ -1,7 +1,7 @@
 use serde_json::{Value as Json, json};
 
 use super::*;
-use crate::resources::kube::v1::testing::{UNKNOWN, config, diagnose, error_paths, plan_create, put};
+use crate::resources::kube::kind::testing::{UNKNOWN, config, diagnose, error_paths, plan_create, put};
 use crate::terraform::framework::plan::plan;
 
 /// A spot + on-demand pool with limits and two budgets (one scheduled).
@@ -451,7 +451,7 @@ fn second_plan_is_empty() {
     let cfg = config(&NODE_POOL, &realistic());
     let mut state = plan_create(&NODE_POOL, &cfg);
     if let Value::Object(fields) = &mut state {
-        let status = crate::resources::kube::v1::testing::typed(
+        let status = crate::resources::kube::kind::testing::typed(
             NODE_POOL
                 .attribute("status")
                 .and_then(|a| a.nested())

@@ -1,5 +1,7 @@
-//! Identity and listing of the Kubernetes kinds ([`KubeObjectType`]), the same for every kind:
+//! Identity, import IDs and listing of the Kubernetes kinds ([`KubeObjectType`]), the same for
+//! every kind:
 //!
+//! - **import ID**: the object's name, or `namespace/name` for a namespaced kind.
 //! - **identity**: the object's `name`, plus its `namespace` for a namespaced kind. Nothing
 //!   names the cluster: the provider configuration an import or list block uses (its
 //!   `provider` argument) picks the cluster, as for every Kubernetes resource in Terraform.
@@ -15,7 +17,8 @@ use std::time::Duration;
 use kube::api::DynamicObject;
 use tokio::time::Instant;
 
-use super::object::{DEFAULT_NAMESPACE, KubeObjectType};
+use super::values::{valid_namespace, valid_object_name};
+use super::{DEFAULT_NAMESPACE, KubeObjectType};
 use crate::context::KarpenterContext;
 use crate::k8s;
 use crate::terraform::framework::list::{name_matches, name_prefix_attribute};
@@ -216,6 +219,32 @@ impl KubeObjectType {
             if !sink.found(identity, display_name, Some(state), warnings).await {
                 return;
             }
+        }
+    }
+
+    /// The object an import ID names: `name` for a cluster-scoped kind, `namespace/name` for a
+    /// namespaced one (as hashicorp/kubernetes imports namespaced objects).
+    pub(super) fn import_id<'a>(&self, id: &'a str) -> Result<(Option<&'a str>, &'a str), Diagnostics> {
+        let invalid = |detail: String| Err(Diagnostics::from_error("Invalid import ID", detail));
+        if !self.kind.namespaced {
+            if !valid_object_name(id) {
+                return invalid(format!(
+                    "{id:?} is not a {} name. Import by the object's name: terraform import {}.<name> <object name>",
+                    self.kind.kind, self.type_name
+                ));
+            }
+            return Ok((None, id));
+        }
+        match id.split_once('/') {
+            Some((namespace, name)) if valid_namespace(namespace) && valid_object_name(name) => {
+                Ok((Some(namespace), name))
+            }
+            _ => invalid(format!(
+                "{id:?} is not the namespace and name of a {kind}. {kind} objects live in a namespace: import by \
+                 <namespace>/<name>, e.g. terraform import {ty}.<name> default/<object name>",
+                kind = self.kind.kind,
+                ty = self.type_name
+            )),
         }
     }
 }

@@ -1,4 +1,15 @@
-use super::*;
+use regex::Regex;
+
+use super::budgets::{BUDGET_DURATION, BUDGET_NODES, cron_problem};
+use super::labels::{
+    LABEL_NAME, LABEL_VALUE, TOTAL_ANNOTATION_BYTES, annotations_total_size, label_key_problem,
+    restricted_label_problem,
+};
+use super::names::{DNS_SUBDOMAIN, QUALIFIED_NAME};
+use super::numbers::QUANTITY;
+use super::time::{DURATION, DURATION_OR_NEVER, date_time_problem};
+use crate::terraform::framework::Diagnostics;
+use crate::terraform::tfvalue::{AttributePath, Value};
 
 #[test]
 fn patterns_compile() {

@@ -388,7 +388,7 @@ fn check_limits<T: InstanceType>(
 mod tests {
     use serde_json::{Value as Json, json};
 
-    use crate::resources::kube::v1::testing::{UNKNOWN, config, diagnose, error_paths};
+    use crate::resources::kube::kind::testing::{UNKNOWN, config, diagnose, error_paths};
     use crate::resources::kube::v1::{NODE_POOL, validate_node_pool};
     use crate::resources::kube::v1alpha5::{PROVISIONER, validate_provisioner};
     use crate::terraform::framework::{Diagnostics, Severity};

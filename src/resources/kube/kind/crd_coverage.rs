@@ -1,0 +1,253 @@
+//! Checks the schemas against the upstream CRDs (v1.14.1): every `spec` field of the CRD is an
+//! attribute (by wire name, recursively) and every on-wire attribute is a CRD field, with the
+//! same shape; required fields agree; server defaults are declared with the CRD's values; the
+//! `status` attributes mirror the CRD's status fields. This is the comparison; each kind's
+//! tests run it on their schemas.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value as Json};
+
+use crate::terraform::framework::schema::{AttrType, Mode, Nesting};
+use crate::terraform::framework::{Attribute, Schema};
+use crate::terraform::tfvalue::{Type, Value};
+
+#[derive(Debug, PartialEq)]
+pub(crate) struct Field {
+    pub(crate) shape: &'static str,
+    pub(crate) required: bool,
+    pub(crate) default: Option<Json>,
+}
+
+/// The `openAPIV3Schema` of `version` in the CRD file `crds/<dir>/<file>`.
+pub(crate) fn load_version(dir: &str, version: &str, file: &str) -> Json {
+    let path = format!(
+        "{}/../shared/karpenter/crds/{dir}/{file}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    openapi_schema(&path, version)
+}
+
+/// The `openAPIV3Schema` of `version` in the CRD file at `path`.
+pub(crate) fn openapi_schema(path: &str, version: &str) -> Json {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let crd: Json = serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let versions = crd["spec"]["versions"].as_array().expect("versions");
+    let found = versions
+        .iter()
+        .find(|v| v["name"] == version)
+        .unwrap_or_else(|| panic!("{path}: no version {version}"));
+    found["schema"]["openAPIV3Schema"].clone()
+}
+
+fn crd_shape(node: &Json) -> &'static str {
+    if node.get("x-kubernetes-int-or-string") == Some(&Json::Bool(true)) {
+        return "string";
+    }
+    if node.get("x-kubernetes-preserve-unknown-fields") == Some(&Json::Bool(true))
+        && node.get("properties").is_none()
+    {
+        return "free-form";
+    }
+    match node["type"].as_str() {
+        Some("object") if node.get("properties").is_some() => "object",
+        Some("object") => "map",
+        Some("array") if node["items"].get("properties").is_some() => "list(object)",
+        Some("array") => "list",
+        Some("string") => "string",
+        Some("integer") | Some("number") => "number",
+        Some("boolean") => "bool",
+        _ => "unknown",
+    }
+}
+
+pub(crate) fn crd_fields(node: &Json, prefix: &str, out: &mut BTreeMap<String, Field>) {
+    let required: Vec<&str> = node["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Json::as_str).collect())
+        .unwrap_or_default();
+    for (name, sub) in node["properties"].as_object().into_iter().flatten() {
+        let path = if prefix.is_empty() {
+            name.clone()
+        } else {
+            format!("{prefix}.{name}")
+        };
+        out.insert(
+            path.clone(),
+            Field {
+                shape: crd_shape(sub),
+                required: required.contains(&name.as_str()),
+                default: sub.get("default").cloned(),
+            },
+        );
+        if sub.get("properties").is_some() {
+            crd_fields(sub, &path, out);
+        }
+        if sub["items"].get("properties").is_some() {
+            crd_fields(&sub["items"], &format!("{path}[]"), out);
+        }
+    }
+}
+
+fn our_shape(a: &Attribute) -> &'static str {
+    if matches!(a.wire, crate::terraform::framework::schema::Wire::Json(_)) {
+        return "free-form";
+    }
+    match &a.ty {
+        AttrType::Nested {
+            nesting: Nesting::Single,
+            ..
+        } => "object",
+        AttrType::Nested {
+            nesting: Nesting::List,
+            ..
+        } => "list(object)",
+        AttrType::Nested { .. } => "other",
+        AttrType::Plain(Type::String) => "string",
+        AttrType::Plain(Type::Number) => "number",
+        AttrType::Plain(Type::Bool) => "bool",
+        AttrType::Plain(Type::List(_)) => "list",
+        AttrType::Plain(Type::Map(_)) => "map",
+        AttrType::Plain(_) => "other",
+    }
+}
+
+/// Our default in wire form, to compare with the CRD's `default`.
+fn default_json(a: &Attribute, v: &Value) -> Json {
+    match (a.nested(), v) {
+        (Some((Nesting::Single, nested)), _) => Json::Object(object_json(nested, v)),
+        (Some((_, nested)), Value::List(items)) => Json::Array(
+            items
+                .iter()
+                .map(|e| Json::Object(object_json(nested, e)))
+                .collect(),
+        ),
+        (_, Value::String(s)) => Json::String(s.clone()),
+        (_, Value::Bool(b)) => Json::Bool(*b),
+        (_, Value::Number(n)) => n.as_i64().map_or(Json::Null, Json::from),
+        _ => Json::Null,
+    }
+}
+
+fn object_json(attributes: &[Attribute], v: &Value) -> Map<String, Json> {
+    let mut m = Map::new();
+    for a in attributes {
+        let (Some(field), Some(x)) = (a.wire_field(), v.get(a.name)) else {
+            continue;
+        };
+        if !x.is_null() {
+            m.insert(field, default_json(a, x));
+        }
+    }
+    m
+}
+
+pub(crate) fn our_fields(attributes: &[Attribute], prefix: &str, out: &mut BTreeMap<String, Field>) {
+    for a in attributes {
+        let Some(field) = a.wire_field() else { continue };
+        let path = if prefix.is_empty() {
+            field
+        } else {
+            format!("{prefix}.{field}")
+        };
+        out.insert(
+            path.clone(),
+            Field {
+                shape: our_shape(a),
+                required: a.mode == Mode::Required,
+                default: a.default.as_ref().map(|d| default_json(a, d)),
+            },
+        );
+        match a.nested() {
+            Some((Nesting::Single, nested)) => our_fields(nested, &path, out),
+            Some((_, nested)) => our_fields(nested, &format!("{path}[]"), out),
+            None => {}
+        }
+    }
+}
+
+/// The differences between `schema` and the CRD schema `root` (see the module comment),
+/// ignoring the `spec` fields listed in `excluded` (wire path, reason).
+pub(crate) fn compare_root(
+    schema: &Schema,
+    root: &Json,
+    kind: &str,
+    excluded: &[(&str, &str)],
+) -> Vec<String> {
+    let mut problems = Vec::new();
+
+    let mut crd = BTreeMap::new();
+    crd_fields(&root["properties"]["spec"], "", &mut crd);
+    let mut ours = BTreeMap::new();
+    our_fields(&schema.attributes, "", &mut ours);
+    assert!(crd.len() > 5, "{kind}: only {} CRD fields found", crd.len());
+
+    for (path, f) in &crd {
+        if excluded.iter().any(|(p, _)| p == path) {
+            continue;
+        }
+        let Some(o) = ours.get(path) else {
+            problems.push(format!("{kind}: CRD field spec.{path} has no attribute"));
+            continue;
+        };
+        if o.shape != f.shape {
+            problems.push(format!(
+                "{kind}: spec.{path} is {} in the CRD but {} here",
+                f.shape, o.shape
+            ));
+        }
+        if f.required && !o.required && o.default.is_none() {
+            problems.push(format!(
+                "{kind}: spec.{path} is required in the CRD; ours is neither required nor defaulted"
+            ));
+        }
+        if o.required && !f.required {
+            problems.push(format!(
+                "{kind}: spec.{path} is required here but optional in the CRD"
+            ));
+        }
+        if let Some(d) = &f.default
+            && o.default.as_ref() != Some(d)
+        {
+            problems.push(format!(
+                "{kind}: spec.{path} defaults to {d} in the CRD, ours {:?}",
+                o.default
+            ));
+        }
+    }
+    for path in ours.keys() {
+        if !crd.contains_key(path) {
+            problems.push(format!(
+                "{kind}: attribute with wire path spec.{path} is not a CRD field"
+            ));
+        }
+    }
+
+    // status: the computed attributes mirror the CRD's status fields.
+    let mut crd_status = BTreeMap::new();
+    crd_fields(&root["properties"]["status"], "", &mut crd_status);
+    let mut our_status = BTreeMap::new();
+    let status = schema.attribute("status").expect("status attribute");
+    assert!(status.wire_field().is_none() && status.mode == Mode::Computed);
+    our_fields(
+        status.nested().map(|(_, n)| n).unwrap_or_default(),
+        "",
+        &mut our_status,
+    );
+    for (path, f) in &crd_status {
+        match our_status.get(path) {
+            None => problems.push(format!("{kind}: CRD field status.{path} has no attribute")),
+            Some(o) if o.shape != f.shape => problems.push(format!(
+                "{kind}: status.{path} is {} in the CRD but {} here",
+                f.shape, o.shape
+            )),
+            Some(_) => {}
+        }
+    }
+    for path in our_status.keys().filter(|p| !crd_status.contains_key(*p)) {
+        problems.push(format!(
+            "{kind}: status attribute {path} is not a CRD status field"
+        ));
+    }
+    problems
+}
