@@ -419,7 +419,8 @@ resource "karpenter_interruption_queue" "this" {
 "#,
     );
     let run = work.validate().failed();
-    let out = run.output();
+    // Terraform wraps the detail: compare with single spaces.
+    let out = run.output().split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(out.contains("rule_names"), "{out}");
     assert!(out.contains("an EventBridge rule name"), "{out}");
 }
