@@ -1,6 +1,7 @@
 //! terraform-provider-karpenter: a Terraform provider (tfplugin6) for Karpenter on EKS.
 
 pub mod aws;
+pub mod aws_names;
 pub mod context;
 pub mod instance_types;
 pub mod k8s;

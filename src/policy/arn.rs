@@ -2,6 +2,8 @@
 
 use thiserror::Error;
 
+use crate::aws_names;
+
 /// The AWS partitions this provider renders policies for.
 pub const PARTITIONS: &[&str] = &["aws", "aws-cn", "aws-us-gov"];
 
@@ -76,7 +78,7 @@ impl Arn {
         let ok = arn.service == "iam"
             && arn.region.is_empty()
             && is_account_id(&arn.account)
-            && name.is_some_and(is_role_name);
+            && name.is_some_and(|n| aws_names::iam_role_name(n).is_ok());
         if ok {
             Ok(arn)
         } else {
@@ -93,7 +95,7 @@ impl Arn {
         let ok = arn.service == "sqs"
             && is_region(&arn.region)
             && is_account_id(&arn.account)
-            && is_queue_name(&arn.resource);
+            && aws_names::sqs_queue_name(&arn.resource).is_ok();
         if ok {
             Ok(arn)
         } else {
@@ -132,23 +134,6 @@ pub fn partition_of_region(region: &str) -> &'static str {
     } else {
         "aws"
     }
-}
-
-/// IAM role names: 1–64 of `[\w+=,.@-]`.
-pub fn is_role_name(s: &str) -> bool {
-    (1..=64).contains(&s.len())
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"_+=,.@-".contains(&b))
-}
-
-/// SQS queue names: 1–80 of `[A-Za-z0-9_-]`, optionally ending in `.fifo`.
-pub fn is_queue_name(s: &str) -> bool {
-    let base = s.strip_suffix(".fifo").unwrap_or(s);
-    (1..=80).contains(&s.len())
-        && !base.is_empty()
-        && base
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 #[cfg(test)]

@@ -406,6 +406,25 @@ resource "karpenter_interruption_queue" "this" {
     assert!(out.contains("rule_name_prefix"), "{out}");
 }
 
+/// A rule name kept from elsewhere (`rule_names`) must be an EventBridge rule name: the check
+/// ran on the map as a whole before (#40), so it never fired, and `PutRule` failed at apply.
+#[test]
+fn a_bad_kept_rule_name_fails_at_validate() {
+    let work = Workdir::new(
+        r#"
+resource "karpenter_interruption_queue" "this" {
+  cluster_name = "demo"
+  rule_names   = { spot_interruption = "not a rule name" }
+}
+"#,
+    );
+    let run = work.validate().failed();
+    // Terraform wraps the detail: compare with single spaces.
+    let out = run.output().split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(out.contains("rule_names"), "{out}");
+    assert!(out.contains("an EventBridge rule name"), "{out}");
+}
+
 /// In-place updates: retention, tags, a rule kind switched off, a removed target repaired;
 /// a new queue name replaces.
 #[tokio::test(flavor = "multi_thread")]

@@ -495,3 +495,30 @@ async fn out_of_band_inline_and_managed_policies_are_drift_and_removed() {
     work.destroy().ok();
     assert_nothing_left(&iam).await;
 }
+
+/// The access entry's cluster name follows EKS's rule (1–100 letters, digits, `-` and `_`,
+/// starting with a letter or digit), as every other cluster name the provider takes does: a
+/// name EKS would refuse at apply fails `terraform validate` on the attribute, naming the
+/// character (#40; before, anything non-empty passed and `CreateAccessEntry` failed mid-apply).
+#[test]
+fn a_bad_access_entry_cluster_name_fails_validation_on_the_attribute() {
+    for (cluster, said) in [
+        ("my.cluster", "contains '.' (character 3)"),
+        ("-cluster", "must start with a letter or digit"),
+    ] {
+        let work = Workdir::new(&format!(
+            r#"
+resource "karpenter_node_role" "this" {{
+  name             = "KarpenterNodeRole-demo"
+  eks_access_entry = {{ cluster_name = "{cluster}" }}
+}}
+"#
+        ));
+        let run = work.validate().failed();
+        // Terraform wraps the detail: compare with single spaces.
+        let out = run.output().split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(out.contains("eks_access_entry.cluster_name"), "{cluster}: {out}");
+        assert!(out.contains("an EKS cluster name"), "{cluster}: {out}");
+        assert!(out.contains(said), "{cluster}: {out}");
+    }
+}

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value as Json;
 
-use super::*;
+use super::{Iam, IamError, decode_document, found, gone_is_ok, tag_map, tags};
 
 impl Iam {
     /// Creates a customer managed policy and returns its ARN.

@@ -2,7 +2,10 @@
 
 use std::collections::BTreeMap;
 
-use super::*;
+use super::{
+    CONSISTENCY_BUDGET, FIRST_DELAY, Iam, IamError, ProfileInfo, found, gone_is_ok, retry_consistency,
+    tag_map, tags,
+};
 
 impl Iam {
     pub async fn create_instance_profile(

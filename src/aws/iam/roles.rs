@@ -5,7 +5,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value as Json;
 
-use super::*;
+use super::{
+    CONSISTENCY_BUDGET, FIRST_DELAY, Iam, IamError, ListedRole, NewRole, RoleInfo, RolePage, decode_document,
+    found, gone_is_ok, retry_consistency, retry_while, tag_map, tags,
+};
 
 impl Iam {
     pub async fn create_role(&self, role: &NewRole<'_>) -> Result<RoleInfo, IamError> {

@@ -6,6 +6,7 @@
 //! unknown attributes are recorded, and whatever needs them fails only if it is used while they
 //! are still unknown. Nothing here connects anywhere.
 
+use crate::aws_names;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
@@ -41,10 +42,7 @@ fn cluster_name_attribute() -> Attribute {
              `kubernetes { eks {} }` (e.g. `exec` with `aws eks get-token`, a kubeconfig or a token); with \
              `kubernetes { eks { cluster_name } }` it defaults to that name, and must equal it when both are set.",
         )
-        .validate(v::matches(
-            r"^[0-9A-Za-z][A-Za-z0-9_-]{0,99}$",
-            "an EKS cluster name: 1 to 100 letters, digits, hyphens and underscores, starting with a letter or digit",
-        ))
+        .validate(aws_names::eks_cluster_name_validator())
 }
 
 fn kubernetes_block() -> Block {
@@ -120,7 +118,7 @@ fn kubernetes_block() -> Block {
                 Attribute::string("cluster_name")
                     .required()
                     .describe("Name of the EKS cluster. Its endpoint and CA are looked up with `DescribeCluster` when `host` / `cluster_ca_certificate` are not set.")
-                    .validate(v::non_empty()),
+                    .validate(aws_names::eks_cluster_name_validator()),
                 Attribute::string("region")
                     .describe("Region of the cluster; the `aws {}` block's region when not set."),
                 Attribute::string("role_arn")

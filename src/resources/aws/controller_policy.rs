@@ -2,6 +2,7 @@
 //! cluster, rendered offline (no AWS call) from the cluster name, region, account, partition,
 //! node role and interruption queue.
 
+use crate::aws_names;
 use std::sync::LazyLock;
 
 use async_trait::async_trait;
@@ -29,11 +30,7 @@ static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
             Attribute::string("cluster_name")
                 .required()
                 .describe("Name of the EKS cluster the controller manages.")
-                .validate(v::length(1, 100))
-                .validate(v::matches(
-                    r"^[0-9A-Za-z][A-Za-z0-9_-]*$",
-                    "an EKS cluster name: letters, digits, hyphens and underscores, starting with a letter or digit",
-                )),
+                .validate(aws_names::eks_cluster_name_validator()),
             Attribute::string("region")
                 .optional_computed()
                 .describe("AWS region of the cluster, e.g. `us-east-1`. Defaults to the provider's `aws { region }` (which falls back to `AWS_REGION`, then `AWS_DEFAULT_REGION`), as hashicorp/aws data sources do.")

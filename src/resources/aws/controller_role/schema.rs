@@ -2,6 +2,7 @@
 //! provider ARN, policy ARNs).
 
 use super::*;
+use crate::aws_names;
 
 pub(super) const POD_IDENTITY_PRINCIPAL: &str = "pods.eks.amazonaws.com";
 
@@ -61,11 +62,7 @@ pub(super) static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
         Attribute::string("cluster_name")
             .required()
             .describe("Name of the EKS cluster the controller manages.")
-            .validate(v::length(1, 100))
-            .validate(v::matches(
-                r"^[0-9A-Za-z][A-Za-z0-9_-]*$",
-                "an EKS cluster name: letters, digits, hyphens and underscores, starting with a letter or digit",
-            )),
+            .validate(aws_names::eks_cluster_name_validator()),
         Attribute::string("region")
             .optional_computed()
             .describe("AWS region of the cluster, e.g. `us-east-1`. Defaults to the provider's `aws { region }` (which falls back to `AWS_REGION`, then `AWS_DEFAULT_REGION`), as hashicorp/aws resources do.")
@@ -138,19 +135,14 @@ pub(super) static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
                  apply deletes it. Also the place for a permission the provider's statements leave out. \
                  `{INLINE_POLICY}` is the resource's own and cannot be named here."
             ))
+            .validate(v::each_key(aws_names::iam_policy_name_validator()))
             .validate(v::each_key(v::check(
-                "Must be an IAM policy name: 1–128 letters, digits and `+=,.@_-`.",
+                format!("Must not be `{INLINE_POLICY}`."),
                 |value| {
                     let s = value.as_str()?;
-                    let ok = (1..=128).contains(&s.len())
-                        && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"+=,.@_-".contains(&b));
-                    if !ok {
-                        Some(format!("{s:?} is not an IAM policy name: 1–128 letters, digits and +=,.@_-."))
-                    } else {
-                        (s == INLINE_POLICY).then(|| {
-                            format!("{s:?} is the inline policy this resource writes itself (policy_attachment = \"inline\"); give this one another name.")
-                        })
-                    }
+                    (s == INLINE_POLICY).then(|| {
+                        format!("{s:?} is the inline policy this resource writes itself (policy_attachment = \"inline\"); give this one another name.")
+                    })
                 },
             )))
             .validate(v::each(v::check(

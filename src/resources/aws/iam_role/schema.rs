@@ -4,37 +4,22 @@
 
 use super::{MAX_PREFIX, UNMANAGED_INLINE};
 use crate::aws::ownership::{self, OWNER_TAG_KEY};
+use crate::aws_names;
 use crate::policy::arn::{self, Arn};
 use crate::terraform::framework::Attribute;
 use crate::terraform::framework::validate::{self as v, Validator};
 use crate::terraform::tfvalue::{Type, Value};
 
 pub fn role_name_validator() -> impl Validator {
-    v::check(
-        "Must be 1–64 characters of letters, digits and `+=,.@_-`.",
-        |value| {
-            let s = value.as_str()?;
-            (!arn::is_role_name(s)).then(|| {
-                format!("{s:?} is not a valid IAM role name: 1–64 characters of letters, digits and +=,.@_-.")
-            })
-        },
-    )
+    aws_names::iam_role_name_validator()
 }
 
 pub fn name_prefix_validator() -> impl Validator {
-    v::check(
+    aws_names::validator(
         format!(
             "Must be 1–{MAX_PREFIX} characters of letters, digits and `+=,.@_-` (26 more are generated)."
         ),
-        |value| {
-            let s = value.as_str()?;
-            let ok = (1..=MAX_PREFIX).contains(&s.len()) && arn::is_role_name(s);
-            (!ok).then(|| {
-                format!(
-                    "{s:?} is not a valid role name prefix: 1–{MAX_PREFIX} characters of letters, digits and +=,.@_- (a 26-character suffix is added, and role names are at most 64)."
-                )
-            })
-        },
+        |s| aws_names::iam_role_name_prefix(s, MAX_PREFIX),
     )
 }
 
@@ -52,17 +37,7 @@ pub fn reserved_tag_key_validator() -> impl Validator {
 }
 
 pub fn path_validator() -> impl Validator {
-    v::check(
-        "Must be `/` or start and end with `/` (at most 512 characters).",
-        |value| {
-            let s = value.as_str()?;
-            let ok = s.len() <= 512
-                && s.starts_with('/')
-                && s.ends_with('/')
-                && s.bytes().all(|b| (0x21..=0x7e).contains(&b));
-            (!ok).then(|| format!("{s:?} is not an IAM path: it must be \"/\" or look like \"/karpenter/\"."))
-        },
-    )
+    aws_names::iam_path_validator()
 }
 
 pub fn policy_arn_validator() -> impl Validator {

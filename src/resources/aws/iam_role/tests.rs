@@ -1,5 +1,4 @@
 use super::*;
-use crate::policy::arn;
 use crate::terraform::framework::validate::Validator;
 
 #[test]
@@ -16,7 +15,7 @@ fn unique_names_fit_a_role_name_and_differ() {
     let a = unique_name(&"p".repeat(MAX_PREFIX));
     let b = unique_name(&"p".repeat(MAX_PREFIX));
     assert_eq!(a.len(), 64);
-    assert!(arn::is_role_name(&a));
+    assert!(crate::aws_names::iam_role_name(&a).is_ok());
     assert_ne!(a, b);
 }
 

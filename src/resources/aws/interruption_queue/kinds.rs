@@ -2,6 +2,7 @@
 //! the default prefix, shortened names, and reading a kind back from a rule's name or pattern.
 
 use super::*;
+use crate::aws_names;
 
 /// One kind of event Karpenter handles, and its rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -169,12 +170,8 @@ pub fn queue_name_from_import_id(id: &str) -> Option<String> {
     } else {
         id
     };
-    let ok = !name.is_empty()
-        && name.len() <= QUEUE_NAME_MAX
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    ok.then(|| name.to_string())
+    let standard = aws_names::sqs_queue_name(name) == Ok(aws_names::QueueKind::Standard);
+    standard.then(|| name.to_string())
 }
 
 /// Splits a rule name into (prefix, kind) when it ends with a known kind's suffix.

@@ -19,6 +19,7 @@ use crate::aws::eventbridge::RuleRemoval;
 use crate::aws::ownership;
 use crate::aws::sqs::QUEUE_DELETED_RECENTLY;
 use crate::aws::{EventBridge, Sqs};
+use crate::aws_names;
 use crate::context::KarpenterContext;
 use crate::resources::aws::listing;
 use crate::resources::aws::tags_all;
@@ -64,9 +65,9 @@ pub const DEFAULT_RETENTION: i64 = 300;
 /// AWS's default data key reuse period when a KMS key is used.
 pub const DEFAULT_KMS_REUSE: i64 = 300;
 /// EventBridge rule names are at most 64 characters.
-pub const RULE_NAME_MAX: usize = 64;
+pub const RULE_NAME_MAX: usize = aws_names::EVENTBRIDGE_RULE_NAME_MAX;
 /// SQS queue names are at most 80 characters.
-pub const QUEUE_NAME_MAX: usize = 80;
+pub const QUEUE_NAME_MAX: usize = aws_names::SQS_QUEUE_NAME_MAX;
 
 // ----------------------------------------------------------------------------------------
 
@@ -84,15 +85,13 @@ impl Resource<KarpenterContext> for InterruptionQueue {
         let root = AttributePath::root();
         if config.get("name").is_some_and(Value::is_null)
             && let Some(cluster) = get_str(config, "cluster_name")
-            && cluster.len() > QUEUE_NAME_MAX
+            && aws_names::eks_cluster_name(cluster).is_ok()
+            && let Err(e) = aws_names::sqs_queue_name(cluster)
         {
             diags.error_at(
                 &root.attr("cluster_name"),
                 "Cluster name too long for a queue name",
-                format!(
-                    "The queue is named after the cluster, but SQS queue names have at most {QUEUE_NAME_MAX} characters and this one has {}. Set `name`.",
-                    cluster.len()
-                ),
+                format!("The queue is named after the cluster, but {e}. Set `name`."),
             );
         }
         // `rule_names` names kinds this resource enables.

@@ -2,6 +2,7 @@
 //! its plan and its docs.
 
 use super::*;
+use crate::aws_names;
 
 pub(super) static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
     let rule_object = vec![
@@ -48,18 +49,14 @@ pub(super) static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
             Attribute::string("cluster_name")
                 .required()
                 .describe("Name of the EKS cluster. The queue is named after it unless `name` is set.")
-                .validate(v::length(1, 100))
-                .validate(v::matches(
-                    r"^[0-9A-Za-z][A-Za-z0-9_-]*$",
-                    "an EKS cluster name: letters, digits, hyphens and underscores, starting with a letter or digit",
-                )),
+                .validate(aws_names::eks_cluster_name_validator()),
             Attribute::string("name")
                 .optional()
                 .describe("Queue name; defaults to `cluster_name`. Changing it replaces the queue.")
-                .validate(v::length(1, QUEUE_NAME_MAX))
-                .validate(v::matches(
-                    r"^[A-Za-z0-9_-]+$",
-                    "an SQS queue name: letters, digits, hyphens and underscores (FIFO queues are not used)",
+                .validate(aws_names::validator(
+                    "Must be an SQS queue name: 1 to 80 letters, digits, hyphens and underscores (a standard queue: \
+                     FIFO queues, named `….fifo`, are not used).",
+                    standard_queue_name,
                 )),
             Attribute::string("queue_name").computed().stable().describe("The queue's name."),
             Attribute::string("queue_url").computed().stable().describe("The queue's URL."),
@@ -137,8 +134,10 @@ pub(super) static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
                      most {} characters.",
                     max_prefix_len()
                 ))
-                .validate(v::length(1, max_prefix_len()))
-                .validate(v::matches(r"^[.\-_A-Za-z0-9]+$", "letters, digits, `.`, `-` and `_`")),
+                .validate(aws_names::validator(
+                    format!("Must be 1 to {} letters, digits, `.`, `-` and `_`.", max_prefix_len()),
+                    |s| aws_names::eventbridge_rule_name_prefix(s, max_prefix_len()),
+                )),
             Attribute::map_of("rule_names", Type::String)
                 .optional()
                 .describe(
@@ -148,15 +147,7 @@ pub(super) static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
                      keep it to adopt those rules as they are, or leave it out to have the next apply replace them with \
                      rules of the prefix's names (the new rules are created and wired before the old ones are deleted).",
                 )
-                .validate(v::check(
-                    "Must be an EventBridge rule name: 1–64 letters, digits, `.`, `-` and `_`.",
-                    |value| {
-                        let s = value.as_str()?;
-                        let ok = (1..=RULE_NAME_MAX).contains(&s.len())
-                            && s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'));
-                        (!ok).then(|| format!("{s:?} is not an EventBridge rule name: 1–{RULE_NAME_MAX} letters, digits, `.`, `-` and `_`."))
-                    },
-                )),
+                .validate(v::each(aws_names::eventbridge_rule_name_validator())),
             Attribute::map_of_objects("rules", rule_object)
                 .computed()
                 .describe("The rules, by kind (`spot_interruption`, ...): name, ARN, pattern, state and target."),
@@ -184,3 +175,18 @@ pub(super) static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
     )
     .with_blocks(vec![timeouts::block(&[("create", "5m"), ("update", "5m"), ("delete", "5m")])])
 });
+
+/// The queue's own name: an SQS queue name, of a standard queue (EventBridge sends Karpenter's
+/// events to a standard queue; a FIFO queue would need message groups).
+fn standard_queue_name(name: &str) -> Result<(), aws_names::NameError> {
+    match aws_names::sqs_queue_name(name)? {
+        aws_names::QueueKind::Standard => Ok(()),
+        aws_names::QueueKind::Fifo => Err(aws_names::NameError::Character {
+            what: "the interruption queue's name (a standard queue)",
+            value: name.to_string(),
+            found: '.',
+            position: name.len() - ".fifo".len() + 1,
+            allowed: "letters, digits, hyphens and underscores",
+        }),
+    }
+}

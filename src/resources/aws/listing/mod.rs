@@ -30,6 +30,7 @@
 //! and import by identity; in [`shapes`], what the parts look like; in [`roles`] and
 //! [`queues`], the two listings.
 
+use crate::aws_names;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
@@ -40,7 +41,6 @@ use crate::aws::iam::{Iam, ListedRole};
 use crate::context::KarpenterContext;
 use crate::terraform::framework::list::{name_matches, name_prefix_attribute};
 use crate::terraform::framework::schema::{Attribute, Schema};
-use crate::terraform::framework::validate as v;
 use crate::terraform::framework::values::get_str;
 use crate::terraform::framework::{
     Diagnostics, IdentityAttribute, IdentitySchema, ListRequest, ListSink, ReadOutcome, Resource,
@@ -94,11 +94,7 @@ fn cluster_name_filter(how: &str) -> Attribute {
     Attribute::string("cluster_name")
         .optional()
         .describe(format!("Only the parts of this EKS cluster: {how}"))
-        .validate(v::length(1, 100))
-        .validate(v::matches(
-            r"^[0-9A-Za-z][A-Za-z0-9_-]*$",
-            "an EKS cluster name: letters, digits, hyphens and underscores, starting with a letter or digit",
-        ))
+        .validate(aws_names::eks_cluster_name_validator())
 }
 
 pub static QUEUE_LIST: LazyLock<Schema> = LazyLock::new(|| {

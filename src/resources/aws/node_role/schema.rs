@@ -3,6 +3,7 @@
 //! access entry type and access policy each shape needs.
 
 use super::*;
+use crate::aws_names;
 
 pub(super) const DEFAULT_PREFIX: &str = "karpenter-node-";
 pub(super) const TYPE_NAME: &str = "karpenter_node_role";
@@ -54,7 +55,7 @@ pub(super) static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
             vec![Attribute::string("cluster_name")
                 .required()
                 .describe("Name of the EKS cluster whose nodes use the role.")
-                .validate(v::non_empty())],
+                .validate(aws_names::eks_cluster_name_validator())],
         )
         .describe(
             "Give the role's nodes access to the cluster with an EKS access entry, made and kept by this \
