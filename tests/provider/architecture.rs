@@ -89,40 +89,6 @@ const STILL_CIRCULAR: &[(&str, &str)] = &[
     ("resources::aws::node_role", "resources::aws::node_role::list"),
     ("resources::aws::node_role", "resources::aws::node_role::model"),
     ("resources::aws::node_role", "resources::aws::node_role::schema"),
-    // src/resources/kube (the Kubernetes room)
-    ("resources::kube::object", "resources::kube::object::delete"),
-    ("resources::kube::object", "resources::kube::object::references"),
-    ("resources::kube::object", "resources::kube::object::values"),
-    ("resources::kube::v1", "resources::kube::v1::ec2_node_class"),
-    ("resources::kube::v1", "resources::kube::v1::node_pool"),
-    (
-        "resources::kube::v1::ec2_node_class",
-        "resources::kube::v1::ec2_node_class::instance",
-    ),
-    (
-        "resources::kube::v1::ec2_node_class",
-        "resources::kube::v1::ec2_node_class::kubelet",
-    ),
-    (
-        "resources::kube::v1::ec2_node_class",
-        "resources::kube::v1::ec2_node_class::selectors",
-    ),
-    (
-        "resources::kube::v1::ec2_node_class",
-        "resources::kube::v1::ec2_node_class::status",
-    ),
-    (
-        "resources::kube::v1::node_pool",
-        "resources::kube::v1::node_pool::auto_mode",
-    ),
-    (
-        "resources::kube::v1alpha5",
-        "resources::kube::v1alpha5::node_template",
-    ),
-    (
-        "resources::kube::v1alpha5",
-        "resources::kube::v1alpha5::provisioner",
-    ),
     // src/instance_types (not in a room of #40 yet)
     ("instance_types", "instance_types::catalog"),
     // acceptance-tests/kube-testserver/src (the Kubernetes API test server)
@@ -706,6 +672,20 @@ fn the_karpenter_layers_point_downwards() {
     };
     // What each layer must not use.
     let forbidden: &[(&str, &[&str])] = &[
+        (
+            "aws_names",
+            &[
+                "settings",
+                "policy",
+                "instance_types",
+                "aws",
+                "k8s",
+                "context",
+                "resources::kube",
+                "resources::aws",
+                "provider",
+            ],
+        ),
         (
             "settings",
             &[

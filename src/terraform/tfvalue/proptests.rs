@@ -130,7 +130,12 @@ fn arb_refinements(ty: &Type) -> BoxedStrategy<Refinements> {
 fn arb_value(ty: &Type, opts: Opts) -> BoxedStrategy<Value> {
     let mut choices = vec![(1, Just(Value::Null).boxed()), (6, arb_known(ty, opts))];
     if opts.unknowns {
-        choices.push((1, arb_refinements(ty).prop_map(|r| Value::Unknown(Box::new(r))).boxed()));
+        choices.push((
+            1,
+            arb_refinements(ty)
+                .prop_map(|r| Value::Unknown(Box::new(r)))
+                .boxed(),
+        ));
     }
     Union::new_weighted(choices).boxed()
 }
