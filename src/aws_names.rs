@@ -61,12 +61,15 @@ pub enum NameError {
     PathShape { what: &'static str, value: String },
 }
 
+/// A rule on the first character: the test, and how a message names what it allows.
+type FirstCharacter = (fn(char) -> bool, &'static str);
+
 /// One rule: what the name is, its length limit, its first character and the characters it
 /// may hold.
 struct Rule {
     what: &'static str,
     max: usize,
-    first: Option<(fn(char) -> bool, &'static str)>,
+    first: Option<FirstCharacter>,
     allowed: fn(char) -> bool,
     allowed_text: &'static str,
 }
