@@ -6,8 +6,8 @@
 
 use std::sync::LazyLock;
 
+use super::model::{InstanceType, memory_capacity_bytes};
 use super::quantity;
-use super::{InstanceType, memory_capacity_bytes};
 
 /// One instance type: an index into [`STRINGS`] per label key ([`LABEL_KEYS`]) and per
 /// resource ([`RESOURCE_NAMES`]), `u16::MAX` where the type has none; its on-demand price in

@@ -89,8 +89,6 @@ const STILL_CIRCULAR: &[(&str, &str)] = &[
     ("resources::aws::node_role", "resources::aws::node_role::list"),
     ("resources::aws::node_role", "resources::aws::node_role::model"),
     ("resources::aws::node_role", "resources::aws::node_role::schema"),
-    // src/instance_types (not in a room of #40 yet)
-    ("instance_types", "instance_types::catalog"),
     // acceptance-tests/kube-testserver/src (the Kubernetes API test server)
     ("server", "server::discovery"),
     ("server", "server::json_patch"),
