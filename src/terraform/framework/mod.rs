@@ -228,6 +228,9 @@ pub trait DataSource<C: Send + Sync>: Send + Sync {
 pub enum DataReadOutcome {
     /// The full state.
     Read(Value),
+    /// The full state, already msgpack-encoded as the schema's type (for answers too large to
+    /// build as a [`Value`] first; see [`crate::terraform::tfvalue::msgpack::Stream`]).
+    Encoded(Vec<u8>),
     /// Not readable yet. Where Terraform allows deferral the read is deferred; otherwise these
     /// diagnostics (errors saying why and what to do) are returned, as a data source has no
     /// prior state to keep.

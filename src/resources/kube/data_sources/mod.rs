@@ -104,6 +104,10 @@ pub fn read_result(
 ) -> Result<crate::terraform::tfvalue::Value, Diagnostics> {
     match outcome? {
         DataReadOutcome::Read(v) => Ok(v),
+        DataReadOutcome::Encoded(_) => Err(Diagnostics::from_error(
+            "Data source not read",
+            "The data source answered in encoded form where its value was asked for. This is a bug of the provider; please report it.",
+        )),
         DataReadOutcome::NotYet(d) => Err(d),
     }
 }

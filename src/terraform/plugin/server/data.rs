@@ -62,6 +62,13 @@ impl<P: Provider> ProviderServer<P> {
                 .is_some_and(|c| c.deferral_allowed);
             match outcome {
                 DataReadOutcome::Read(state) => encode(&state, &ty, "data source state").map(|s| (s, None)),
+                DataReadOutcome::Encoded(msgpack) => Ok((
+                    pb::DynamicValue {
+                        msgpack,
+                        json: Vec::new(),
+                    },
+                    None,
+                )),
                 // Deferred: the computed attributes stay unknown until the read can happen.
                 DataReadOutcome::NotYet(_) if deferral_allowed => {
                     let state = unknown_computed(&ds.schema().attributes, &config);

@@ -18,10 +18,12 @@
 
 mod read;
 mod rules;
+mod stream;
 mod write;
 
 pub use read::decode;
 pub(crate) use rules::missing_message;
+pub use stream::Stream;
 pub use write::encode;
 pub(crate) use write::{
     check_attributes, dynamic_of_dynamic, enc_mismatch, enc_too_deep, enc_tuple_length, unwrapped_dynamic,

@@ -9,6 +9,7 @@ pub mod state;
 use async_trait::async_trait;
 
 use crate::context::KarpenterContext;
+use crate::instance_types::requirements::Requirement;
 use crate::instance_types::{Flavor, catalog, selection};
 use crate::resources::kube::kind::rules::launchable::written_requirements;
 use crate::terraform::framework::values::get_str;
@@ -50,16 +51,37 @@ fn unreadable_requirements() -> Diagnostics {
 }
 
 impl InstanceTypes {
-    /// The answer from the offline table.
-    fn offline(config: &Value) -> Result<Value, Diagnostics> {
+    /// The requirements and the types they select in the offline table.
+    fn offline_selection(
+        config: &Value,
+    ) -> Result<(Vec<Requirement>, Vec<&'static catalog::Row>), Diagnostics> {
         let requirements = written_requirements(config.get("requirements").unwrap_or(&Value::Null))
             .ok_or_else(unreadable_requirements)?;
         let selected =
             selection::select(catalog::all(), &requirements, Flavor::Either).ok_or_else(malformed)?;
-        Ok(with(
+        Ok((requirements, selected))
+    }
+
+    /// The answer from the offline table, as a value.
+    fn offline(config: &Value) -> Result<Value, Diagnostics> {
+        let (requirements, selected) = Self::offline_selection(config)?;
+        let computed =
+            state::computed(selected, &requirements, Flavor::Either).map_err(|e| unanswerable(&e))?;
+        Ok(with(config, computed))
+    }
+
+    /// The answer from the offline table, encoded as the read's answer without building its
+    /// values first (the same bytes as [`Self::offline`]'s value encodes to).
+    fn offline_encoded(config: &Value) -> Result<Vec<u8>, Diagnostics> {
+        let (requirements, selected) = Self::offline_selection(config)?;
+        state::encoded(
             config,
-            state::computed(selected, &requirements, Flavor::Either),
-        ))
+            selected,
+            &requirements,
+            Flavor::Either,
+            &SCHEMA.value_type(),
+        )
+        .map_err(|e| unanswerable(&e))
     }
 
     /// The answer from EC2: the types the region (or the zones) offers, described as Karpenter
@@ -109,10 +131,9 @@ impl InstanceTypes {
             })
             .collect();
         let selected = selection::select(&types, &requirements, Flavor::Either).ok_or_else(malformed)?;
-        Ok(DataReadOutcome::Read(with(
-            config,
-            state::computed(selected, &requirements, Flavor::Either),
-        )))
+        let computed =
+            state::computed(selected, &requirements, Flavor::Either).map_err(|e| unanswerable(&e))?;
+        Ok(DataReadOutcome::Read(with(config, computed)))
     }
 
     #[cfg(not(feature = "ec2"))]
@@ -122,6 +143,16 @@ impl InstanceTypes {
             "This build of the provider has no EC2 client (built without the `ec2` feature); use source = \"offline\".",
         ))
     }
+}
+
+/// A fault of the provider itself (its schema and its answer disagree), not of the input.
+fn unanswerable(why: &str) -> Diagnostics {
+    Diagnostics::from_error(
+        "Instance types not answered",
+        format!(
+            "The provider could not write its answer ({why}). This is a bug of the provider; please report it."
+        ),
+    )
 }
 
 fn malformed() -> Diagnostics {
@@ -187,8 +218,12 @@ impl DataSource<KarpenterContext> for InstanceTypes {
     }
 
     async fn read(&self, ctx: &KarpenterContext, config: &Value) -> Result<Value, Diagnostics> {
-        match self.read_or_defer(ctx, config).await? {
+        if !is_ec2(config) {
+            return Self::offline(config);
+        }
+        match Self::from_ec2(ctx, config).await? {
             DataReadOutcome::Read(v) => Ok(v),
+            DataReadOutcome::Encoded(_) => Err(unanswerable("an encoded answer where a value was asked for")),
             DataReadOutcome::NotYet(d) => Err(d),
         }
     }
@@ -201,6 +236,6 @@ impl DataSource<KarpenterContext> for InstanceTypes {
         if is_ec2(config) {
             return Self::from_ec2(ctx, config).await;
         }
-        Self::offline(config).map(DataReadOutcome::Read)
+        Self::offline_encoded(config).map(DataReadOutcome::Encoded)
     }
 }
