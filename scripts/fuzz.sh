@@ -2,8 +2,9 @@
 # Coverage-guided fuzzing of the provider's input parsers (fuzz/, libFuzzer on stable Rust).
 #
 #   scripts/fuzz.sh ci                     build, then every target for FUZZ_CI_SECONDS (default
-#                                          20) from the committed corpus; exits non-zero on a
-#                                          crash. The committed corpus is not changed.
+#                                          20) from the committed corpus, FUZZ_JOBS (default: the
+#                                          cores) at a time; exits non-zero on a crash. The
+#                                          committed corpus is not changed.
 #   scripts/fuzz.sh ci-build               only the build of `ci` (FUZZ_NO_BUILD=1 scripts/fuzz.sh ci
 #                                          then runs it)
 #   scripts/fuzz.sh long [SECONDS] [TARGET...]
@@ -30,8 +31,9 @@ fuzz="$root/fuzz"
 export CARGO_TARGET_DIR="${FUZZ_TARGET_DIR:-$root/target/fuzz}"
 export RUSTC_WRAPPER="$fuzz/rustc-wrapper.sh"
 # The wrapper's flags are invisible to cargo's fingerprints; a separate target dir keeps the
-# instrumented artifacts apart from the main build.
-unset RUSTFLAGS CARGO_ENCODED_RUSTFLAGS || true
+# instrumented artifacts apart from the main build. scripts/test.sh's clippy wrapper is not for
+# this build either.
+unset RUSTFLAGS CARGO_ENCODED_RUSTFLAGS RUSTC_WORKSPACE_WRAPPER || true
 bin="$CARGO_TARGET_DIR/release"
 targets=(tfvalue_msgpack tfvalue_json kube_read kube_write move_state policy_text)
 
@@ -93,12 +95,25 @@ case "$mode" in
         build
         # `ci-build` only builds (scripts/test.sh builds while the tests run, then fuzzes).
         [[ "$mode" == ci-build ]] && exit 0
-        failed=0
+        # One target per core at a time (libFuzzer runs one process per target): the targets
+        # are independent, and a run is bounded by its seconds, not by its CPU.
+        jobs="${FUZZ_JOBS:-$(nproc)}"
+        pids=()
         for t in "${targets[@]}"; do
-            # A scratch corpus: what the run finds is not written into the repository.
-            work="$(mktemp -d)"
-            run_target "$t" "$seconds" "$work" "$fuzz/corpus/$t" || failed=1
-            rm -rf "$work"
+            while [[ $(jobs -rp | wc -l) -ge $jobs ]]; do wait -n || true; done
+            (
+                # A scratch corpus: what the run finds is not written into the repository.
+                work="$(mktemp -d)"
+                status=0
+                run_target "$t" "$seconds" "$work" "$fuzz/corpus/$t" || status=1
+                rm -rf "$work"
+                exit $status
+            ) &
+            pids+=($!)
+        done
+        failed=0
+        for pid in "${pids[@]}"; do
+            wait "$pid" || failed=1
         done
         exit $failed
         ;;

@@ -2,8 +2,9 @@
 # Runs every check and test of the project: formatting, clippy (warnings are errors), unit and
 # property tests, protocol tests against the built plugin, the Kubernetes API test server's own
 # tests, the acceptance tests that drive the real `terraform` binary (moto is installed into
-# target/ by the harness when an AWS test needs it), and a short fuzzing run. Clippy and the
-# fuzz build run beside the tests, at the lowest priority. `.ci/run` calls exactly this.
+# target/ by the harness when an AWS test needs it), and a short fuzzing run. Clippy runs inside
+# the test build; the fuzz build runs beside the tests, at the lowest priority. `.ci/run` calls
+# exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,6 +12,7 @@ need() {
   command -v "$1" >/dev/null 2>&1 || { echo "error: '$1' is not on PATH: $2" >&2; exit 1; }
 }
 need cargo "install the Rust toolchain (stable)"
+need clippy-driver "install clippy (rustup component add clippy)"
 need terraform "the acceptance tests drive the terraform CLI (1.11 or newer)"
 need python3 "the AWS acceptance tests run moto (installed automatically into target/)"
 
@@ -36,20 +38,21 @@ stage "rustfmt"
 cargo fmt --all -- --check
 need g++ "libFuzzer is built from C++ source by libfuzzer-sys"
 
-stage "build (every test and binary of the workspace)"
+# Clippy is the compiler of this workspace's crates for the whole run (scripts/clippy-rustc.sh):
+# the build stage lints every target `cargo clippy --workspace --all-targets` would (lib, bins,
+# tests; the workspace has no benches or examples) with warnings as errors, and the nested
+# `cargo build` of the acceptance harness inherits the same wrapper, so it finds everything fresh.
+export RUSTC_WORKSPACE_WRAPPER="$PWD/scripts/clippy-rustc.sh"
+
+stage "build and clippy (every test and binary of the workspace; warnings are errors)"
 cargo test --workspace --no-run --quiet
 
-# While the tests run (mostly waiting on terraform, moto and the test server), the two other
-# builds use the idle CPU at the lowest priority: clippy (its own target directory: check
-# artifacts are not build artifacts, and the tests' own `cargo build` must not wait for its
-# lock), then the instrumented fuzz build. Their output is shown after the tests.
+# While the tests run (mostly waiting on terraform, moto and the test server), the instrumented
+# fuzz build (its own target directory) uses the idle CPU at the lowest priority. Its output is
+# shown after the tests.
 logs=target/ci-logs
 mkdir -p "$logs"
 (
-  rc=0
-  CARGO_TARGET_DIR=target/clippy nice -n 19 cargo clippy --workspace --all-targets --quiet -- -D warnings \
-    >"$logs/clippy.log" 2>&1 || rc=$?
-  echo "$rc" >"$logs/clippy.rc"
   rc=0
   nice -n 19 scripts/fuzz.sh ci-build >"$logs/fuzz-build.log" 2>&1 || rc=$?
   echo "$rc" >"$logs/fuzz-build.rc"
@@ -57,15 +60,12 @@ mkdir -p "$logs"
 beside=$!
 trap 'kill $beside 2>/dev/null || true; summary' EXIT
 
-stage "tests (unit, property, protocol, test server, acceptance), with clippy and the fuzz build beside them"
+stage "tests (unit, property, protocol, test server, acceptance), with the fuzz build beside them"
 tests_rc=0
 cargo test --workspace --no-fail-fast -- --test-threads="${TEST_THREADS:-2}" || tests_rc=$?
 wait "$beside" || true
 trap summary EXIT
 
-stage "clippy (warnings are errors)"
-cat "$logs/clippy.log"
-[[ "$(cat "$logs/clippy.rc")" == 0 ]] || { echo "clippy failed" >&2; exit 1; }
 [[ $tests_rc == 0 ]] || { echo "tests failed (exit $tests_rc)" >&2; exit "$tests_rc"; }
 
 stage "fuzz (short: every target for ${FUZZ_CI_SECONDS:-20} s from the committed corpus)"
