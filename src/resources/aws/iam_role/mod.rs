@@ -617,11 +617,6 @@ pub fn partition_and_account(role_arn: &str) -> Option<(String, String)> {
     Arn::parse(role_arn).ok().map(|a| (a.partition, a.account))
 }
 
-/// True when a plan or prior value has every listed attribute known.
-pub fn known(value: &Value, names: &[&str]) -> bool {
-    names.iter().all(|n| value.get(n).is_none_or(|v| !v.is_unknown()))
-}
-
 /// The computed attribute listing inline policies not in the configuration.
 pub const UNMANAGED_INLINE: &str = "unmanaged_inline_policies";
 
