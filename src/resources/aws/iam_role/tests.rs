@@ -1,5 +1,14 @@
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value as Json;
+
+use super::names::{MAX_PREFIX, unique_name};
 use super::*;
+use crate::aws::iam::{ProfileInfo, RoleInfo};
+use crate::aws::ownership::OWNER_TAG_KEY;
+use crate::terraform::framework::Diagnostics;
 use crate::terraform::framework::validate::Validator;
+use crate::terraform::tfvalue::{AttributePath, Value};
 
 #[test]
 fn canonical_text_ignores_key_order_and_whitespace() {
