@@ -3,18 +3,25 @@
 
 use async_trait::async_trait;
 
-use super::*;
 use crate::aws::iam::{Iam, ListedRole};
 use crate::aws::ownership;
-use crate::resources::aws::listing::*;
+use crate::context::KarpenterContext;
+use crate::resources::aws::listing::text;
+use crate::resources::aws::listing::{CONTROLLER_ROLE_NAME_PREFIX, read_back};
+use crate::resources::aws::listing::{
+    RoleListing, Trust, Verdict, cannot_import, cluster_from_name, list_roles, unreadable,
+};
+use crate::terraform::framework::Resource;
+use crate::terraform::framework::values::get_str;
 use crate::terraform::framework::{ListRequest, ListSink};
 
-struct ControllerRoles;
+/// The role listing of `karpenter_controller_role`, importing through the resource type.
+struct ControllerRoles<'a, R>(&'a R);
 
 #[async_trait]
-impl RoleListing for ControllerRoles {
+impl<R: Resource<KarpenterContext>> RoleListing for ControllerRoles<'_, R> {
     fn type_name(&self) -> &'static str {
-        ControllerRole.type_name()
+        self.0.type_name()
     }
 
     fn trust_fits(&self, trust: &Trust) -> bool {
@@ -41,7 +48,7 @@ impl RoleListing for ControllerRoles {
         }
         // Its permissions must be in the shape the resource manages: the import reads them
         // (and the cluster they are scoped to).
-        let imported = match ControllerRole.import(ctx, &role.name).await {
+        let imported = match self.0.import(ctx, &role.name).await {
             Ok(s) => s,
             Err(d) => {
                 return Verdict::Skip {
@@ -55,7 +62,7 @@ impl RoleListing for ControllerRoles {
             }
         };
         let state = if include_state {
-            match read_back(&ControllerRole, ctx, imported.clone()).await {
+            match read_back(self.0, ctx, imported.clone()).await {
                 Ok(s) => Some(s),
                 Err(why) => return cannot_import(self.type_name(), &role.name, &why),
             }
@@ -77,7 +84,12 @@ impl RoleListing for ControllerRoles {
     }
 }
 
-/// `list "karpenter_controller_role" …`.
-pub async fn list_controller_roles(ctx: &KarpenterContext, request: &ListRequest, sink: &ListSink) {
-    list_roles(&ControllerRoles, ctx, request, sink).await;
+/// `list "karpenter_controller_role" …`, importing each role found with `resource`.
+pub async fn list_controller_roles<R: Resource<KarpenterContext>>(
+    resource: &R,
+    ctx: &KarpenterContext,
+    request: &ListRequest,
+    sink: &ListSink,
+) {
+    list_roles(&ControllerRoles(resource), ctx, request, sink).await;
 }

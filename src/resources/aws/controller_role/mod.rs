@@ -5,59 +5,41 @@
 //! are exactly those `karpenter_controller_policy` renders for the same inputs (the same
 //! `policy::controller` code), as one inline policy or as one managed policy per upstream group.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::sync::LazyLock;
+use std::collections::BTreeMap;
 
 use async_trait::async_trait;
-use serde_json::{Value as Json, json};
+use serde_json::Value as Json;
 
 use crate::aws::iam::Iam;
 use crate::context::{KarpenterContext, ProviderDefault};
-use crate::policy::PolicyDocument;
 use crate::policy::arn::{self, Arn};
-use crate::policy::controller::{ControllerPolicyInputs, policy_document, policy_groups};
+use crate::policy::controller::policy_groups;
 use crate::policy::equivalence::{statements, values_of};
-use crate::resources::aws::iam_role::{self, Actual, Desired, OwnedPolicy, ReadScope};
+use crate::resources::aws::iam_role::{self, Actual, ReadScope};
 use crate::resources::aws::listing;
 use crate::resources::aws::tags_all;
-use crate::terraform::framework::validate::{self as v, Validator};
 use crate::terraform::framework::values::{get_str, object, string_list};
 use crate::terraform::framework::{
-    ApplyOutcome, Attribute, Diagnostics, IdentitySchema, ListRequest, ListSink, ReadOutcome, Resource,
-    Schema,
+    ApplyOutcome, Diagnostics, IdentitySchema, ListRequest, ListSink, ReadOutcome, Resource, Schema,
 };
-use crate::terraform::tfvalue::{AttributePath, Type, Value};
+use crate::terraform::tfvalue::{AttributePath, Value};
+use list::list_controller_roles;
+use model::{
+    GROUPS, all_group_arns, check_sizes, desired, expected_policy, group_arn, inputs, managed,
+    policy_in_force, state, trust_policy, unmanaged,
+};
+use schema::{
+    ADDITIONAL_INLINE, DEFAULT_PREFIX, INLINE_POLICY, POD_IDENTITY_PRINCIPAL, SCHEMA, TYPE_NAME,
+    parse_oidc_provider,
+};
 
 mod losses;
 mod model;
 mod schema;
-use model::*;
-pub use schema::*;
 
 mod list;
-pub use list::*;
 
 pub struct ControllerRole;
-
-const DEFAULT_PREFIX: &str = "karpenter-controller-";
-const TYPE_NAME: &str = "karpenter_controller_role";
-/// Name of the inline policy holding the controller's permissions.
-pub const INLINE_POLICY: &str = "KarpenterControllerPolicy";
-/// The attribute of the role's other inline policies, by name.
-pub const ADDITIONAL_INLINE: &str = "additional_inline_policies";
-/// The upstream groups, one managed policy each (`<role name>-<group>`).
-pub const GROUPS: &[&str] = &[
-    "NodeLifecycle",
-    "IAMIntegration",
-    "EKSIntegration",
-    "Interruption",
-    "ZonalShift",
-    "ResourceDiscovery",
-];
-/// IAM's limit on one managed policy document.
-pub const MANAGED_POLICY_LIMIT: usize = 6144;
-/// IAM's limit on all inline policies of a role together.
-pub const INLINE_POLICY_LIMIT: usize = 10240;
 
 async fn iam(ctx: &KarpenterContext) -> Result<Iam, Diagnostics> {
     Ok(Iam::new(ctx.aws().await?.iam()))
@@ -438,7 +420,7 @@ impl Resource<KarpenterContext> for ControllerRole {
     }
 
     async fn list(&self, ctx: &KarpenterContext, request: &ListRequest, sink: &ListSink) {
-        list_controller_roles(ctx, request, sink).await;
+        list_controller_roles(self, ctx, request, sink).await;
     }
 
     async fn create(&self, ctx: &KarpenterContext, planned: &Value) -> ApplyOutcome {

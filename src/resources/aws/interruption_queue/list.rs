@@ -3,10 +3,26 @@
 //! rules that target them and by this provider's ownership tag). The generic part is in
 //! [`crate::resources::aws::listing`].
 
-use super::*;
-use crate::resources::aws::listing::{self, *};
-use crate::terraform::framework::list::name_matches;
+use std::collections::BTreeMap;
+
 use serde_json::Value as Json;
+
+use super::calls::queue_arn_from_url;
+use super::kinds::{RULE_KINDS, cluster_for_import, rule_prefix_of, split_rule_name};
+use super::schema::{CLUSTER_TAG_KEY, TYPE_NAME};
+use crate::aws::error::AwsError;
+use crate::aws::{EventBridge, Sqs, ownership};
+use crate::context::KarpenterContext;
+use crate::resources::aws::listing;
+use crate::resources::aws::listing::imported_and_read;
+use crate::resources::aws::listing::{
+    QUEUE_IDENTITY, account_mismatch, arn_region_account, explain_failed_import, queue_identity,
+    region_mismatch,
+};
+use crate::terraform::framework::list::name_matches;
+use crate::terraform::framework::values::get_str;
+use crate::terraform::framework::{Diagnostics, IdentitySchema, ListRequest, ListSink, Resource};
+use crate::terraform::tfvalue::Value;
 
 /// The name a person reads for a queue: its cluster and region, and the queue's own name
 /// when it is not the cluster's.
@@ -53,7 +69,12 @@ pub(crate) fn rules_not_adopted(queue: &str, rule_names: &[String]) -> Diagnosti
 /// `list "karpenter_interruption_queue" …`: one ListRules and a ListTargetsByRule per rule
 /// with an interruption pattern first, then the queues in name order, each with one
 /// ListQueueTags (and the import, when states are asked for).
-pub async fn list_queues(ctx: &KarpenterContext, request: &ListRequest, sink: &ListSink) {
+pub async fn list_queues<R: Resource<KarpenterContext>>(
+    resource: &R,
+    ctx: &KarpenterContext,
+    request: &ListRequest,
+    sink: &ListSink,
+) {
     let aws = match ctx.aws().await {
         Ok(a) => a,
         Err(d) => return sink.fail(d).await,
@@ -136,7 +157,7 @@ pub async fn list_queues(ctx: &KarpenterContext, request: &ListRequest, sink: &L
             continue;
         }
         let state = if sink.include_state() {
-            match imported_and_read(&InterruptionQueue, ctx, &name).await {
+            match imported_and_read(resource, ctx, &name).await {
                 Ok(s) => Some(s),
                 Err(why) => {
                     let more = sink
@@ -213,7 +234,8 @@ async fn arn_and_tags(
 
 /// `import { identity = { queue_name, region, account_id } }`: the region is checked against
 /// the provider's before any call, the account against the queue found (or STS when none is).
-pub async fn import_queue_by_identity(
+pub async fn import_queue_by_identity<R: Resource<KarpenterContext>>(
+    resource: &R,
     ctx: &KarpenterContext,
     identity: &Value,
 ) -> Result<Value, Diagnostics> {
@@ -226,7 +248,7 @@ pub async fn import_queue_by_identity(
     {
         return Err(region_mismatch(TYPE_NAME, wanted, actual));
     }
-    let state = match InterruptionQueue.import(ctx, name).await {
+    let state = match resource.import(ctx, name).await {
         Ok(s) => s,
         Err(d) => return Err(explain_failed_import(ctx, TYPE_NAME, wanted_account, d).await),
     };

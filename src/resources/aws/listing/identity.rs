@@ -2,8 +2,40 @@
 //! the identity's region and account checked against the provider configuration, then the
 //! import by name.
 
-use super::*;
+use std::sync::LazyLock;
+
+use crate::context::KarpenterContext;
 use crate::policy::arn::Arn;
+use crate::terraform::framework::values::get_str;
+use crate::terraform::framework::{Diagnostics, IdentityAttribute, IdentitySchema, Resource};
+use crate::terraform::tfvalue::{AttributePath, Value};
+
+pub static QUEUE_IDENTITY: LazyLock<IdentitySchema> = LazyLock::new(|| {
+    IdentitySchema::new(vec![
+        IdentityAttribute::required("queue_name", "The SQS queue's name (`queue_name`)."),
+        IdentityAttribute::optional(
+            "region",
+            "The queue's AWS region. When set, an import checks that the provider configuration it uses is \
+             configured for this region.",
+        ),
+        IdentityAttribute::optional(
+            "account_id",
+            "The queue's AWS account ID. When set, an import checks that the provider's credentials belong to \
+             this account.",
+        ),
+    ])
+});
+
+pub static ROLE_IDENTITY: LazyLock<IdentitySchema> = LazyLock::new(|| {
+    IdentitySchema::new(vec![
+        IdentityAttribute::required("name", "The IAM role's name."),
+        IdentityAttribute::optional(
+            "account_id",
+            "The role's AWS account ID. When set, an import checks that the provider's credentials belong to this \
+             account.",
+        ),
+    ])
+});
 
 /// The region and account of an ARN (`arn:<partition>:<service>:<region>:<account>:…`), in
 /// any partition.

@@ -30,65 +30,21 @@
 //! and import by identity; in [`shapes`], what the parts look like; in [`roles`] and
 //! [`queues`], the two listings.
 
-use crate::aws_names;
-use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
-use async_trait::async_trait;
-use serde_json::Value as Json;
-
-use crate::aws::iam::{Iam, ListedRole};
+use crate::aws_names;
 use crate::context::KarpenterContext;
-use crate::terraform::framework::list::{name_matches, name_prefix_attribute};
+use crate::terraform::framework::list::name_prefix_attribute;
 use crate::terraform::framework::schema::{Attribute, Schema};
-use crate::terraform::framework::values::get_str;
-use crate::terraform::framework::{
-    Diagnostics, IdentityAttribute, IdentitySchema, ListRequest, ListSink, ReadOutcome, Resource,
-};
-use crate::terraform::tfvalue::{AttributePath, Value};
+use crate::terraform::framework::{Diagnostics, ReadOutcome, Resource};
+use crate::terraform::tfvalue::Value;
 
 /// Upstream's node role name: `KarpenterNodeRole-<cluster>`.
 pub const NODE_ROLE_NAME_PREFIX: &str = "KarpenterNodeRole-";
 /// Upstream's controller role name: `KarpenterControllerRole-<cluster>`.
 pub const CONTROLLER_ROLE_NAME_PREFIX: &str = "KarpenterControllerRole-";
-/// The EKS Pod Identity service principal.
-const POD_IDENTITY_PRINCIPAL: &str = "pods.eks.amazonaws.com";
-/// Tags other tools put on a role to name its cluster, in the order they are trusted.
-const CLUSTER_TAG_KEYS: &[&str] = &[
-    "karpenter.sh/discovery",
-    "eks:eks-cluster-name",
-    "eks:cluster-name",
-    "alpha.eksctl.io/cluster-name",
-];
 
 // ---- schemas --------------------------------------------------------------------------------
-
-pub static QUEUE_IDENTITY: LazyLock<IdentitySchema> = LazyLock::new(|| {
-    IdentitySchema::new(vec![
-        IdentityAttribute::required("queue_name", "The SQS queue's name (`queue_name`)."),
-        IdentityAttribute::optional(
-            "region",
-            "The queue's AWS region. When set, an import checks that the provider configuration it uses is \
-             configured for this region.",
-        ),
-        IdentityAttribute::optional(
-            "account_id",
-            "The queue's AWS account ID. When set, an import checks that the provider's credentials belong to \
-             this account.",
-        ),
-    ])
-});
-
-pub static ROLE_IDENTITY: LazyLock<IdentitySchema> = LazyLock::new(|| {
-    IdentitySchema::new(vec![
-        IdentityAttribute::required("name", "The IAM role's name."),
-        IdentityAttribute::optional(
-            "account_id",
-            "The role's AWS account ID. When set, an import checks that the provider's credentials belong to this \
-             account.",
-        ),
-    ])
-});
 
 fn cluster_name_filter(how: &str) -> Attribute {
     Attribute::string("cluster_name")
@@ -147,9 +103,12 @@ mod identity;
 mod roles;
 mod shapes;
 
-pub use identity::*;
-pub use roles::*;
-pub use shapes::*;
+pub use identity::{
+    QUEUE_IDENTITY, ROLE_IDENTITY, account_mismatch, arn_region_account, explain_failed_import,
+    import_role_by_identity, queue_identity, region_alias, region_mismatch, role_identity,
+};
+pub use roles::{RoleListing, Verdict, cannot_import, list_roles, unreadable};
+pub use shapes::{Trust, classify_trust, cluster_from_name, cluster_from_tags, strings};
 
 /// The state an import of `id` followed by a refresh gives (what Terraform stores for an
 /// imported object), or why there is none.
@@ -191,10 +150,9 @@ pub fn text(d: &Diagnostics) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
-    use crate::resources::aws::interruption_queue::{
-        self as queue, is_interruption_pattern, queue_display_name, queue_name_of_url, rules_not_adopted,
-    };
     use crate::terraform::framework::values::object;
     use serde_json::json;
 
@@ -210,55 +168,6 @@ mod tests {
         );
         assert_eq!(arn_region_account("not-an-arn"), None);
         assert_eq!(arn_region_account("arn:aws:sqs:us-east-1"), None);
-    }
-
-    #[test]
-    fn a_queue_identity_needs_name_region_and_account() {
-        let state = object([
-            ("queue_name", Value::string("demo")),
-            (
-                "queue_arn",
-                Value::string("arn:aws:sqs:eu-west-1:123456789012:demo"),
-            ),
-            ("rules", Value::Null),
-        ]);
-        assert_eq!(
-            queue_identity(&state),
-            object([
-                ("queue_name", Value::string("demo")),
-                ("region", Value::string("eu-west-1")),
-                ("account_id", Value::string("123456789012")),
-            ])
-        );
-        // A planned create: the ARN is not known yet.
-        let planned = object([
-            ("queue_name", Value::string("demo")),
-            ("queue_arn", Value::unknown()),
-            ("rules", Value::unknown()),
-        ]);
-        assert_eq!(queue_identity(&planned), Value::Null);
-        // The queue gone out of band, its rules not: they name the same region and account.
-        let gone = object([
-            ("queue_name", Value::string("demo")),
-            ("queue_arn", Value::Null),
-            (
-                "rules",
-                Value::Map(
-                    [(
-                        "rebalance".to_string(),
-                        object([(
-                            "arn",
-                            Value::string(
-                                "arn:aws:events:eu-west-1:123456789012:rule/Karpenter-demo-Rebalance",
-                            ),
-                        )]),
-                    )]
-                    .into(),
-                ),
-            ),
-        ]);
-        assert_eq!(queue_identity(&gone), queue_identity(&state));
-        assert_eq!(queue_identity(&Value::Null), Value::Null);
     }
 
     #[test]
@@ -362,21 +271,6 @@ mod tests {
     }
 
     #[test]
-    fn interruption_patterns_are_karpenters_kinds() {
-        for k in queue::RULE_KINDS {
-            assert!(is_interruption_pattern(&k.event_pattern()), "{}", k.key);
-        }
-        assert!(is_interruption_pattern(
-            r#"{"source": ["aws.ec2"], "detail-type": ["EC2 Spot Instance Interruption Warning"], "region": ["us-east-1"]}"#
-        ));
-        assert!(!is_interruption_pattern(r#"{"source": ["aws.ec2"]}"#));
-        assert!(!is_interruption_pattern(
-            r#"{"source": ["aws.s3"], "detail-type": ["Object Created"]}"#
-        ));
-        assert!(!is_interruption_pattern("not json"));
-    }
-
-    #[test]
     fn mismatches_name_the_provider_configuration_to_use() {
         let d = region_mismatch("karpenter_interruption_queue", "us-east-1", "us-west-2");
         let detail = &d.iter().next().expect("diagnostic").detail;
@@ -392,60 +286,5 @@ mod tests {
         assert!(detail.contains("arn:aws:iam::210987654321:role/"), "{detail}");
         assert_eq!(region_alias("eu-central-2"), "euc2");
         assert_eq!(region_alias("us-gov-west-1"), "usgw1");
-    }
-
-    #[test]
-    fn the_rule_prefix_is_read_as_import_reads_it() {
-        assert_eq!(
-            queue::rule_prefix_of(["Other", "Karpenter-demo-Rebalance", "x-SpotInterruption"]),
-            Some("Karpenter-demo-")
-        );
-        assert_eq!(
-            queue::rule_prefix_of(["Karpenter-cfn-SpotInterruptionRule-1X2Y"]),
-            None
-        );
-        assert_eq!(
-            queue::cluster_for_import("prod-interruption", Some("prod"), None),
-            "prod"
-        );
-    }
-
-    #[test]
-    fn queue_display_names_read_as_cluster_and_region() {
-        assert_eq!(
-            queue_display_name("demo", "demo", "us-east-1"),
-            "demo (us-east-1)"
-        );
-        assert_eq!(
-            queue_display_name("events", "demo", "us-east-1"),
-            "demo (us-east-1, queue events)"
-        );
-        assert_eq!(
-            queue_name_of_url("http://127.0.0.1:5000/123456789012/demo"),
-            "demo"
-        );
-    }
-
-    #[test]
-    fn rules_of_a_second_prefix_are_named_in_a_warning() {
-        let own = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
-        assert!(
-            rules_not_adopted(
-                "demo",
-                &own(&["Karpenter-demo-SpotInterruption", "Karpenter-demo-Rebalance"])
-            )
-            .is_empty()
-        );
-        // Named otherwise altogether: adopted under their own names, no warning.
-        assert!(rules_not_adopted("cfn", &own(&["Karpenter-cfn-SpotInterruptionRule-1X2Y"])).is_empty());
-        let mixed = rules_not_adopted("q", &own(&["a-Rebalance", "b-SpotInterruption", "odd"]));
-        let detail = mixed.iter().map(|d| d.detail.clone()).collect::<String>();
-        assert!(
-            detail.contains("b-SpotInterruption")
-                && !detail.contains("odd")
-                && !detail.contains("a-Rebalance"),
-            "{detail}"
-        );
-        assert!(rules_not_adopted("q", &[]).is_empty());
     }
 }

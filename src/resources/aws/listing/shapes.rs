@@ -1,7 +1,19 @@
 //! What the Karpenter parts look like from outside: trust policies, the cluster a role names,
 //! Karpenter's interruption event patterns.
 
-use super::*;
+use std::collections::BTreeMap;
+
+use serde_json::Value as Json;
+
+/// The EKS Pod Identity service principal.
+const POD_IDENTITY_PRINCIPAL: &str = "pods.eks.amazonaws.com";
+/// Tags other tools put on a role to name its cluster, in the order they are trusted.
+const CLUSTER_TAG_KEYS: &[&str] = &[
+    "karpenter.sh/discovery",
+    "eks:eks-cluster-name",
+    "eks:cluster-name",
+    "alpha.eksctl.io/cluster-name",
+];
 
 /// What a trust policy lets assume the role, as far as the listings care.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -3,18 +3,24 @@
 
 use async_trait::async_trait;
 
-use super::*;
+use super::schema::aws_managed_policy;
 use crate::aws::iam::{Iam, ListedRole};
 use crate::aws::ownership;
-use crate::resources::aws::listing::*;
+use crate::context::KarpenterContext;
+use crate::resources::aws::listing::{NODE_ROLE_NAME_PREFIX, imported_and_read};
+use crate::resources::aws::listing::{
+    RoleListing, Trust, Verdict, cannot_import, cluster_from_name, cluster_from_tags, list_roles, unreadable,
+};
+use crate::terraform::framework::Resource;
 use crate::terraform::framework::{ListRequest, ListSink};
 
-struct NodeRoles;
+/// The role listing of `karpenter_node_role`, importing through the resource type.
+struct NodeRoles<'a, R>(&'a R);
 
 #[async_trait]
-impl RoleListing for NodeRoles {
+impl<R: Resource<KarpenterContext>> RoleListing for NodeRoles<'_, R> {
     fn type_name(&self) -> &'static str {
-        NodeRole.type_name()
+        self.0.type_name()
     }
 
     fn trust_fits(&self, trust: &Trust) -> bool {
@@ -41,7 +47,7 @@ impl RoleListing for NodeRoles {
                 return Verdict::NotOurs;
             }
             let partition = role.arn.split(':').nth(1).unwrap_or("aws");
-            let worker = super::aws_managed_policy(partition, "AmazonEKSWorkerNodePolicy");
+            let worker = aws_managed_policy(partition, "AmazonEKSWorkerNodePolicy");
             match iam.attached_policies(&role.name).await {
                 Ok(attached) if attached.contains(&worker) => {}
                 Ok(_) => return Verdict::NotOurs,
@@ -53,7 +59,7 @@ impl RoleListing for NodeRoles {
             .map(str::to_string)
             .or_else(|| cluster_from_tags(&tags));
         let state = if include_state {
-            match imported_and_read(&NodeRole, ctx, &role.name).await {
+            match imported_and_read(self.0, ctx, &role.name).await {
                 Ok(s) => Some(s),
                 Err(why) => return cannot_import(self.type_name(), &role.name, &why),
             }
@@ -72,7 +78,12 @@ impl RoleListing for NodeRoles {
     }
 }
 
-/// `list "karpenter_node_role" …`.
-pub async fn list_node_roles(ctx: &KarpenterContext, request: &ListRequest, sink: &ListSink) {
-    list_roles(&NodeRoles, ctx, request, sink).await;
+/// `list "karpenter_node_role" …`, importing each role found with `resource`.
+pub async fn list_node_roles<R: Resource<KarpenterContext>>(
+    resource: &R,
+    ctx: &KarpenterContext,
+    request: &ListRequest,
+    sink: &ListSink,
+) {
+    list_roles(&NodeRoles(resource), ctx, request, sink).await;
 }

@@ -8,33 +8,30 @@
 //! entry ([`access_entry`]). The schema and the policies of each shape are in [`schema`], the
 //! desired and the read state in [`model`].
 
-use std::collections::BTreeSet;
-use std::sync::LazyLock;
-
 use async_trait::async_trait;
-use serde_json::{Value as Json, json};
 
 use crate::aws::iam::Iam;
 use crate::context::KarpenterContext;
-use crate::policy::arn::{self, PARTITIONS};
-use crate::resources::aws::iam_role::{self, Actual, Desired, ReadScope};
+use crate::policy::arn;
+use crate::resources::aws::iam_role::{self, Actual, ReadScope};
 use crate::resources::aws::listing;
 use crate::resources::aws::tags_all;
-use crate::terraform::framework::validate as v;
-use crate::terraform::framework::values::{get_str, opt_string, string_list, string_map};
+use crate::terraform::framework::values::{get_str, string_list};
 use crate::terraform::framework::{
-    ApplyOutcome, Attribute, Diagnostics, IdentitySchema, ListRequest, ListSink, ReadOutcome, Resource,
-    Schema,
+    ApplyOutcome, Diagnostics, IdentitySchema, ListRequest, ListSink, ReadOutcome, Resource, Schema,
 };
-use crate::terraform::tfvalue::{AttributePath, Type, Value};
+use crate::terraform::tfvalue::{AttributePath, Value};
+use list::list_node_roles;
+use model::{desired, state};
+use schema::{
+    AUTO_MODE_POLICIES, DEFAULT_PREFIX, ECR_POLICIES, EKS_AUTO_MODE, KARPENTER, SCHEMA, TYPE_NAME,
+    aws_managed_policy, bool_of, policies_for, trust_policy, validate_mode,
+};
 
 mod access_entry;
 mod list;
 mod model;
 mod schema;
-pub use list::*;
-use model::*;
-use schema::*;
 
 pub struct NodeRole;
 
@@ -280,7 +277,7 @@ impl Resource<KarpenterContext> for NodeRole {
     }
 
     async fn list(&self, ctx: &KarpenterContext, request: &ListRequest, sink: &ListSink) {
-        list_node_roles(ctx, request, sink).await;
+        list_node_roles(self, ctx, request, sink).await;
     }
 
     async fn create(&self, ctx: &KarpenterContext, planned: &Value) -> ApplyOutcome {
