@@ -1,19 +1,37 @@
-//! Listing `karpenter_controller_role`: which roles are this type's, on the generic role listing of
-//! [`crate::resources::aws::listing`].
+//! Listing `karpenter_controller_role`: its list schema, and which roles are this type's, on the role
+//! listing both role types share ([`crate::resources::aws::iam_role`]).
+
+use std::sync::LazyLock;
 
 use async_trait::async_trait;
 
 use crate::aws::iam::{Iam, ListedRole};
 use crate::aws::ownership;
 use crate::context::KarpenterContext;
-use crate::resources::aws::listing::text;
-use crate::resources::aws::listing::{CONTROLLER_ROLE_NAME_PREFIX, read_back};
-use crate::resources::aws::listing::{
+use crate::resources::aws::iam_role::{
     RoleListing, Trust, Verdict, cannot_import, cluster_from_name, list_roles, unreadable,
 };
-use crate::terraform::framework::Resource;
+use crate::resources::aws::listing::{cluster_name_filter, read_back, text};
+use crate::terraform::framework::list::name_prefix_attribute;
 use crate::terraform::framework::values::get_str;
-use crate::terraform::framework::{ListRequest, ListSink};
+use crate::terraform::framework::{ListRequest, ListSink, Resource, Schema};
+
+/// Upstream's controller role name: `KarpenterControllerRole-<cluster>`.
+pub const CONTROLLER_ROLE_NAME_PREFIX: &str = "KarpenterControllerRole-";
+
+pub static CONTROLLER_ROLE_LIST: LazyLock<Schema> = LazyLock::new(|| {
+    Schema::new(
+        "Finds the Karpenter controller roles in the account of the provider configuration: IAM roles trusted \
+         through IRSA or EKS Pod Identity that carry this provider's ownership tag, are named \
+         `KarpenterControllerRole-<cluster>`, or trust a Karpenter service account \
+         (`system:serviceaccount:<namespace>:karpenter`), and whose permissions are in the shape \
+         `karpenter_controller_role` manages (one that is not is reported as a warning).",
+        vec![
+            name_prefix_attribute("roles"),
+            cluster_name_filter("the cluster the role's permissions are scoped to (its `cluster_name`)."),
+        ],
+    )
+});
 
 /// The role listing of `karpenter_controller_role`, importing through the resource type.
 struct ControllerRoles<'a, R>(&'a R);

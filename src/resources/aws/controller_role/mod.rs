@@ -16,14 +16,13 @@ use crate::policy::arn::{self, Arn};
 use crate::policy::controller::policy_groups;
 use crate::policy::equivalence::{statements, values_of};
 use crate::resources::aws::iam_role::{self, Actual, ReadScope};
-use crate::resources::aws::listing;
 use crate::resources::aws::tags_all;
 use crate::terraform::framework::values::{get_str, object, string_list};
 use crate::terraform::framework::{
     ApplyOutcome, Diagnostics, IdentitySchema, ListRequest, ListSink, ReadOutcome, Resource, Schema,
 };
 use crate::terraform::tfvalue::{AttributePath, Value};
-use list::list_controller_roles;
+use list::{CONTROLLER_ROLE_LIST, list_controller_roles};
 use model::{
     GROUPS, all_group_arns, check_sizes, desired, expected_policy, group_arn, inputs, managed,
     policy_in_force, state, trust_policy, unmanaged,
@@ -400,11 +399,11 @@ impl Resource<KarpenterContext> for ControllerRole {
 
     /// `name` and `account_id` (see [`super::listing`]).
     fn identity_schema(&self) -> Option<&IdentitySchema> {
-        Some(&listing::ROLE_IDENTITY)
+        Some(&iam_role::ROLE_IDENTITY)
     }
 
     fn identity(&self, state: &Value) -> Value {
-        listing::role_identity(state)
+        iam_role::role_identity(state)
     }
 
     async fn import_by_identity(
@@ -412,11 +411,11 @@ impl Resource<KarpenterContext> for ControllerRole {
         ctx: &KarpenterContext,
         identity: &Value,
     ) -> Result<Value, Diagnostics> {
-        listing::import_role_by_identity(self, ctx, identity).await
+        iam_role::import_role_by_identity(self, ctx, identity).await
     }
 
     fn list_schema(&self) -> Option<&Schema> {
-        Some(&listing::CONTROLLER_ROLE_LIST)
+        Some(&CONTROLLER_ROLE_LIST)
     }
 
     async fn list(&self, ctx: &KarpenterContext, request: &ListRequest, sink: &ListSink) {

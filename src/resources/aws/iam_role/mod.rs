@@ -4,8 +4,10 @@
 //! that records what exists ([`converge`]), what a create or update refuses first
 //! ([`refusals`]), the delete order ([`delete`]), role names ([`names`]), policy documents
 //! ([`documents`]), attribute values ([`values`]), errors as diagnostics ([`diagnostics`]),
-//! and the schema pieces and validators both use ([`schema`]). This file is the door: it
-//! re-exports what the two roles use.
+//! the schema pieces and validators both use ([`schema`]), the identity both types have
+//! ([`identity`]), and their listing: the ListRoles walk ([`list`]) and what a role's trust
+//! policy, name and tags say ([`trust`]). This file is the door: it re-exports what the two
+//! roles use.
 //!
 //! Documents are compared as parsed JSON and written to state in one canonical form (keys
 //! sorted, compact), so formatting differences never show as drift.
@@ -14,6 +16,8 @@ mod converge;
 mod delete;
 mod diagnostics;
 mod documents;
+mod identity;
+mod list;
 mod model;
 mod names;
 mod read;
@@ -21,12 +25,15 @@ mod refusals;
 mod schema;
 #[cfg(test)]
 mod tests;
+mod trust;
 mod values;
 
 pub use converge::converge;
 pub use delete::delete;
 pub use diagnostics::{aws_config_unknown, diagnostics};
 pub use documents::{canonical, canonical_text, dns_suffix, planned_trust};
+pub use identity::{ROLE_IDENTITY, import_role_by_identity, role_identity};
+pub use list::{RoleListing, Verdict, cannot_import, list_roles, unreadable};
 pub use model::{Actual, Desired, OwnedPolicy, ReadScope};
 pub use names::{resolve_name, validate_names};
 pub use read::read;
@@ -38,6 +45,7 @@ pub use schema::{
     UNMANAGED_INLINE, common_attributes, name_prefix_validator, path_validator, policy_arn_validator,
     reserved_tag_key_validator, role_name_validator,
 };
+pub use trust::{Trust, cluster_from_name, cluster_from_tags};
 pub use values::{
     map_value, partition_and_account, plan_unmanaged_inline, set_value, string_map_of, string_set_of,
     unmanaged_inline,

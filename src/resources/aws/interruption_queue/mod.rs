@@ -15,7 +15,6 @@ use async_trait::async_trait;
 
 use crate::aws_names;
 use crate::context::KarpenterContext;
-use crate::resources::aws::listing;
 use crate::resources::aws::tags_all;
 use crate::terraform::framework::values::{get_str, object};
 use crate::terraform::framework::{
@@ -24,11 +23,12 @@ use crate::terraform::framework::{
 use crate::terraform::tfvalue::{AttributePath, Number, Value};
 use calls::{clients, clients_to_change, converge, delete_parts, refresh};
 use document::policy_document;
+use identity::{QUEUE_IDENTITY, import_queue_by_identity, queue_identity};
 use kinds::{
     KIND_KEYS, MODULE_CLUSTER_TAG, RULE_KINDS, cluster_for_import, default_rule_prefix, kind,
     kind_of_pattern, queue_name_from_import_id, rule_name_in, split_rule_name,
 };
-use list::{import_queue_by_identity, list_queues};
+use list::{QUEUE_LIST, list_queues};
 use model::{
     Current, Desired, RuleState, enabled_kinds, is_bookkeeping_tag, set_attr, statements, string_list,
     string_map, strings, visible_tags,
@@ -37,6 +37,7 @@ use schema::{CLUSTER_TAG_KEY, DEFAULT_KMS_REUSE, MAX_USER_TAGS, SCHEMA, TYPE_NAM
 
 mod calls;
 mod document;
+mod identity;
 mod kinds;
 mod list;
 mod model;
@@ -366,11 +367,11 @@ impl Resource<KarpenterContext> for InterruptionQueue {
 
     /// `queue_name`, `region` and `account_id` (see [`super::listing`]).
     fn identity_schema(&self) -> Option<&IdentitySchema> {
-        Some(&listing::QUEUE_IDENTITY)
+        Some(&QUEUE_IDENTITY)
     }
 
     fn identity(&self, state: &Value) -> Value {
-        listing::queue_identity(state)
+        queue_identity(state)
     }
 
     async fn import_by_identity(
@@ -382,7 +383,7 @@ impl Resource<KarpenterContext> for InterruptionQueue {
     }
 
     fn list_schema(&self) -> Option<&Schema> {
-        Some(&listing::QUEUE_LIST)
+        Some(&QUEUE_LIST)
     }
 
     async fn list(&self, ctx: &KarpenterContext, request: &ListRequest, sink: &ListSink) {

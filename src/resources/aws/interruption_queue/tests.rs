@@ -1,5 +1,6 @@
 use super::calls::queue_arn_from_url;
 use super::document::{ExtraStatement, canonical_json, policy_document};
+use super::identity::{queue_identity, region_alias, region_mismatch};
 use super::kinds::rule_name_in;
 use super::kinds::rule_prefix_of;
 use super::kinds::{
@@ -11,7 +12,6 @@ use super::model::visible_tags;
 use super::schema::{CLUSTER_TAG_KEY, SCHEMA, TYPE_NAME};
 use super::*;
 use crate::aws::ownership;
-use crate::resources::aws::listing::queue_identity;
 
 #[test]
 fn patterns_spelled_by_others_are_classified_by_source_and_detail_type() {
@@ -398,4 +398,18 @@ fn rules_of_a_second_prefix_are_named_in_a_warning() {
         "{detail}"
     );
     assert!(rules_not_adopted("q", &[]).is_empty());
+}
+
+#[test]
+fn a_region_mismatch_names_the_provider_configuration_to_use() {
+    let d = region_mismatch("karpenter_interruption_queue", "us-east-1", "us-west-2");
+    let detail = &d.iter().next().expect("diagnostic").detail;
+    assert!(detail.contains("configured for us-west-2"), "{detail}");
+    assert!(detail.contains("provider = karpenter.use1"), "{detail}");
+    assert!(
+        d.iter()
+            .all(|d| d.path.as_ref().is_some_and(|p| p.to_string() == "region"))
+    );
+    assert_eq!(region_alias("eu-central-2"), "euc2");
+    assert_eq!(region_alias("us-gov-west-1"), "usgw1");
 }

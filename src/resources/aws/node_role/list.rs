@@ -1,5 +1,7 @@
-//! Listing `karpenter_node_role`: which roles are this type's, on the generic role listing of
-//! [`crate::resources::aws::listing`].
+//! Listing `karpenter_node_role`: its list schema, and which roles are this type's, on the role
+//! listing both role types share ([`crate::resources::aws::iam_role`]).
+
+use std::sync::LazyLock;
 
 use async_trait::async_trait;
 
@@ -7,12 +9,31 @@ use super::schema::aws_managed_policy;
 use crate::aws::iam::{Iam, ListedRole};
 use crate::aws::ownership;
 use crate::context::KarpenterContext;
-use crate::resources::aws::listing::{NODE_ROLE_NAME_PREFIX, imported_and_read};
-use crate::resources::aws::listing::{
+use crate::resources::aws::iam_role::{
     RoleListing, Trust, Verdict, cannot_import, cluster_from_name, cluster_from_tags, list_roles, unreadable,
 };
-use crate::terraform::framework::Resource;
-use crate::terraform::framework::{ListRequest, ListSink};
+use crate::resources::aws::listing::{cluster_name_filter, imported_and_read};
+use crate::terraform::framework::list::name_prefix_attribute;
+use crate::terraform::framework::{ListRequest, ListSink, Resource, Schema};
+
+/// Upstream's node role name: `KarpenterNodeRole-<cluster>`.
+pub const NODE_ROLE_NAME_PREFIX: &str = "KarpenterNodeRole-";
+
+pub static NODE_ROLE_LIST: LazyLock<Schema> = LazyLock::new(|| {
+    Schema::new(
+        "Finds the Karpenter node roles in the account of the provider configuration: IAM roles EC2 may assume \
+         that carry this provider's ownership tag, or that are named `KarpenterNodeRole-<cluster>` (Karpenter's \
+         CloudFormation reference) and have AmazonEKSWorkerNodePolicy attached.",
+        vec![
+            name_prefix_attribute("roles"),
+            cluster_name_filter(
+                "the cluster in the role's name (`KarpenterNodeRole-<cluster>`), else in its `karpenter.sh/discovery`, \
+                 `eks:eks-cluster-name`, `eks:cluster-name` or `alpha.eksctl.io/cluster-name` tag, else its \
+                 `kubernetes.io/cluster/<cluster>` tag. A role that names no cluster is left out.",
+            ),
+        ],
+    )
+});
 
 /// The role listing of `karpenter_node_role`, importing through the resource type.
 struct NodeRoles<'a, R>(&'a R);

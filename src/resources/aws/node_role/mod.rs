@@ -14,14 +14,13 @@ use crate::aws::iam::Iam;
 use crate::context::KarpenterContext;
 use crate::policy::arn;
 use crate::resources::aws::iam_role::{self, Actual, ReadScope};
-use crate::resources::aws::listing;
 use crate::resources::aws::tags_all;
 use crate::terraform::framework::values::{get_str, string_list};
 use crate::terraform::framework::{
     ApplyOutcome, Diagnostics, IdentitySchema, ListRequest, ListSink, ReadOutcome, Resource, Schema,
 };
 use crate::terraform::tfvalue::{AttributePath, Value};
-use list::list_node_roles;
+use list::{NODE_ROLE_LIST, list_node_roles};
 use model::{desired, state};
 use schema::{
     AUTO_MODE_POLICIES, DEFAULT_PREFIX, ECR_POLICIES, EKS_AUTO_MODE, KARPENTER, SCHEMA, TYPE_NAME,
@@ -246,7 +245,7 @@ impl Resource<KarpenterContext> for NodeRole {
 
     /// `name` and `account_id` (see [`super::listing`]).
     fn identity_schema(&self) -> Option<&IdentitySchema> {
-        Some(&listing::ROLE_IDENTITY)
+        Some(&iam_role::ROLE_IDENTITY)
     }
 
     /// The access entry EKS made itself for the cluster's Auto Mode node role is refused at plan
@@ -261,7 +260,7 @@ impl Resource<KarpenterContext> for NodeRole {
     }
 
     fn identity(&self, state: &Value) -> Value {
-        listing::role_identity(state)
+        iam_role::role_identity(state)
     }
 
     async fn import_by_identity(
@@ -269,11 +268,11 @@ impl Resource<KarpenterContext> for NodeRole {
         ctx: &KarpenterContext,
         identity: &Value,
     ) -> Result<Value, Diagnostics> {
-        listing::import_role_by_identity(self, ctx, identity).await
+        iam_role::import_role_by_identity(self, ctx, identity).await
     }
 
     fn list_schema(&self) -> Option<&Schema> {
-        Some(&listing::NODE_ROLE_LIST)
+        Some(&NODE_ROLE_LIST)
     }
 
     async fn list(&self, ctx: &KarpenterContext, request: &ListRequest, sink: &ListSink) {

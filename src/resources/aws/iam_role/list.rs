@@ -3,10 +3,11 @@
 
 use async_trait::async_trait;
 
-use super::identity::{ROLE_IDENTITY, arn_region_account, role_identity};
-use super::shapes::{Trust, classify_trust};
+use super::identity::{ROLE_IDENTITY, role_identity};
+use super::trust::{Trust, classify_trust};
 use crate::aws::iam::{Iam, ListedRole};
 use crate::context::KarpenterContext;
+use crate::resources::aws::listing::arn_region_account;
 use crate::terraform::framework::list::name_matches;
 use crate::terraform::framework::values::get_str;
 use crate::terraform::framework::{Diagnostics, ListRequest, ListSink};
