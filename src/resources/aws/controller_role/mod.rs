@@ -4,6 +4,10 @@
 //! (`pods.eks.amazonaws.com`, `sts:AssumeRole` + `sts:TagSession`), or both. Its permissions
 //! are exactly those `karpenter_controller_policy` renders for the same inputs (the same
 //! `policy::controller` code), as one inline policy or as one managed policy per upstream group.
+//!
+//! The schema in [`schema`], the desired and the read state in [`model`], the IAM client and
+//! the read of the role in [`calls`], the list schema and listing in [`list`], what an update
+//! would lose in [`losses`].
 
 use std::collections::BTreeMap;
 
@@ -15,13 +19,14 @@ use crate::context::{KarpenterContext, ProviderDefault};
 use crate::policy::arn::{self, Arn};
 use crate::policy::controller::policy_groups;
 use crate::policy::equivalence::{statements, values_of};
-use crate::resources::aws::iam_role::{self, Actual, ReadScope};
+use crate::resources::aws::iam_role::{self, Actual};
 use crate::resources::aws::tags_all;
 use crate::terraform::framework::values::{get_str, object, string_list};
 use crate::terraform::framework::{
     ApplyOutcome, Diagnostics, IdentitySchema, ListRequest, ListSink, ReadOutcome, Resource, Schema,
 };
 use crate::terraform::tfvalue::{AttributePath, Value};
+use calls::{iam, iam_to_change, read_role};
 use list::{CONTROLLER_ROLE_LIST, list_controller_roles};
 use model::{
     GROUPS, all_group_arns, check_sizes, desired, expected_policy, group_arn, inputs, managed,
@@ -32,41 +37,13 @@ use schema::{
     parse_oidc_provider,
 };
 
+mod calls;
+mod list;
 mod losses;
 mod model;
 mod schema;
 
-mod list;
-
 pub struct ControllerRole;
-
-async fn iam(ctx: &KarpenterContext) -> Result<Iam, Diagnostics> {
-    Ok(Iam::new(ctx.aws().await?.iam()))
-}
-
-/// [`iam`] for create, update and delete: the account guards are checked first.
-async fn iam_to_change(ctx: &KarpenterContext) -> Result<Iam, Diagnostics> {
-    Ok(Iam::new(ctx.aws_to_change().await?.iam()))
-}
-
-/// Reads the role, with its inline policy and every owned managed policy it could have.
-async fn read_role(iam: &Iam, name: &str) -> Result<Option<Actual>, Diagnostics> {
-    let fail = |e| iam_role::diagnostics("read the controller role", &e);
-    let Some(role) = iam.get_role(name).await.map_err(fail)? else {
-        return Ok(None);
-    };
-    let owned = all_group_arns(&role.arn, &role.path, name);
-    let inline = [INLINE_POLICY.to_string()];
-    // Every inline policy's document: the resource's own, and those of
-    // `additional_inline_policies` (whose names the state knows, but not a read of import).
-    let scope = ReadScope {
-        inline: &inline,
-        every_inline: true,
-        owned_arns: &owned,
-        profile: None,
-    };
-    iam_role::read(iam, name, &scope).await.map_err(fail)
-}
 
 impl ControllerRole {
     /// Ownership and `additional_policy_arns`, checked before anything is created or changed:

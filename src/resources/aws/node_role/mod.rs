@@ -6,20 +6,22 @@
 //! `mode = "eks_auto_mode"` it is the role of EKS Auto Mode's nodes instead (the two policies
 //! the EKS guide names, no instance profile), and `eks_access_entry` adds the role's EKS access
 //! entry ([`access_entry`]). The schema and the policies of each shape are in [`schema`], the
-//! desired and the read state in [`model`].
+//! desired and the read state in [`model`], the IAM client and the read of the role in
+//! [`calls`], the list schema and listing in [`list`].
 
 use async_trait::async_trait;
 
 use crate::aws::iam::Iam;
 use crate::context::KarpenterContext;
 use crate::policy::arn;
-use crate::resources::aws::iam_role::{self, Actual, ReadScope};
+use crate::resources::aws::iam_role;
 use crate::resources::aws::tags_all;
 use crate::terraform::framework::values::{get_str, string_list};
 use crate::terraform::framework::{
     ApplyOutcome, Diagnostics, IdentitySchema, ListRequest, ListSink, ReadOutcome, Resource, Schema,
 };
 use crate::terraform::tfvalue::{AttributePath, Value};
+use calls::{iam, iam_to_change, read_role};
 use list::{NODE_ROLE_LIST, list_node_roles};
 use model::{desired, state};
 use schema::{
@@ -28,32 +30,12 @@ use schema::{
 };
 
 mod access_entry;
+mod calls;
 mod list;
 mod model;
 mod schema;
 
 pub struct NodeRole;
-
-async fn iam(ctx: &KarpenterContext) -> Result<(Iam, Option<String>), Diagnostics> {
-    let aws = ctx.aws().await?;
-    Ok((Iam::new(aws.iam()), aws.region().map(str::to_string)))
-}
-
-/// [`iam`] for create, update and delete: the account guards are checked first.
-async fn iam_to_change(ctx: &KarpenterContext) -> Result<(Iam, Option<String>), Diagnostics> {
-    let aws = ctx.aws_to_change().await?;
-    Ok((Iam::new(aws.iam()), aws.region().map(str::to_string)))
-}
-
-async fn read_role(iam: &Iam, name: &str) -> Result<Option<Actual>, Diagnostics> {
-    let scope = ReadScope {
-        profile: Some(name),
-        ..Default::default()
-    };
-    iam_role::read(iam, name, &scope)
-        .await
-        .map_err(|e| iam_role::diagnostics("read the node role", &e))
-}
 
 impl NodeRole {
     /// Converges `name` onto `planned`, then returns the state of what exists (plus errors).

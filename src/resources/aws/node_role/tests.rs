@@ -6,6 +6,7 @@ use super::schema::{
 };
 use super::*;
 use crate::aws::iam::{ProfileInfo, RoleInfo};
+use crate::resources::aws::iam_role::Actual;
 use crate::terraform::framework::plan::plan;
 use crate::terraform::framework::schema::validate_attributes;
 use crate::terraform::framework::upgrade::upgrade_state;
