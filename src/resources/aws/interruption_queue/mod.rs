@@ -22,11 +22,10 @@ use crate::terraform::framework::{
 };
 use crate::terraform::tfvalue::{AttributePath, Number, Value};
 use calls::{clients, clients_to_change, converge, delete_parts, refresh};
-use document::policy_document;
 use identity::{QUEUE_IDENTITY, import_queue_by_identity, queue_identity};
 use kinds::{
-    KIND_KEYS, MODULE_CLUSTER_TAG, RULE_KINDS, cluster_for_import, default_rule_prefix, kind,
-    kind_of_pattern, queue_name_from_import_id, rule_name_in, split_rule_name,
+    KIND_KEYS, MODULE_CLUSTER_TAG, cluster_for_import, default_rule_prefix, kind, kind_of_pattern,
+    queue_name_from_import_id, rule_name_in, split_rule_name,
 };
 use list::{QUEUE_LIST, list_queues};
 use model::{
@@ -43,6 +42,11 @@ mod list;
 mod model;
 mod policy_equivalence;
 mod schema;
+
+// What the acceptance tests use to build an upstream-shaped queue by hand.
+pub use calls::TARGET_ID;
+pub use document::policy_document;
+pub use kinds::{RULE_KINDS, RuleKind};
 
 /// The resource type.
 pub struct InterruptionQueue;
