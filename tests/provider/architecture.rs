@@ -41,54 +41,6 @@ const STILL_TOO_LONG: &[(&str, usize)] = &[];
 /// fails on a circle not listed here, and on a listed one that no longer occurs (delete its
 /// line).
 const STILL_CIRCULAR: &[(&str, &str)] = &[
-    // src/resources/aws (the AWS room)
-    (
-        "resources::aws::controller_role",
-        "resources::aws::controller_role::list",
-    ),
-    (
-        "resources::aws::controller_role",
-        "resources::aws::controller_role::losses",
-    ),
-    (
-        "resources::aws::controller_role",
-        "resources::aws::controller_role::model",
-    ),
-    (
-        "resources::aws::controller_role",
-        "resources::aws::controller_role::schema",
-    ),
-    ("resources::aws::iam_role", "resources::aws::iam_role::schema"),
-    (
-        "resources::aws::interruption_queue",
-        "resources::aws::interruption_queue::calls",
-    ),
-    (
-        "resources::aws::interruption_queue",
-        "resources::aws::interruption_queue::kinds",
-    ),
-    (
-        "resources::aws::interruption_queue",
-        "resources::aws::interruption_queue::list",
-    ),
-    (
-        "resources::aws::interruption_queue",
-        "resources::aws::interruption_queue::model",
-    ),
-    (
-        "resources::aws::interruption_queue",
-        "resources::aws::interruption_queue::schema",
-    ),
-    ("resources::aws::listing", "resources::aws::listing::identity"),
-    ("resources::aws::listing", "resources::aws::listing::roles"),
-    ("resources::aws::listing", "resources::aws::listing::shapes"),
-    (
-        "resources::aws::node_role",
-        "resources::aws::node_role::access_entry",
-    ),
-    ("resources::aws::node_role", "resources::aws::node_role::list"),
-    ("resources::aws::node_role", "resources::aws::node_role::model"),
-    ("resources::aws::node_role", "resources::aws::node_role::schema"),
     // acceptance-tests/kube-testserver/src (the Kubernetes API test server)
     ("server", "server::discovery"),
     ("server", "server::json_patch"),

@@ -1,20 +1,45 @@
-//! Listing `karpenter_controller_role`: which roles are this type's, on the generic role listing of
-//! [`crate::resources::aws::listing`].
+//! Listing `karpenter_controller_role`: its list schema, and which roles are this type's, on the role
+//! listing both role types share ([`crate::resources::aws::iam_role`]).
+
+use std::sync::LazyLock;
 
 use async_trait::async_trait;
 
-use super::*;
 use crate::aws::iam::{Iam, ListedRole};
 use crate::aws::ownership;
-use crate::resources::aws::listing::*;
-use crate::terraform::framework::{ListRequest, ListSink};
+use crate::context::KarpenterContext;
+use crate::resources::aws::iam_role::{
+    RoleListing, Trust, Verdict, cannot_import, cluster_from_name, list_roles, unreadable,
+};
+use crate::resources::aws::listing::{cluster_name_filter, read_back, text};
+use crate::terraform::framework::list::name_prefix_attribute;
+use crate::terraform::framework::values::get_str;
+use crate::terraform::framework::{ListRequest, ListSink, Resource, Schema};
 
-struct ControllerRoles;
+/// Upstream's controller role name: `KarpenterControllerRole-<cluster>`.
+pub const CONTROLLER_ROLE_NAME_PREFIX: &str = "KarpenterControllerRole-";
+
+pub static CONTROLLER_ROLE_LIST: LazyLock<Schema> = LazyLock::new(|| {
+    Schema::new(
+        "Finds the Karpenter controller roles in the account of the provider configuration: IAM roles trusted \
+         through IRSA or EKS Pod Identity that carry this provider's ownership tag, are named \
+         `KarpenterControllerRole-<cluster>`, or trust a Karpenter service account \
+         (`system:serviceaccount:<namespace>:karpenter`), and whose permissions are in the shape \
+         `karpenter_controller_role` manages (one that is not is reported as a warning).",
+        vec![
+            name_prefix_attribute("roles"),
+            cluster_name_filter("the cluster the role's permissions are scoped to (its `cluster_name`)."),
+        ],
+    )
+});
+
+/// The role listing of `karpenter_controller_role`, importing through the resource type.
+struct ControllerRoles<'a, R>(&'a R);
 
 #[async_trait]
-impl RoleListing for ControllerRoles {
+impl<R: Resource<KarpenterContext>> RoleListing for ControllerRoles<'_, R> {
     fn type_name(&self) -> &'static str {
-        ControllerRole.type_name()
+        self.0.type_name()
     }
 
     fn trust_fits(&self, trust: &Trust) -> bool {
@@ -41,7 +66,7 @@ impl RoleListing for ControllerRoles {
         }
         // Its permissions must be in the shape the resource manages: the import reads them
         // (and the cluster they are scoped to).
-        let imported = match ControllerRole.import(ctx, &role.name).await {
+        let imported = match self.0.import(ctx, &role.name).await {
             Ok(s) => s,
             Err(d) => {
                 return Verdict::Skip {
@@ -55,7 +80,7 @@ impl RoleListing for ControllerRoles {
             }
         };
         let state = if include_state {
-            match read_back(&ControllerRole, ctx, imported.clone()).await {
+            match read_back(self.0, ctx, imported.clone()).await {
                 Ok(s) => Some(s),
                 Err(why) => return cannot_import(self.type_name(), &role.name, &why),
             }
@@ -77,7 +102,12 @@ impl RoleListing for ControllerRoles {
     }
 }
 
-/// `list "karpenter_controller_role" …`.
-pub async fn list_controller_roles(ctx: &KarpenterContext, request: &ListRequest, sink: &ListSink) {
-    list_roles(&ControllerRoles, ctx, request, sink).await;
+/// `list "karpenter_controller_role" …`, importing each role found with `resource`.
+pub async fn list_controller_roles<R: Resource<KarpenterContext>>(
+    resource: &R,
+    ctx: &KarpenterContext,
+    request: &ListRequest,
+    sink: &ListSink,
+) {
+    list_roles(&ControllerRoles(resource), ctx, request, sink).await;
 }

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::Value as Json;
 
 use super::model::trust_policy;
-use super::schema::{POD_IDENTITY_PRINCIPAL, parse_oidc_provider};
+use super::schema::{ADDITIONAL_INLINE, POD_IDENTITY_PRINCIPAL, parse_oidc_provider};
 use crate::policy::equivalence::{normal_statement, statements, values_of};
 use crate::resources::aws::iam_role::{self, UNMANAGED_INLINE};
 use crate::terraform::framework::Diagnostics;
@@ -261,28 +261,25 @@ fn statement_losses(prior: &Value, planned: &Value, diags: &mut Diagnostics) {
 
 fn inline_losses(prior: &Value, planned: &Value, diags: &mut Diagnostics) {
     let root = AttributePath::root();
-    let Some(now) = planned.get(super::ADDITIONAL_INLINE) else {
+    let Some(now) = planned.get(ADDITIONAL_INLINE) else {
         return;
     };
     if !now.is_wholly_known() {
         return;
     }
-    let now = iam_role::string_map_of(planned, super::ADDITIONAL_INLINE);
-    for (name, text) in iam_role::string_map_of(prior, super::ADDITIONAL_INLINE) {
+    let now = iam_role::string_map_of(planned, ADDITIONAL_INLINE);
+    for (name, text) in iam_role::string_map_of(prior, ADDITIONAL_INLINE) {
         let before = serde_json::from_str::<Json>(&text)
             .map(|d| described(&d))
             .unwrap_or_default();
         let (path, lost): (AttributePath, Vec<String>) = match now.get(&name) {
-            None => (
-                root.attr(super::ADDITIONAL_INLINE),
-                before.into_values().collect(),
-            ),
+            None => (root.attr(ADDITIONAL_INLINE), before.into_values().collect()),
             Some(after) => {
                 let after = serde_json::from_str::<Json>(after)
                     .map(|d| described(&d))
                     .unwrap_or_default();
                 (
-                    root.attr(super::ADDITIONAL_INLINE).key(name.clone()),
+                    root.attr(ADDITIONAL_INLINE).key(name.clone()),
                     before
                         .into_iter()
                         .filter(|(k, _)| !after.contains_key(k))
@@ -312,7 +309,7 @@ fn inline_losses(prior: &Value, planned: &Value, diags: &mut Diagnostics) {
                 "This apply deletes the inline policy {name:?}, which was added to the role outside Terraform: \
                  whatever runs as the role (the Karpenter controller) loses what it grants. To keep it, add it to \
                  {}.",
-                super::ADDITIONAL_INLINE
+                ADDITIONAL_INLINE
             ),
         );
     }

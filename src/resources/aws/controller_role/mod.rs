@@ -4,88 +4,46 @@
 //! (`pods.eks.amazonaws.com`, `sts:AssumeRole` + `sts:TagSession`), or both. Its permissions
 //! are exactly those `karpenter_controller_policy` renders for the same inputs (the same
 //! `policy::controller` code), as one inline policy or as one managed policy per upstream group.
+//!
+//! The schema in [`schema`], the desired and the read state in [`model`], the IAM client and
+//! the read of the role in [`calls`], the list schema and listing in [`list`], what an update
+//! would lose in [`losses`].
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::sync::LazyLock;
+use std::collections::BTreeMap;
 
 use async_trait::async_trait;
-use serde_json::{Value as Json, json};
+use serde_json::Value as Json;
 
 use crate::aws::iam::Iam;
 use crate::context::{KarpenterContext, ProviderDefault};
-use crate::policy::PolicyDocument;
 use crate::policy::arn::{self, Arn};
-use crate::policy::controller::{ControllerPolicyInputs, policy_document, policy_groups};
+use crate::policy::controller::policy_groups;
 use crate::policy::equivalence::{statements, values_of};
-use crate::resources::aws::iam_role::{self, Actual, Desired, OwnedPolicy, ReadScope};
-use crate::resources::aws::listing;
+use crate::resources::aws::iam_role::{self, Actual};
 use crate::resources::aws::tags_all;
-use crate::terraform::framework::validate::{self as v, Validator};
 use crate::terraform::framework::values::{get_str, object, string_list};
 use crate::terraform::framework::{
-    ApplyOutcome, Attribute, Diagnostics, IdentitySchema, ListRequest, ListSink, ReadOutcome, Resource,
-    Schema,
+    ApplyOutcome, Diagnostics, IdentitySchema, ListRequest, ListSink, ReadOutcome, Resource, Schema,
 };
-use crate::terraform::tfvalue::{AttributePath, Type, Value};
+use crate::terraform::tfvalue::{AttributePath, Value};
+use calls::{iam, iam_to_change, read_role};
+use list::{CONTROLLER_ROLE_LIST, list_controller_roles};
+use model::{
+    GROUPS, all_group_arns, check_sizes, desired, expected_policy, group_arn, inputs, managed,
+    policy_in_force, state, trust_policy, unmanaged,
+};
+use schema::{
+    ADDITIONAL_INLINE, DEFAULT_PREFIX, INLINE_POLICY, POD_IDENTITY_PRINCIPAL, SCHEMA, TYPE_NAME,
+    parse_oidc_provider,
+};
 
+mod calls;
+mod list;
 mod losses;
 mod model;
 mod schema;
-use model::*;
-pub use schema::*;
-
-mod list;
-pub use list::*;
 
 pub struct ControllerRole;
-
-const DEFAULT_PREFIX: &str = "karpenter-controller-";
-const TYPE_NAME: &str = "karpenter_controller_role";
-/// Name of the inline policy holding the controller's permissions.
-pub const INLINE_POLICY: &str = "KarpenterControllerPolicy";
-/// The attribute of the role's other inline policies, by name.
-pub const ADDITIONAL_INLINE: &str = "additional_inline_policies";
-/// The upstream groups, one managed policy each (`<role name>-<group>`).
-pub const GROUPS: &[&str] = &[
-    "NodeLifecycle",
-    "IAMIntegration",
-    "EKSIntegration",
-    "Interruption",
-    "ZonalShift",
-    "ResourceDiscovery",
-];
-/// IAM's limit on one managed policy document.
-pub const MANAGED_POLICY_LIMIT: usize = 6144;
-/// IAM's limit on all inline policies of a role together.
-pub const INLINE_POLICY_LIMIT: usize = 10240;
-
-async fn iam(ctx: &KarpenterContext) -> Result<Iam, Diagnostics> {
-    Ok(Iam::new(ctx.aws().await?.iam()))
-}
-
-/// [`iam`] for create, update and delete: the account guards are checked first.
-async fn iam_to_change(ctx: &KarpenterContext) -> Result<Iam, Diagnostics> {
-    Ok(Iam::new(ctx.aws_to_change().await?.iam()))
-}
-
-/// Reads the role, with its inline policy and every owned managed policy it could have.
-async fn read_role(iam: &Iam, name: &str) -> Result<Option<Actual>, Diagnostics> {
-    let fail = |e| iam_role::diagnostics("read the controller role", &e);
-    let Some(role) = iam.get_role(name).await.map_err(fail)? else {
-        return Ok(None);
-    };
-    let owned = all_group_arns(&role.arn, &role.path, name);
-    let inline = [INLINE_POLICY.to_string()];
-    // Every inline policy's document: the resource's own, and those of
-    // `additional_inline_policies` (whose names the state knows, but not a read of import).
-    let scope = ReadScope {
-        inline: &inline,
-        every_inline: true,
-        owned_arns: &owned,
-        profile: None,
-    };
-    iam_role::read(iam, name, &scope).await.map_err(fail)
-}
 
 impl ControllerRole {
     /// Ownership and `additional_policy_arns`, checked before anything is created or changed:
@@ -418,11 +376,11 @@ impl Resource<KarpenterContext> for ControllerRole {
 
     /// `name` and `account_id` (see [`super::listing`]).
     fn identity_schema(&self) -> Option<&IdentitySchema> {
-        Some(&listing::ROLE_IDENTITY)
+        Some(&iam_role::ROLE_IDENTITY)
     }
 
     fn identity(&self, state: &Value) -> Value {
-        listing::role_identity(state)
+        iam_role::role_identity(state)
     }
 
     async fn import_by_identity(
@@ -430,15 +388,15 @@ impl Resource<KarpenterContext> for ControllerRole {
         ctx: &KarpenterContext,
         identity: &Value,
     ) -> Result<Value, Diagnostics> {
-        listing::import_role_by_identity(self, ctx, identity).await
+        iam_role::import_role_by_identity(self, ctx, identity).await
     }
 
     fn list_schema(&self) -> Option<&Schema> {
-        Some(&listing::CONTROLLER_ROLE_LIST)
+        Some(&CONTROLLER_ROLE_LIST)
     }
 
     async fn list(&self, ctx: &KarpenterContext, request: &ListRequest, sink: &ListSink) {
-        list_controller_roles(ctx, request, sink).await;
+        list_controller_roles(self, ctx, request, sink).await;
     }
 
     async fn create(&self, ctx: &KarpenterContext, planned: &Value) -> ApplyOutcome {

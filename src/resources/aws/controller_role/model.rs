@@ -2,7 +2,34 @@
 //! asks for, the documents they give (in canonical form, with their size limits), and the state of
 //! what exists.
 
-use super::*;
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Value as Json, json};
+
+use super::schema::POD_IDENTITY_PRINCIPAL;
+use super::schema::{ADDITIONAL_INLINE, INLINE_POLICY, TYPE_NAME, parse_oidc_provider};
+use crate::policy::PolicyDocument;
+use crate::policy::arn::Arn;
+use crate::policy::controller::{ControllerPolicyInputs, policy_document, policy_groups};
+use crate::resources::aws::iam_role::{Actual, Desired, OwnedPolicy};
+use crate::resources::aws::{iam_role, tags_all};
+use crate::terraform::framework::Diagnostics;
+use crate::terraform::framework::values::{get_str, string_list};
+use crate::terraform::tfvalue::{AttributePath, Value};
+
+/// The upstream groups, one managed policy each (`<role name>-<group>`).
+pub const GROUPS: &[&str] = &[
+    "NodeLifecycle",
+    "IAMIntegration",
+    "EKSIntegration",
+    "Interruption",
+    "ZonalShift",
+    "ResourceDiscovery",
+];
+/// IAM's limit on one managed policy document.
+pub const MANAGED_POLICY_LIMIT: usize = 6144;
+/// IAM's limit on all inline policies of a role together.
+pub const INLINE_POLICY_LIMIT: usize = 10240;
 
 /// The policy inputs of a (planned, prior or imported) value, when all are known.
 pub(super) fn inputs(value: &Value) -> Option<ControllerPolicyInputs> {

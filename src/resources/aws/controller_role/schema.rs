@@ -1,8 +1,22 @@
 //! The schema of `karpenter_controller_role` and its input checks (service account names, the OIDC
 //! provider ARN, policy ARNs).
 
-use super::*;
+use std::sync::LazyLock;
+
 use crate::aws_names;
+use crate::policy::arn;
+use crate::policy::arn::Arn;
+use crate::resources::aws::{iam_role, tags_all};
+use crate::terraform::framework::validate::{self as v, Validator};
+use crate::terraform::framework::{Attribute, Schema};
+use crate::terraform::tfvalue::{Type, Value};
+
+pub(super) const DEFAULT_PREFIX: &str = "karpenter-controller-";
+pub(super) const TYPE_NAME: &str = "karpenter_controller_role";
+/// Name of the inline policy holding the controller's permissions.
+pub const INLINE_POLICY: &str = "KarpenterControllerPolicy";
+/// The attribute of the role's other inline policies, by name.
+pub const ADDITIONAL_INLINE: &str = "additional_inline_policies";
 
 pub(super) const POD_IDENTITY_PRINCIPAL: &str = "pods.eks.amazonaws.com";
 

@@ -1,5 +1,15 @@
+use std::collections::BTreeSet;
+
+use serde_json::json;
+
+use super::model::{
+    GROUPS, INLINE_POLICY_LIMIT, check_sizes, desired, group_arn, inputs, state, trust_policy,
+};
+use super::schema::{ADDITIONAL_INLINE, INLINE_POLICY, SCHEMA};
 use super::*;
 use crate::aws::iam::RoleInfo;
+use crate::policy::PolicyDocument;
+use crate::policy::controller::{ControllerPolicyInputs, policy_document};
 use crate::terraform::framework::plan::plan;
 use crate::terraform::framework::schema::validate_attributes;
 

@@ -2,13 +2,16 @@
 //! built from: the attributes they share (naming, path, boundary, tags, extra policies, outputs)
 //! and the validators of IAM names, paths, policy ARNs and the reserved ownership tag key.
 
-use super::{MAX_PREFIX, UNMANAGED_INLINE};
+use super::names::MAX_PREFIX;
 use crate::aws::ownership::{self, OWNER_TAG_KEY};
 use crate::aws_names;
 use crate::policy::arn::{self, Arn};
 use crate::terraform::framework::Attribute;
 use crate::terraform::framework::validate::{self as v, Validator};
 use crate::terraform::tfvalue::{Type, Value};
+
+/// The computed attribute listing inline policies not in the configuration.
+pub const UNMANAGED_INLINE: &str = "unmanaged_inline_policies";
 
 pub fn role_name_validator() -> impl Validator {
     aws_names::iam_role_name_validator()

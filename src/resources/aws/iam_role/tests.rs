@@ -1,5 +1,16 @@
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Value as Json, json};
+
+use super::names::{MAX_PREFIX, unique_name};
+use super::trust::classify_trust;
 use super::*;
+use crate::aws::iam::{ProfileInfo, RoleInfo};
+use crate::aws::ownership::OWNER_TAG_KEY;
+use crate::terraform::framework::Diagnostics;
 use crate::terraform::framework::validate::Validator;
+use crate::terraform::framework::values::object;
+use crate::terraform::tfvalue::{AttributePath, Value};
 
 #[test]
 fn canonical_text_ignores_key_order_and_whitespace() {
@@ -141,4 +152,104 @@ fn validators_reject_bad_names_paths_and_arns() {
         "arn:aws-cn:iam::123456789012:policy/x/y"
     ));
     assert!(check(&policy_arn_validator(), "arn:aws:iam::123456789012:role/x"));
+}
+
+#[test]
+fn a_role_identity_is_its_name_and_account() {
+    let state = object([
+        ("name", Value::string("KarpenterNodeRole-demo")),
+        (
+            "arn",
+            Value::string("arn:aws:iam::123456789012:role/KarpenterNodeRole-demo"),
+        ),
+    ]);
+    assert_eq!(
+        role_identity(&state),
+        object([
+            ("name", Value::string("KarpenterNodeRole-demo")),
+            ("account_id", Value::string("123456789012")),
+        ])
+    );
+    let planned = object([("name", Value::unknown()), ("arn", Value::unknown())]);
+    assert_eq!(role_identity(&planned), Value::Null);
+    let named = object([("name", Value::string("x")), ("arn", Value::unknown())]);
+    assert_eq!(role_identity(&named), Value::Null);
+}
+
+#[test]
+fn trust_policies_are_classified() {
+    let ec2 = json!({"Version": "2012-10-17", "Statement": [{
+        "Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}]});
+    assert_eq!(
+        classify_trust(&ec2),
+        Trust {
+            ec2: true,
+            ..Default::default()
+        }
+    );
+    let cn = json!({"Statement": {"Effect": "Allow", "Principal": {"Service": ["ec2.amazonaws.com.cn"]},
+        "Action": ["sts:AssumeRole"]}});
+    assert!(classify_trust(&cn).ec2);
+    let lambda = json!({"Statement": [{"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"},
+        "Action": "sts:AssumeRole"}]});
+    assert_eq!(classify_trust(&lambda), Trust::default());
+    let denied = json!({"Statement": [{"Effect": "Deny", "Principal": {"Service": "ec2.amazonaws.com"},
+        "Action": "sts:AssumeRole"}]});
+    assert!(!classify_trust(&denied).ec2);
+    let irsa = json!({"Statement": [{
+        "Effect": "Allow",
+        "Principal": {"Federated": "arn:aws:iam::123456789012:oidc-provider/oidc.eks.us-east-1.amazonaws.com/id/X"},
+        "Action": "sts:AssumeRoleWithWebIdentity",
+        "Condition": {"StringEquals": {
+            "oidc.eks.us-east-1.amazonaws.com/id/X:aud": "sts.amazonaws.com",
+            "oidc.eks.us-east-1.amazonaws.com/id/X:sub": "system:serviceaccount:kube-system:karpenter"}}}]});
+    let t = classify_trust(&irsa);
+    assert_eq!(
+        t.service_accounts,
+        vec![("kube-system".to_string(), "karpenter".to_string())]
+    );
+    assert!(t.admits_karpenter_service_account());
+    let other_sa = json!({"Statement": [{
+        "Effect": "Allow",
+        "Principal": {"Federated": "arn:aws:iam::123456789012:oidc-provider/oidc.example/id/X"},
+        "Action": "sts:AssumeRoleWithWebIdentity",
+        "Condition": {"StringLike": {"oidc.example/id/X:sub": ["system:serviceaccount:apps:*"]}}}]});
+    let t = classify_trust(&other_sa);
+    assert_eq!(t.service_accounts, vec![("apps".to_string(), "*".to_string())]);
+    assert!(!t.admits_karpenter_service_account());
+    let pod = json!({"Statement": [{"Effect": "Allow", "Principal": {"Service": "pods.eks.amazonaws.com"},
+        "Action": ["sts:AssumeRole", "sts:TagSession"]}]});
+    assert!(classify_trust(&pod).pod_identity);
+    assert!(!classify_trust(&json!("garbage")).ec2);
+}
+
+#[test]
+fn clusters_come_from_names_and_tags() {
+    assert_eq!(
+        cluster_from_name("KarpenterNodeRole-demo", "KarpenterNodeRole-"),
+        Some("demo")
+    );
+    assert_eq!(
+        cluster_from_name("KarpenterNodeRole-", "KarpenterNodeRole-"),
+        None
+    );
+    assert_eq!(cluster_from_name("eks-nodes", "KarpenterNodeRole-"), None);
+    let tags = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    assert_eq!(
+        cluster_from_tags(&tags(&[
+            ("karpenter.sh/discovery", "prod"),
+            ("eks:cluster-name", "x")
+        ])),
+        Some("prod".into())
+    );
+    assert_eq!(
+        cluster_from_tags(&tags(&[("kubernetes.io/cluster/blue", "owned")])),
+        Some("blue".into())
+    );
+    assert_eq!(cluster_from_tags(&tags(&[("team", "a")])), None);
 }

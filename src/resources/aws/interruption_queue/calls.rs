@@ -1,7 +1,27 @@
 //! The AWS side of the queue: creating, converging, reading and deleting its parts (the SQS queue,
 //! its policy, the EventBridge rules and targets), each recorded as soon as it exists.
 
-use super::*;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use super::document::{canonical_json, policy_document};
+use super::kinds::{RULE_KINDS, rule_name_in};
+use super::model::{Current, Desired, RuleState, set_attr, statements, string_map, visible_tags};
+use super::policy_equivalence;
+use super::schema::TYPE_NAME;
+use crate::aws::error::{AwsError, AwsErrorKind};
+use crate::aws::eventbridge::RuleRemoval;
+use crate::aws::sqs::QUEUE_DELETED_RECENTLY;
+use crate::aws::{EventBridge, Sqs, ownership};
+use crate::context::KarpenterContext;
+use crate::resources::aws::tags_all;
+use crate::resources::taken_name::{Marks, Taken, owner_tag_mark};
+use crate::terraform::framework::Diagnostics;
+use crate::terraform::framework::values::{get_str, opt_string};
+use crate::terraform::tfvalue::{AttributePath, Number, Value};
+
+/// The target Id upstream's template gives the queue on every rule.
+pub const TARGET_ID: &str = "KarpenterInterruptionQueueTarget";
 
 // ----------------------------------------------------------------------------------------
 // AWS operations
@@ -80,11 +100,6 @@ pub(super) fn fail(e: AwsError, path: Option<AttributePath>) -> Diagnostics {
 #[derive(Debug, Default)]
 pub(super) struct Adopted {
     pub(super) rules: Vec<String>,
-}
-
-/// The name of the rule of kind `k` given `rule_names` and the prefix.
-pub(super) fn rule_name_in(names: &BTreeMap<String, String>, prefix: &str, k: &RuleKind) -> String {
-    names.get(k.key).cloned().unwrap_or_else(|| k.rule_name(prefix))
 }
 
 /// The key under which a recorded rule that is no longer wanted (renamed prefix, kind switched

@@ -1,8 +1,12 @@
 //! The event kinds Karpenter handles, one EventBridge rule each, and the names of those rules:
 //! the default prefix, shortened names, and reading a kind back from a rule's name or pattern.
 
-use super::*;
+use std::collections::BTreeMap;
+
 use crate::aws_names;
+
+/// EventBridge rule names are at most 64 characters.
+pub const RULE_NAME_MAX: usize = aws_names::EVENTBRIDGE_RULE_NAME_MAX;
 
 /// One kind of event Karpenter handles, and its rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -186,4 +190,9 @@ pub fn split_rule_name(name: &str) -> Option<(&str, &'static RuleKind)> {
 /// of the first name ending with a kind's suffix.
 pub(crate) fn rule_prefix_of<'a>(names: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     names.into_iter().find_map(|n| split_rule_name(n).map(|(p, _)| p))
+}
+
+/// The name of the rule of kind `k` given `rule_names` and the prefix.
+pub(super) fn rule_name_in(names: &BTreeMap<String, String>, prefix: &str, k: &RuleKind) -> String {
+    names.get(k.key).cloned().unwrap_or_else(|| k.rule_name(prefix))
 }

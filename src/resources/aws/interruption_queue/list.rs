@@ -1,12 +1,43 @@
-//! Identity and listing of `karpenter_interruption_queue`: import by identity (the region and
-//! account checked against the provider configuration), and `list` (the queues by the Karpenter
-//! rules that target them and by this provider's ownership tag). The generic part is in
+//! Listing `karpenter_interruption_queue`: its list schema and `list` (the queues by the
+//! Karpenter rules that target them and by this provider's ownership tag). Its identity is in
+//! [`super::identity`]; what the three types' listings share is in
 //! [`crate::resources::aws::listing`].
 
-use super::*;
-use crate::resources::aws::listing::{self, *};
-use crate::terraform::framework::list::name_matches;
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
 use serde_json::Value as Json;
+
+use super::calls::queue_arn_from_url;
+use super::identity::{QUEUE_IDENTITY, queue_identity};
+use super::kinds::{RULE_KINDS, cluster_for_import, rule_prefix_of, split_rule_name};
+use super::schema::{CLUSTER_TAG_KEY, TYPE_NAME};
+use crate::aws::error::AwsError;
+use crate::aws::{EventBridge, Sqs, ownership};
+use crate::context::KarpenterContext;
+use crate::resources::aws::listing;
+use crate::resources::aws::listing::{arn_region_account, cluster_name_filter, imported_and_read};
+use crate::terraform::framework::list::name_matches;
+use crate::terraform::framework::list::name_prefix_attribute;
+use crate::terraform::framework::values::get_str;
+use crate::terraform::framework::{Diagnostics, ListRequest, ListSink, Resource, Schema};
+use crate::terraform::tfvalue::Value;
+
+pub static QUEUE_LIST: LazyLock<Schema> = LazyLock::new(|| {
+    Schema::new(
+        "Finds the Karpenter interruption queues in the account and region of the provider configuration: SQS \
+         queues that carry this provider's ownership tag, and queues an EventBridge rule with one of Karpenter's \
+         interruption event patterns (Spot interruption, rebalance, AWS Health, instance state change, capacity \
+         reservation interruption) targets, as Karpenter's CloudFormation reference builds them.",
+        vec![
+            name_prefix_attribute("queues"),
+            cluster_name_filter(
+                "the cluster an import records as `cluster_name` (the queue's cluster tag, else read from its rules' \
+                 names or its own name).",
+            ),
+        ],
+    )
+});
 
 /// The name a person reads for a queue: its cluster and region, and the queue's own name
 /// when it is not the cluster's.
@@ -53,7 +84,12 @@ pub(crate) fn rules_not_adopted(queue: &str, rule_names: &[String]) -> Diagnosti
 /// `list "karpenter_interruption_queue" …`: one ListRules and a ListTargetsByRule per rule
 /// with an interruption pattern first, then the queues in name order, each with one
 /// ListQueueTags (and the import, when states are asked for).
-pub async fn list_queues(ctx: &KarpenterContext, request: &ListRequest, sink: &ListSink) {
+pub async fn list_queues<R: Resource<KarpenterContext>>(
+    resource: &R,
+    ctx: &KarpenterContext,
+    request: &ListRequest,
+    sink: &ListSink,
+) {
     let aws = match ctx.aws().await {
         Ok(a) => a,
         Err(d) => return sink.fail(d).await,
@@ -136,7 +172,7 @@ pub async fn list_queues(ctx: &KarpenterContext, request: &ListRequest, sink: &L
             continue;
         }
         let state = if sink.include_state() {
-            match imported_and_read(&InterruptionQueue, ctx, &name).await {
+            match imported_and_read(resource, ctx, &name).await {
                 Ok(s) => Some(s),
                 Err(why) => {
                     let more = sink
@@ -209,36 +245,6 @@ async fn arn_and_tags(
         Err(e) if e.is_not_found() => Ok(None),
         Err(e) => Err(e),
     }
-}
-
-/// `import { identity = { queue_name, region, account_id } }`: the region is checked against
-/// the provider's before any call, the account against the queue found (or STS when none is).
-pub async fn import_queue_by_identity(
-    ctx: &KarpenterContext,
-    identity: &Value,
-) -> Result<Value, Diagnostics> {
-    let name = IdentitySchema::get(identity, "queue_name").unwrap_or_default();
-    let wanted_region = IdentitySchema::get(identity, "region");
-    let wanted_account = IdentitySchema::get(identity, "account_id");
-    let provider_region = ctx.aws().await?.region().map(str::to_string);
-    if let (Some(wanted), Some(actual)) = (wanted_region, provider_region.as_deref())
-        && wanted != actual
-    {
-        return Err(region_mismatch(TYPE_NAME, wanted, actual));
-    }
-    let state = match InterruptionQueue.import(ctx, name).await {
-        Ok(s) => s,
-        Err(d) => return Err(explain_failed_import(ctx, TYPE_NAME, wanted_account, d).await),
-    };
-    if let Some((region, account)) = get_str(&state, "queue_arn").and_then(arn_region_account) {
-        if let Some(wanted) = wanted_region.filter(|w| *w != region) {
-            return Err(region_mismatch(TYPE_NAME, wanted, region));
-        }
-        if let Some(wanted) = wanted_account.filter(|w| *w != account) {
-            return Err(account_mismatch(TYPE_NAME, wanted, account));
-        }
-    }
-    Ok(state)
 }
 
 /// Whether an EventBridge event pattern is one of Karpenter's interruption patterns: its

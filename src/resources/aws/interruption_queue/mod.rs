@@ -9,63 +9,48 @@
 //! target); modify_plan plans the desired value of each, so drift shows as exactly that part.
 
 use std::collections::BTreeMap;
-use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 
-use crate::aws::error::{AwsError, AwsErrorKind};
-use crate::aws::eventbridge::RuleRemoval;
-use crate::aws::ownership;
-use crate::aws::sqs::QUEUE_DELETED_RECENTLY;
-use crate::aws::{EventBridge, Sqs};
 use crate::aws_names;
 use crate::context::KarpenterContext;
-use crate::resources::aws::listing;
 use crate::resources::aws::tags_all;
-use crate::resources::taken_name::{Marks, Taken, owner_tag_mark};
-use crate::terraform::framework::validate as v;
-use crate::terraform::framework::values::{get_str, object, opt_string};
+use crate::terraform::framework::values::{get_str, object};
 use crate::terraform::framework::{
-    ApplyOutcome, Attribute, Diagnostics, IdentitySchema, ListRequest, ListSink, ReadOutcome, Resource,
-    Schema, timeouts,
+    ApplyOutcome, Diagnostics, IdentitySchema, ListRequest, ListSink, ReadOutcome, Resource, Schema, timeouts,
 };
-use crate::terraform::tfvalue::{AttributePath, Number, Type, Value};
+use crate::terraform::tfvalue::{AttributePath, Number, Value};
+use calls::{clients, clients_to_change, converge, delete_parts, refresh};
+use identity::{QUEUE_IDENTITY, import_queue_by_identity, queue_identity};
+use kinds::{
+    KIND_KEYS, MODULE_CLUSTER_TAG, cluster_for_import, default_rule_prefix, kind, kind_of_pattern,
+    queue_name_from_import_id, rule_name_in, split_rule_name,
+};
+use list::{QUEUE_LIST, list_queues};
+use model::{
+    Current, Desired, RuleState, enabled_kinds, is_bookkeeping_tag, set_attr, statements, string_list,
+    string_map, strings, visible_tags,
+};
+use schema::{CLUSTER_TAG_KEY, DEFAULT_KMS_REUSE, MAX_USER_TAGS, SCHEMA, TYPE_NAME};
 
 mod calls;
 mod document;
+mod identity;
 mod kinds;
 mod list;
 mod model;
 mod policy_equivalence;
 mod schema;
-pub(crate) use calls::*;
-pub use document::*;
-pub use kinds::*;
-pub use list::*;
-use model::*;
-use schema::*;
+
+// What the acceptance tests use to build an upstream-shaped queue by hand.
+pub use calls::TARGET_ID;
+pub use document::policy_document;
+pub use kinds::{RULE_KINDS, RuleKind};
 
 /// The resource type.
 pub struct InterruptionQueue;
 
-/// The resource type, also the value of the ownership tag on every part it creates.
-pub const TYPE_NAME: &str = "karpenter_interruption_queue";
-/// A second bookkeeping tag, on the queue only: the cluster it was made for, so that import
-/// recovers `cluster_name` even when the rule prefix is a shortened hash and the queue is
-/// named apart from the cluster. Hidden from `tags` like the ownership tag.
-pub const CLUSTER_TAG_KEY: &str = "terraform-provider-karpenter/cluster-name";
-/// SQS and EventBridge allow 50 tags per resource; the provider keeps two for itself.
-pub const MAX_USER_TAGS: usize = 48;
-
-/// The target Id upstream's template gives the queue on every rule.
-pub const TARGET_ID: &str = "KarpenterInterruptionQueueTarget";
-/// Default message retention (seconds), as upstream.
-pub const DEFAULT_RETENTION: i64 = 300;
-/// AWS's default data key reuse period when a KMS key is used.
-pub const DEFAULT_KMS_REUSE: i64 = 300;
-/// EventBridge rule names are at most 64 characters.
-pub const RULE_NAME_MAX: usize = aws_names::EVENTBRIDGE_RULE_NAME_MAX;
 /// SQS queue names are at most 80 characters.
 pub const QUEUE_NAME_MAX: usize = aws_names::SQS_QUEUE_NAME_MAX;
 
@@ -386,11 +371,11 @@ impl Resource<KarpenterContext> for InterruptionQueue {
 
     /// `queue_name`, `region` and `account_id` (see [`super::listing`]).
     fn identity_schema(&self) -> Option<&IdentitySchema> {
-        Some(&listing::QUEUE_IDENTITY)
+        Some(&QUEUE_IDENTITY)
     }
 
     fn identity(&self, state: &Value) -> Value {
-        listing::queue_identity(state)
+        queue_identity(state)
     }
 
     async fn import_by_identity(
@@ -398,15 +383,15 @@ impl Resource<KarpenterContext> for InterruptionQueue {
         ctx: &KarpenterContext,
         identity: &Value,
     ) -> Result<Value, Diagnostics> {
-        import_queue_by_identity(ctx, identity).await
+        import_queue_by_identity(self, ctx, identity).await
     }
 
     fn list_schema(&self) -> Option<&Schema> {
-        Some(&listing::QUEUE_LIST)
+        Some(&QUEUE_LIST)
     }
 
     async fn list(&self, ctx: &KarpenterContext, request: &ListRequest, sink: &ListSink) {
-        list_queues(ctx, request, sink).await;
+        list_queues(self, ctx, request, sink).await;
     }
 
     async fn create(&self, ctx: &KarpenterContext, planned: &Value) -> ApplyOutcome {

@@ -1,7 +1,15 @@
 //! The queue as the plan asks for it ([`Desired`]) and as AWS holds it ([`Current`], one
 //! [`RuleState`] per rule), and the conversions between those and Terraform values.
 
-use super::*;
+use std::collections::BTreeMap;
+
+use super::document::ExtraStatement;
+use super::kinds::{RULE_KINDS, RuleKind, default_rule_prefix, rule_name_in};
+use super::schema::{CLUSTER_TAG_KEY, DEFAULT_KMS_REUSE, DEFAULT_RETENTION, TYPE_NAME};
+use crate::aws::ownership;
+use crate::terraform::framework::Diagnostics;
+use crate::terraform::framework::values::{get_str, object, opt_string};
+use crate::terraform::tfvalue::{Number, Value};
 
 pub(super) fn is_bookkeeping_tag(key: &str) -> bool {
     ownership::is_reserved_key(key) || key == CLUSTER_TAG_KEY

@@ -1,8 +1,27 @@
 //! The schema of `karpenter_interruption_queue`: the one description that drives its validation,
 //! its plan and its docs.
 
-use super::*;
+use std::sync::LazyLock;
+
+use super::kinds::{KIND_KEYS, max_prefix_len};
+use crate::aws::ownership;
 use crate::aws_names;
+use crate::resources::aws::tags_all;
+use crate::terraform::framework::{Attribute, Schema, timeouts, validate as v};
+use crate::terraform::tfvalue::{Number, Type, Value};
+
+/// The resource type, also the value of the ownership tag on every part it creates.
+pub const TYPE_NAME: &str = "karpenter_interruption_queue";
+/// A second bookkeeping tag, on the queue only: the cluster it was made for, so that import
+/// recovers `cluster_name` even when the rule prefix is a shortened hash and the queue is
+/// named apart from the cluster. Hidden from `tags` like the ownership tag.
+pub const CLUSTER_TAG_KEY: &str = "terraform-provider-karpenter/cluster-name";
+/// SQS and EventBridge allow 50 tags per resource; the provider keeps two for itself.
+pub const MAX_USER_TAGS: usize = 48;
+/// Default message retention (seconds), as upstream.
+pub const DEFAULT_RETENTION: i64 = 300;
+/// AWS's default data key reuse period when a KMS key is used.
+pub const DEFAULT_KMS_REUSE: i64 = 300;
 
 pub(super) static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
     let rule_object = vec![

@@ -1,4 +1,17 @@
+use super::calls::queue_arn_from_url;
+use super::document::{ExtraStatement, canonical_json, policy_document};
+use super::identity::{queue_identity, region_alias, region_mismatch};
+use super::kinds::rule_name_in;
+use super::kinds::rule_prefix_of;
+use super::kinds::{
+    KIND_KEYS, RULE_KINDS, RULE_NAME_MAX, cluster_for_import, default_rule_prefix, is_shortened_prefix, kind,
+    kind_of_pattern, max_prefix_len, queue_name_from_import_id, split_rule_name,
+};
+use super::list::{is_interruption_pattern, queue_display_name, queue_name_of_url, rules_not_adopted};
+use super::model::visible_tags;
+use super::schema::{CLUSTER_TAG_KEY, SCHEMA, TYPE_NAME};
 use super::*;
+use crate::aws::ownership;
 
 #[test]
 fn patterns_spelled_by_others_are_classified_by_source_and_detail_type() {
@@ -273,4 +286,130 @@ fn rule_names_name_enabled_kinds() {
         rule_name_in(&names, "Karpenter-demo-", spot),
         "Karpenter-demo-SpotInterruption"
     );
+}
+
+#[test]
+fn a_queue_identity_needs_name_region_and_account() {
+    let state = object([
+        ("queue_name", Value::string("demo")),
+        (
+            "queue_arn",
+            Value::string("arn:aws:sqs:eu-west-1:123456789012:demo"),
+        ),
+        ("rules", Value::Null),
+    ]);
+    assert_eq!(
+        queue_identity(&state),
+        object([
+            ("queue_name", Value::string("demo")),
+            ("region", Value::string("eu-west-1")),
+            ("account_id", Value::string("123456789012")),
+        ])
+    );
+    // A planned create: the ARN is not known yet.
+    let planned = object([
+        ("queue_name", Value::string("demo")),
+        ("queue_arn", Value::unknown()),
+        ("rules", Value::unknown()),
+    ]);
+    assert_eq!(queue_identity(&planned), Value::Null);
+    // The queue gone out of band, its rules not: they name the same region and account.
+    let gone = object([
+        ("queue_name", Value::string("demo")),
+        ("queue_arn", Value::Null),
+        (
+            "rules",
+            Value::Map(
+                [(
+                    "rebalance".to_string(),
+                    object([(
+                        "arn",
+                        Value::string("arn:aws:events:eu-west-1:123456789012:rule/Karpenter-demo-Rebalance"),
+                    )]),
+                )]
+                .into(),
+            ),
+        ),
+    ]);
+    assert_eq!(queue_identity(&gone), queue_identity(&state));
+    assert_eq!(queue_identity(&Value::Null), Value::Null);
+}
+
+#[test]
+fn interruption_patterns_are_karpenters_kinds() {
+    for k in RULE_KINDS {
+        assert!(is_interruption_pattern(&k.event_pattern()), "{}", k.key);
+    }
+    assert!(is_interruption_pattern(
+        r#"{"source": ["aws.ec2"], "detail-type": ["EC2 Spot Instance Interruption Warning"], "region": ["us-east-1"]}"#
+    ));
+    assert!(!is_interruption_pattern(r#"{"source": ["aws.ec2"]}"#));
+    assert!(!is_interruption_pattern(
+        r#"{"source": ["aws.s3"], "detail-type": ["Object Created"]}"#
+    ));
+    assert!(!is_interruption_pattern("not json"));
+}
+
+#[test]
+fn the_rule_prefix_is_read_as_import_reads_it() {
+    assert_eq!(
+        rule_prefix_of(["Other", "Karpenter-demo-Rebalance", "x-SpotInterruption"]),
+        Some("Karpenter-demo-")
+    );
+    assert_eq!(rule_prefix_of(["Karpenter-cfn-SpotInterruptionRule-1X2Y"]), None);
+    assert_eq!(
+        cluster_for_import("prod-interruption", Some("prod"), None),
+        "prod"
+    );
+}
+
+#[test]
+fn queue_display_names_read_as_cluster_and_region() {
+    assert_eq!(
+        queue_display_name("demo", "demo", "us-east-1"),
+        "demo (us-east-1)"
+    );
+    assert_eq!(
+        queue_display_name("events", "demo", "us-east-1"),
+        "demo (us-east-1, queue events)"
+    );
+    assert_eq!(
+        queue_name_of_url("http://127.0.0.1:5000/123456789012/demo"),
+        "demo"
+    );
+}
+
+#[test]
+fn rules_of_a_second_prefix_are_named_in_a_warning() {
+    let own = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+    assert!(
+        rules_not_adopted(
+            "demo",
+            &own(&["Karpenter-demo-SpotInterruption", "Karpenter-demo-Rebalance"])
+        )
+        .is_empty()
+    );
+    // Named otherwise altogether: adopted under their own names, no warning.
+    assert!(rules_not_adopted("cfn", &own(&["Karpenter-cfn-SpotInterruptionRule-1X2Y"])).is_empty());
+    let mixed = rules_not_adopted("q", &own(&["a-Rebalance", "b-SpotInterruption", "odd"]));
+    let detail = mixed.iter().map(|d| d.detail.clone()).collect::<String>();
+    assert!(
+        detail.contains("b-SpotInterruption") && !detail.contains("odd") && !detail.contains("a-Rebalance"),
+        "{detail}"
+    );
+    assert!(rules_not_adopted("q", &[]).is_empty());
+}
+
+#[test]
+fn a_region_mismatch_names_the_provider_configuration_to_use() {
+    let d = region_mismatch("karpenter_interruption_queue", "us-east-1", "us-west-2");
+    let detail = &d.iter().next().expect("diagnostic").detail;
+    assert!(detail.contains("configured for us-west-2"), "{detail}");
+    assert!(detail.contains("provider = karpenter.use1"), "{detail}");
+    assert!(
+        d.iter()
+            .all(|d| d.path.as_ref().is_some_and(|p| p.to_string() == "region"))
+    );
+    assert_eq!(region_alias("eu-central-2"), "euc2");
+    assert_eq!(region_alias("us-gov-west-1"), "usgw1");
 }

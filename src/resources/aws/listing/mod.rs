@@ -26,130 +26,32 @@
 //!   With `include_resource = true` each result's state is the type's own import followed by
 //!   its read, so it is exactly what importing the listed identity gives.
 //!
-//! Here: the identity and list schemas and what the listings share; in [`identity`], identities
-//! and import by identity; in [`shapes`], what the parts look like; in [`roles`] and
-//! [`queues`], the two listings.
+//! Each type's identity and list schema are with the type (`interruption_queue/identity.rs`
+//! and `list.rs`; the roles' shared identity and role listing in `iam_role/identity.rs`,
+//! `list.rs` and `trust.rs`). Here is only what the three share: the `cluster_name` filter
+//! of their list schemas, the import-then-read of a listed part, warnings' text, reading a
+//! policy field, and (in [`identity`]) the region and account of an ARN and the refusals
+//! that name the provider configuration to use.
 
-use crate::aws_names;
-use std::collections::BTreeMap;
-use std::sync::LazyLock;
-
-use async_trait::async_trait;
 use serde_json::Value as Json;
 
-use crate::aws::iam::{Iam, ListedRole};
+use crate::aws_names;
 use crate::context::KarpenterContext;
-use crate::terraform::framework::list::{name_matches, name_prefix_attribute};
-use crate::terraform::framework::schema::{Attribute, Schema};
-use crate::terraform::framework::values::get_str;
-use crate::terraform::framework::{
-    Diagnostics, IdentityAttribute, IdentitySchema, ListRequest, ListSink, ReadOutcome, Resource,
-};
-use crate::terraform::tfvalue::{AttributePath, Value};
+use crate::terraform::framework::schema::Attribute;
+use crate::terraform::framework::{Diagnostics, ReadOutcome, Resource};
+use crate::terraform::tfvalue::Value;
 
-/// Upstream's node role name: `KarpenterNodeRole-<cluster>`.
-pub const NODE_ROLE_NAME_PREFIX: &str = "KarpenterNodeRole-";
-/// Upstream's controller role name: `KarpenterControllerRole-<cluster>`.
-pub const CONTROLLER_ROLE_NAME_PREFIX: &str = "KarpenterControllerRole-";
-/// The EKS Pod Identity service principal.
-const POD_IDENTITY_PRINCIPAL: &str = "pods.eks.amazonaws.com";
-/// Tags other tools put on a role to name its cluster, in the order they are trusted.
-const CLUSTER_TAG_KEYS: &[&str] = &[
-    "karpenter.sh/discovery",
-    "eks:eks-cluster-name",
-    "eks:cluster-name",
-    "alpha.eksctl.io/cluster-name",
-];
-
-// ---- schemas --------------------------------------------------------------------------------
-
-pub static QUEUE_IDENTITY: LazyLock<IdentitySchema> = LazyLock::new(|| {
-    IdentitySchema::new(vec![
-        IdentityAttribute::required("queue_name", "The SQS queue's name (`queue_name`)."),
-        IdentityAttribute::optional(
-            "region",
-            "The queue's AWS region. When set, an import checks that the provider configuration it uses is \
-             configured for this region.",
-        ),
-        IdentityAttribute::optional(
-            "account_id",
-            "The queue's AWS account ID. When set, an import checks that the provider's credentials belong to \
-             this account.",
-        ),
-    ])
-});
-
-pub static ROLE_IDENTITY: LazyLock<IdentitySchema> = LazyLock::new(|| {
-    IdentitySchema::new(vec![
-        IdentityAttribute::required("name", "The IAM role's name."),
-        IdentityAttribute::optional(
-            "account_id",
-            "The role's AWS account ID. When set, an import checks that the provider's credentials belong to this \
-             account.",
-        ),
-    ])
-});
-
-fn cluster_name_filter(how: &str) -> Attribute {
+/// The `cluster_name` filter of a list schema; `how` says where the type reads a part's cluster.
+pub fn cluster_name_filter(how: &str) -> Attribute {
     Attribute::string("cluster_name")
         .optional()
         .describe(format!("Only the parts of this EKS cluster: {how}"))
         .validate(aws_names::eks_cluster_name_validator())
 }
 
-pub static QUEUE_LIST: LazyLock<Schema> = LazyLock::new(|| {
-    Schema::new(
-        "Finds the Karpenter interruption queues in the account and region of the provider configuration: SQS \
-         queues that carry this provider's ownership tag, and queues an EventBridge rule with one of Karpenter's \
-         interruption event patterns (Spot interruption, rebalance, AWS Health, instance state change, capacity \
-         reservation interruption) targets, as Karpenter's CloudFormation reference builds them.",
-        vec![
-            name_prefix_attribute("queues"),
-            cluster_name_filter(
-                "the cluster an import records as `cluster_name` (the queue's cluster tag, else read from its rules' \
-                 names or its own name).",
-            ),
-        ],
-    )
-});
-
-pub static NODE_ROLE_LIST: LazyLock<Schema> = LazyLock::new(|| {
-    Schema::new(
-        "Finds the Karpenter node roles in the account of the provider configuration: IAM roles EC2 may assume \
-         that carry this provider's ownership tag, or that are named `KarpenterNodeRole-<cluster>` (Karpenter's \
-         CloudFormation reference) and have AmazonEKSWorkerNodePolicy attached.",
-        vec![
-            name_prefix_attribute("roles"),
-            cluster_name_filter(
-                "the cluster in the role's name (`KarpenterNodeRole-<cluster>`), else in its `karpenter.sh/discovery`, \
-                 `eks:eks-cluster-name`, `eks:cluster-name` or `alpha.eksctl.io/cluster-name` tag, else its \
-                 `kubernetes.io/cluster/<cluster>` tag. A role that names no cluster is left out.",
-            ),
-        ],
-    )
-});
-
-pub static CONTROLLER_ROLE_LIST: LazyLock<Schema> = LazyLock::new(|| {
-    Schema::new(
-        "Finds the Karpenter controller roles in the account of the provider configuration: IAM roles trusted \
-         through IRSA or EKS Pod Identity that carry this provider's ownership tag, are named \
-         `KarpenterControllerRole-<cluster>`, or trust a Karpenter service account \
-         (`system:serviceaccount:<namespace>:karpenter`), and whose permissions are in the shape \
-         `karpenter_controller_role` manages (one that is not is reported as a warning).",
-        vec![
-            name_prefix_attribute("roles"),
-            cluster_name_filter("the cluster the role's permissions are scoped to (its `cluster_name`)."),
-        ],
-    )
-});
-
 mod identity;
-mod roles;
-mod shapes;
 
-pub use identity::*;
-pub use roles::*;
-pub use shapes::*;
+pub use identity::{account_mismatch, arn_region_account, explain_failed_import};
 
 /// The state an import of `id` followed by a refresh gives (what Terraform stores for an
 /// imported object), or why there is none.
@@ -189,14 +91,19 @@ pub fn text(d: &Diagnostics) -> String {
         .join("; ")
 }
 
+/// A policy field that is a string or a list of strings.
+pub fn strings(v: &Json) -> Vec<&str> {
+    match v {
+        Json::String(s) => vec![s.as_str()],
+        Json::Array(items) => items.iter().filter_map(Json::as_str).collect(),
+        _ => Vec::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+
     use super::*;
-    use crate::resources::aws::interruption_queue::{
-        self as queue, is_interruption_pattern, queue_display_name, queue_name_of_url, rules_not_adopted,
-    };
-    use crate::terraform::framework::values::object;
-    use serde_json::json;
 
     #[test]
     fn arns_give_region_and_account_in_any_partition() {
@@ -213,239 +120,10 @@ mod tests {
     }
 
     #[test]
-    fn a_queue_identity_needs_name_region_and_account() {
-        let state = object([
-            ("queue_name", Value::string("demo")),
-            (
-                "queue_arn",
-                Value::string("arn:aws:sqs:eu-west-1:123456789012:demo"),
-            ),
-            ("rules", Value::Null),
-        ]);
-        assert_eq!(
-            queue_identity(&state),
-            object([
-                ("queue_name", Value::string("demo")),
-                ("region", Value::string("eu-west-1")),
-                ("account_id", Value::string("123456789012")),
-            ])
-        );
-        // A planned create: the ARN is not known yet.
-        let planned = object([
-            ("queue_name", Value::string("demo")),
-            ("queue_arn", Value::unknown()),
-            ("rules", Value::unknown()),
-        ]);
-        assert_eq!(queue_identity(&planned), Value::Null);
-        // The queue gone out of band, its rules not: they name the same region and account.
-        let gone = object([
-            ("queue_name", Value::string("demo")),
-            ("queue_arn", Value::Null),
-            (
-                "rules",
-                Value::Map(
-                    [(
-                        "rebalance".to_string(),
-                        object([(
-                            "arn",
-                            Value::string(
-                                "arn:aws:events:eu-west-1:123456789012:rule/Karpenter-demo-Rebalance",
-                            ),
-                        )]),
-                    )]
-                    .into(),
-                ),
-            ),
-        ]);
-        assert_eq!(queue_identity(&gone), queue_identity(&state));
-        assert_eq!(queue_identity(&Value::Null), Value::Null);
-    }
-
-    #[test]
-    fn a_role_identity_is_its_name_and_account() {
-        let state = object([
-            ("name", Value::string("KarpenterNodeRole-demo")),
-            (
-                "arn",
-                Value::string("arn:aws:iam::123456789012:role/KarpenterNodeRole-demo"),
-            ),
-        ]);
-        assert_eq!(
-            role_identity(&state),
-            object([
-                ("name", Value::string("KarpenterNodeRole-demo")),
-                ("account_id", Value::string("123456789012")),
-            ])
-        );
-        let planned = object([("name", Value::unknown()), ("arn", Value::unknown())]);
-        assert_eq!(role_identity(&planned), Value::Null);
-        let named = object([("name", Value::string("x")), ("arn", Value::unknown())]);
-        assert_eq!(role_identity(&named), Value::Null);
-    }
-
-    #[test]
-    fn trust_policies_are_classified() {
-        let ec2 = json!({"Version": "2012-10-17", "Statement": [{
-            "Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}]});
-        assert_eq!(
-            classify_trust(&ec2),
-            Trust {
-                ec2: true,
-                ..Default::default()
-            }
-        );
-        let cn = json!({"Statement": {"Effect": "Allow", "Principal": {"Service": ["ec2.amazonaws.com.cn"]},
-            "Action": ["sts:AssumeRole"]}});
-        assert!(classify_trust(&cn).ec2);
-        let lambda = json!({"Statement": [{"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"},
-            "Action": "sts:AssumeRole"}]});
-        assert_eq!(classify_trust(&lambda), Trust::default());
-        let denied = json!({"Statement": [{"Effect": "Deny", "Principal": {"Service": "ec2.amazonaws.com"},
-            "Action": "sts:AssumeRole"}]});
-        assert!(!classify_trust(&denied).ec2);
-        let irsa = json!({"Statement": [{
-            "Effect": "Allow",
-            "Principal": {"Federated": "arn:aws:iam::123456789012:oidc-provider/oidc.eks.us-east-1.amazonaws.com/id/X"},
-            "Action": "sts:AssumeRoleWithWebIdentity",
-            "Condition": {"StringEquals": {
-                "oidc.eks.us-east-1.amazonaws.com/id/X:aud": "sts.amazonaws.com",
-                "oidc.eks.us-east-1.amazonaws.com/id/X:sub": "system:serviceaccount:kube-system:karpenter"}}}]});
-        let t = classify_trust(&irsa);
-        assert_eq!(
-            t.service_accounts,
-            vec![("kube-system".to_string(), "karpenter".to_string())]
-        );
-        assert!(t.admits_karpenter_service_account());
-        let other_sa = json!({"Statement": [{
-            "Effect": "Allow",
-            "Principal": {"Federated": "arn:aws:iam::123456789012:oidc-provider/oidc.example/id/X"},
-            "Action": "sts:AssumeRoleWithWebIdentity",
-            "Condition": {"StringLike": {"oidc.example/id/X:sub": ["system:serviceaccount:apps:*"]}}}]});
-        let t = classify_trust(&other_sa);
-        assert_eq!(t.service_accounts, vec![("apps".to_string(), "*".to_string())]);
-        assert!(!t.admits_karpenter_service_account());
-        let pod = json!({"Statement": [{"Effect": "Allow", "Principal": {"Service": "pods.eks.amazonaws.com"},
-            "Action": ["sts:AssumeRole", "sts:TagSession"]}]});
-        assert!(classify_trust(&pod).pod_identity);
-        assert!(!classify_trust(&json!("garbage")).ec2);
-    }
-
-    #[test]
-    fn clusters_come_from_names_and_tags() {
-        assert_eq!(
-            cluster_from_name("KarpenterNodeRole-demo", NODE_ROLE_NAME_PREFIX),
-            Some("demo")
-        );
-        assert_eq!(
-            cluster_from_name("KarpenterNodeRole-", NODE_ROLE_NAME_PREFIX),
-            None
-        );
-        assert_eq!(cluster_from_name("eks-nodes", NODE_ROLE_NAME_PREFIX), None);
-        let tags = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
-            pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect()
-        };
-        assert_eq!(
-            cluster_from_tags(&tags(&[
-                ("karpenter.sh/discovery", "prod"),
-                ("eks:cluster-name", "x")
-            ])),
-            Some("prod".into())
-        );
-        assert_eq!(
-            cluster_from_tags(&tags(&[("kubernetes.io/cluster/blue", "owned")])),
-            Some("blue".into())
-        );
-        assert_eq!(cluster_from_tags(&tags(&[("team", "a")])), None);
-    }
-
-    #[test]
-    fn interruption_patterns_are_karpenters_kinds() {
-        for k in queue::RULE_KINDS {
-            assert!(is_interruption_pattern(&k.event_pattern()), "{}", k.key);
-        }
-        assert!(is_interruption_pattern(
-            r#"{"source": ["aws.ec2"], "detail-type": ["EC2 Spot Instance Interruption Warning"], "region": ["us-east-1"]}"#
-        ));
-        assert!(!is_interruption_pattern(r#"{"source": ["aws.ec2"]}"#));
-        assert!(!is_interruption_pattern(
-            r#"{"source": ["aws.s3"], "detail-type": ["Object Created"]}"#
-        ));
-        assert!(!is_interruption_pattern("not json"));
-    }
-
-    #[test]
-    fn mismatches_name_the_provider_configuration_to_use() {
-        let d = region_mismatch("karpenter_interruption_queue", "us-east-1", "us-west-2");
-        let detail = &d.iter().next().expect("diagnostic").detail;
-        assert!(detail.contains("configured for us-west-2"), "{detail}");
-        assert!(detail.contains("provider = karpenter.use1"), "{detail}");
-        assert!(
-            d.iter()
-                .all(|d| d.path.as_ref().is_some_and(|p| p.to_string() == "region"))
-        );
+    fn an_account_mismatch_names_the_provider_configuration_to_use() {
         let d = account_mismatch("karpenter_node_role", "210987654321", "123456789012");
         let detail = &d.iter().next().expect("diagnostic").detail;
         assert!(detail.contains("account 123456789012"), "{detail}");
         assert!(detail.contains("arn:aws:iam::210987654321:role/"), "{detail}");
-        assert_eq!(region_alias("eu-central-2"), "euc2");
-        assert_eq!(region_alias("us-gov-west-1"), "usgw1");
-    }
-
-    #[test]
-    fn the_rule_prefix_is_read_as_import_reads_it() {
-        assert_eq!(
-            queue::rule_prefix_of(["Other", "Karpenter-demo-Rebalance", "x-SpotInterruption"]),
-            Some("Karpenter-demo-")
-        );
-        assert_eq!(
-            queue::rule_prefix_of(["Karpenter-cfn-SpotInterruptionRule-1X2Y"]),
-            None
-        );
-        assert_eq!(
-            queue::cluster_for_import("prod-interruption", Some("prod"), None),
-            "prod"
-        );
-    }
-
-    #[test]
-    fn queue_display_names_read_as_cluster_and_region() {
-        assert_eq!(
-            queue_display_name("demo", "demo", "us-east-1"),
-            "demo (us-east-1)"
-        );
-        assert_eq!(
-            queue_display_name("events", "demo", "us-east-1"),
-            "demo (us-east-1, queue events)"
-        );
-        assert_eq!(
-            queue_name_of_url("http://127.0.0.1:5000/123456789012/demo"),
-            "demo"
-        );
-    }
-
-    #[test]
-    fn rules_of_a_second_prefix_are_named_in_a_warning() {
-        let own = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
-        assert!(
-            rules_not_adopted(
-                "demo",
-                &own(&["Karpenter-demo-SpotInterruption", "Karpenter-demo-Rebalance"])
-            )
-            .is_empty()
-        );
-        // Named otherwise altogether: adopted under their own names, no warning.
-        assert!(rules_not_adopted("cfn", &own(&["Karpenter-cfn-SpotInterruptionRule-1X2Y"])).is_empty());
-        let mixed = rules_not_adopted("q", &own(&["a-Rebalance", "b-SpotInterruption", "odd"]));
-        let detail = mixed.iter().map(|d| d.detail.clone()).collect::<String>();
-        assert!(
-            detail.contains("b-SpotInterruption")
-                && !detail.contains("odd")
-                && !detail.contains("a-Rebalance"),
-            "{detail}"
-        );
-        assert!(rules_not_adopted("q", &[]).is_empty());
     }
 }

@@ -10,10 +10,15 @@
 
 use std::collections::BTreeMap;
 
-use super::*;
+use super::schema::{TYPE_NAME, access_entry_cluster, access_entry_type, access_policies};
 use crate::aws::eks_access::{AccessEntry, EksAccess};
 use crate::aws::ownership;
+use crate::context::KarpenterContext;
+use crate::resources::aws::tags_all;
 use crate::resources::taken_name::{Marks, Taken, owner_tag_mark};
+use crate::terraform::framework::Diagnostics;
+use crate::terraform::framework::values::{get_str, string_list};
+use crate::terraform::tfvalue::{AttributePath, Value};
 
 /// The state fields of the entry (null when there is none).
 pub(super) fn into_state(state: &mut Value, entry: Option<&AccessEntry>) {

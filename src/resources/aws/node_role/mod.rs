@@ -6,58 +6,36 @@
 //! `mode = "eks_auto_mode"` it is the role of EKS Auto Mode's nodes instead (the two policies
 //! the EKS guide names, no instance profile), and `eks_access_entry` adds the role's EKS access
 //! entry ([`access_entry`]). The schema and the policies of each shape are in [`schema`], the
-//! desired and the read state in [`model`].
-
-use std::collections::BTreeSet;
-use std::sync::LazyLock;
+//! desired and the read state in [`model`], the IAM client and the read of the role in
+//! [`calls`], the list schema and listing in [`list`].
 
 use async_trait::async_trait;
-use serde_json::{Value as Json, json};
 
 use crate::aws::iam::Iam;
 use crate::context::KarpenterContext;
-use crate::policy::arn::{self, PARTITIONS};
-use crate::resources::aws::iam_role::{self, Actual, Desired, ReadScope};
-use crate::resources::aws::listing;
+use crate::policy::arn;
+use crate::resources::aws::iam_role;
 use crate::resources::aws::tags_all;
-use crate::terraform::framework::validate as v;
-use crate::terraform::framework::values::{get_str, opt_string, string_list, string_map};
+use crate::terraform::framework::values::{get_str, string_list};
 use crate::terraform::framework::{
-    ApplyOutcome, Attribute, Diagnostics, IdentitySchema, ListRequest, ListSink, ReadOutcome, Resource,
-    Schema,
+    ApplyOutcome, Diagnostics, IdentitySchema, ListRequest, ListSink, ReadOutcome, Resource, Schema,
 };
-use crate::terraform::tfvalue::{AttributePath, Type, Value};
+use crate::terraform::tfvalue::{AttributePath, Value};
+use calls::{iam, iam_to_change, read_role};
+use list::{NODE_ROLE_LIST, list_node_roles};
+use model::{desired, state};
+use schema::{
+    AUTO_MODE_POLICIES, DEFAULT_PREFIX, ECR_POLICIES, EKS_AUTO_MODE, KARPENTER, SCHEMA, TYPE_NAME,
+    aws_managed_policy, bool_of, policies_for, trust_policy, validate_mode,
+};
 
 mod access_entry;
+mod calls;
 mod list;
 mod model;
 mod schema;
-pub use list::*;
-use model::*;
-use schema::*;
 
 pub struct NodeRole;
-
-async fn iam(ctx: &KarpenterContext) -> Result<(Iam, Option<String>), Diagnostics> {
-    let aws = ctx.aws().await?;
-    Ok((Iam::new(aws.iam()), aws.region().map(str::to_string)))
-}
-
-/// [`iam`] for create, update and delete: the account guards are checked first.
-async fn iam_to_change(ctx: &KarpenterContext) -> Result<(Iam, Option<String>), Diagnostics> {
-    let aws = ctx.aws_to_change().await?;
-    Ok((Iam::new(aws.iam()), aws.region().map(str::to_string)))
-}
-
-async fn read_role(iam: &Iam, name: &str) -> Result<Option<Actual>, Diagnostics> {
-    let scope = ReadScope {
-        profile: Some(name),
-        ..Default::default()
-    };
-    iam_role::read(iam, name, &scope)
-        .await
-        .map_err(|e| iam_role::diagnostics("read the node role", &e))
-}
 
 impl NodeRole {
     /// Converges `name` onto `planned`, then returns the state of what exists (plus errors).
@@ -249,7 +227,7 @@ impl Resource<KarpenterContext> for NodeRole {
 
     /// `name` and `account_id` (see [`super::listing`]).
     fn identity_schema(&self) -> Option<&IdentitySchema> {
-        Some(&listing::ROLE_IDENTITY)
+        Some(&iam_role::ROLE_IDENTITY)
     }
 
     /// The access entry EKS made itself for the cluster's Auto Mode node role is refused at plan
@@ -264,7 +242,7 @@ impl Resource<KarpenterContext> for NodeRole {
     }
 
     fn identity(&self, state: &Value) -> Value {
-        listing::role_identity(state)
+        iam_role::role_identity(state)
     }
 
     async fn import_by_identity(
@@ -272,15 +250,15 @@ impl Resource<KarpenterContext> for NodeRole {
         ctx: &KarpenterContext,
         identity: &Value,
     ) -> Result<Value, Diagnostics> {
-        listing::import_role_by_identity(self, ctx, identity).await
+        iam_role::import_role_by_identity(self, ctx, identity).await
     }
 
     fn list_schema(&self) -> Option<&Schema> {
-        Some(&listing::NODE_ROLE_LIST)
+        Some(&NODE_ROLE_LIST)
     }
 
     async fn list(&self, ctx: &KarpenterContext, request: &ListRequest, sink: &ListSink) {
-        list_node_roles(ctx, request, sink).await;
+        list_node_roles(self, ctx, request, sink).await;
     }
 
     async fn create(&self, ctx: &KarpenterContext, planned: &Value) -> ApplyOutcome {

@@ -1,7 +1,13 @@
 //! The node role's two sides: what should exist for a planned value ([`desired`]) and the
 //! state for what exists ([`state`]).
 
-use super::*;
+use std::collections::BTreeSet;
+
+use super::schema::{TYPE_NAME, bool_of, policies_for, trust_policy};
+use crate::resources::aws::iam_role::{Actual, Desired};
+use crate::resources::aws::{iam_role, tags_all};
+use crate::terraform::framework::values::{get_str, opt_string, string_list, string_map};
+use crate::terraform::tfvalue::Value;
 
 /// What the role should be, for a planned value whose name, partition and account are known;
 /// `tags` is what every part carries (`tags_all`).

@@ -2,8 +2,16 @@
 //! Karpenter shape and for the EKS Auto Mode shape (`mode`), the EC2 trust policy, and the EKS
 //! access entry type and access policy each shape needs.
 
-use super::*;
+use std::sync::LazyLock;
+
+use serde_json::{Value as Json, json};
+
 use crate::aws_names;
+use crate::policy::arn::PARTITIONS;
+use crate::resources::aws::{iam_role, tags_all};
+use crate::terraform::framework::values::get_str;
+use crate::terraform::framework::{Attribute, Diagnostics, Schema, validate as v};
+use crate::terraform::tfvalue::{AttributePath, Type, Value};
 
 pub(super) const DEFAULT_PREFIX: &str = "karpenter-node-";
 pub(super) const TYPE_NAME: &str = "karpenter_node_role";

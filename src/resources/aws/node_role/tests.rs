@@ -1,10 +1,16 @@
+use std::collections::BTreeMap;
+
+use super::model::{desired, state};
+use super::schema::{
+    ECR_POLICIES, EKS_AUTO_MODE, KARPENTER, SCHEMA, node_policies, policies_for, trust_policy,
+};
 use super::*;
 use crate::aws::iam::{ProfileInfo, RoleInfo};
+use crate::resources::aws::iam_role::Actual;
 use crate::terraform::framework::plan::plan;
 use crate::terraform::framework::schema::validate_attributes;
 use crate::terraform::framework::upgrade::upgrade_state;
 use crate::terraform::tfvalue::json;
-use std::collections::BTreeMap;
 
 fn config(pairs: Vec<(&str, Value)>) -> Value {
     let mut fields: BTreeMap<String, Value> = SCHEMA

@@ -1,7 +1,17 @@
 //! Listing node and controller roles: one ListRoles page at a time, per-role calls only for
 //! roles whose trust fits, and only while the sink wants more.
 
-use super::*;
+use async_trait::async_trait;
+
+use super::identity::{ROLE_IDENTITY, role_identity};
+use super::trust::{Trust, classify_trust};
+use crate::aws::iam::{Iam, ListedRole};
+use crate::context::KarpenterContext;
+use crate::resources::aws::listing::arn_region_account;
+use crate::terraform::framework::list::name_matches;
+use crate::terraform::framework::values::get_str;
+use crate::terraform::framework::{Diagnostics, ListRequest, ListSink};
+use crate::terraform::tfvalue::Value;
 
 /// What a role listing concludes about one candidate.
 #[derive(Debug)]

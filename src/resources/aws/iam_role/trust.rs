@@ -1,7 +1,21 @@
-//! What the Karpenter parts look like from outside: trust policies, the cluster a role names,
-//! Karpenter's interruption event patterns.
+//! What a role looks like from outside, for the role listings: what its trust policy lets
+//! assume it, and the cluster its name or tags name.
 
-use super::*;
+use std::collections::BTreeMap;
+
+use serde_json::Value as Json;
+
+use crate::resources::aws::listing::strings;
+
+/// The EKS Pod Identity service principal.
+const POD_IDENTITY_PRINCIPAL: &str = "pods.eks.amazonaws.com";
+/// Tags other tools put on a role to name its cluster, in the order they are trusted.
+const CLUSTER_TAG_KEYS: &[&str] = &[
+    "karpenter.sh/discovery",
+    "eks:eks-cluster-name",
+    "eks:cluster-name",
+    "alpha.eksctl.io/cluster-name",
+];
 
 /// What a trust policy lets assume the role, as far as the listings care.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -21,15 +35,6 @@ impl Trust {
         self.service_accounts
             .iter()
             .any(|(ns, sa)| sa.contains("karpenter") || ns.contains("karpenter"))
-    }
-}
-
-/// A policy field that is a string or a list of strings.
-pub fn strings(v: &Json) -> Vec<&str> {
-    match v {
-        Json::String(s) => vec![s.as_str()],
-        Json::Array(items) => items.iter().filter_map(Json::as_str).collect(),
-        _ => Vec::new(),
     }
 }
 
