@@ -227,6 +227,9 @@ fn a_cluster_without_auto_mode_is_told_what_the_kind_needs() {
   role                          = "nodes"
   subnet_selector_terms         = [{ id = "subnet-1" }]
   security_group_selector_terms = [{ id = "sg-1" }]
+  timeouts {
+    create = "5s"
+  }
 }
 "#,
         &[
