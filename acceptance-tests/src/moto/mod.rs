@@ -289,4 +289,3 @@ mod tests {
         assert_eq!(parse_port("starting"), None);
     }
 }
-

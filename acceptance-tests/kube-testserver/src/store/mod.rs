@@ -14,8 +14,8 @@ use tokio::sync::broadcast;
 
 mod crd;
 mod gc;
-mod write;
 mod types;
+mod write;
 pub use crd::type_from_crd;
 use crd::{crd_established, validate_crd};
 pub use types::{CRD_CLEANUP_FINALIZER, CRD_GROUP, CRD_PLURAL, ResourceType};
