@@ -4,9 +4,8 @@
 //! deletionTimestamp, ownerReferences with foreground/background/orphan deletion (the garbage
 //! collector runs synchronously after each write), and CRD establishment.
 
-use crate::schema::{self, FieldError};
-use crate::ssa;
-use crate::util::{ApiError, finalizers, meta_mut, meta_str, now_rfc3339, qualified, set_finalizers};
+use crate::schema::FieldError;
+use crate::util::{ApiError, meta_mut, meta_str, now_rfc3339, qualified};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
@@ -16,8 +15,8 @@ mod crd;
 mod gc;
 mod types;
 mod write;
+use crd::crd_established;
 pub use crd::type_from_crd;
-use crd::{crd_established, validate_crd};
 pub use types::{CRD_CLEANUP_FINALIZER, CRD_GROUP, CRD_PLURAL, ResourceType};
 
 const HISTORY: usize = 4096;
