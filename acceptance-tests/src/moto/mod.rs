@@ -13,19 +13,21 @@
 //!
 //! If `python3` is missing, tests fail with one line saying so.
 
-use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{Shutdown, TcpListener, TcpStream};
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use crate::{Workdir, workspace_root};
 
+mod client;
+mod fault;
 mod proxy;
-pub use proxy::*;
+pub use client::{REGION, configure_env, provider_block, sdk_config, workdir};
+pub use fault::{Fault, FaultMode};
+pub use proxy::{FaultProxy, ProxyCall};
 
 /// What is installed into the venv (a pip requirements file, shared with
 /// `scripts/quickstart.sh`); the venv keeps a copy, and a venv whose copy differs is rebuilt.
@@ -34,8 +36,6 @@ const REQUIREMENTS: &str = include_str!("../../moto-requirements.txt");
 const REQUIREMENTS_STAMP: &str = "requirements.txt";
 /// The account moto reports.
 pub const ACCOUNT_ID: &str = "123456789012";
-/// The region the tests use.
-pub const REGION: &str = "us-east-1";
 
 const START_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -276,135 +276,6 @@ fn http_get(port: u16, path: &str) -> Option<u16> {
     let mut line = String::new();
     BufReader::new(s).read_line(&mut line).ok()?;
     line.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// Sets dummy credentials and the region on `work`, isolated from the user's AWS setup.
-/// A working directory with `config` after `provider_block` (a provider block of another
-/// endpoint, such as a fault proxy's), and the AWS environment of [`configure_env`].
-pub fn workdir(provider_block: &str, config: &str) -> Workdir {
-    let mut work = Workdir::new(&format!("{provider_block}\n{config}"));
-    configure_env(&mut work);
-    work
-}
-
-pub fn configure_env(work: &mut Workdir) {
-    let missing = work.path().join("no-aws-config");
-    let missing = missing.to_string_lossy().into_owned();
-    work.env("AWS_ACCESS_KEY_ID", "testing")
-        .env("AWS_SECRET_ACCESS_KEY", "testing")
-        .env("AWS_SESSION_TOKEN", "testing")
-        .env("AWS_REGION", REGION)
-        .env("AWS_CONFIG_FILE", &missing)
-        .env("AWS_SHARED_CREDENTIALS_FILE", &missing)
-        .env("AWS_EC2_METADATA_DISABLED", "true");
-}
-
-/// The provider block with every AWS service endpoint at `endpoint`.
-pub fn provider_block(endpoint: &str) -> String {
-    format!(
-        r#"provider "karpenter" {{
-  aws {{
-    region = "{REGION}"
-    endpoints {{
-      iam    = "{endpoint}"
-      sqs    = "{endpoint}"
-      events = "{endpoint}"
-      sts    = "{endpoint}"
-      ec2    = "{endpoint}"
-      eks    = "{endpoint}"
-    }}
-  }}
-}}
-"#
-    )
-}
-
-/// An SDK configuration (static dummy credentials, one retry attempt) for test checks.
-pub fn sdk_config(endpoint: &str) -> aws_config::SdkConfig {
-    aws_config::SdkConfig::builder()
-        .behavior_version(aws_config::BehaviorVersion::latest())
-        .region(aws_config::Region::new(REGION))
-        .endpoint_url(endpoint)
-        .credentials_provider(aws_sdk_sqs::config::SharedCredentialsProvider::new(
-            aws_sdk_sqs::config::Credentials::new("testing", "testing", None, None, "moto-tests"),
-        ))
-        .retry_config(aws_config::retry::RetryConfig::standard().with_max_attempts(1))
-        .build()
-}
-
-/// One armed failure: the next `count` requests whose `X-Amz-Target` header or form body
-/// contains `matches` get this error instead of reaching moto.
-#[derive(Debug, Clone)]
-pub struct Fault {
-    /// Substring of `X-Amz-Target` (e.g. `AWSEvents.PutTargets`) or of the body
-    /// (e.g. `Action=CreateRole`).
-    pub matches: String,
-    pub count: usize,
-    pub status: u16,
-    /// The AWS error code, e.g. `ThrottlingException`.
-    pub code: String,
-    pub message: String,
-    /// Matching requests let through before the fault starts firing.
-    pub skip: usize,
-    /// What the fault does instead of (or besides) the error answer.
-    pub mode: FaultMode,
-    /// Match the operation exactly (`Action=GetRole` then leaves `Action=GetRolePolicy` alone).
-    pub exact: bool,
-}
-
-/// How an armed fault treats a matching request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FaultMode {
-    /// Answer with the AWS-shaped error (`status`, `code`); moto never sees the call.
-    Error,
-    /// Close the client connection without answering; moto never sees the call.
-    Drop,
-    /// Forward to moto (the call takes effect) and hold its answer back for this long.
-    Slow(Duration),
-}
-
-impl Fault {
-    /// `count` failures of calls matching `matches` with HTTP `status` and error `code`.
-    pub fn new(matches: &str, count: usize, status: u16, code: &str) -> Fault {
-        Fault {
-            matches: matches.to_string(),
-            count,
-            status,
-            code: code.to_string(),
-            message: format!("injected by the acceptance tests' fault proxy ({code})"),
-            skip: 0,
-            mode: FaultMode::Error,
-            exact: false,
-        }
-    }
-
-    /// Matches only the operation named by `matches`, not others it is a prefix of.
-    pub fn exact(mut self) -> Fault {
-        self.exact = true;
-        self
-    }
-
-    /// `count` matching calls whose connection is closed without an answer.
-    pub fn drop_connection(matches: &str, count: usize) -> Fault {
-        Fault {
-            mode: FaultMode::Drop,
-            ..Fault::new(matches, count, 0, "ConnectionDropped")
-        }
-    }
-
-    /// `count` matching calls that reach moto but whose answer comes `delay` late.
-    pub fn slow(matches: &str, count: usize, delay: Duration) -> Fault {
-        Fault {
-            mode: FaultMode::Slow(delay),
-            ..Fault::new(matches, count, 200, "Slow")
-        }
-    }
-
-    /// Lets the first `skip` matching requests through, then fails the next `count`.
-    pub fn after(mut self, skip: usize) -> Fault {
-        self.skip = skip;
-        self
-    }
 }
 
 #[cfg(test)]

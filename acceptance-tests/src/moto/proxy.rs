@@ -1,9 +1,17 @@
-//! The fault proxy in front of moto: fails armed calls (see [`super::Fault`]), logs every call
+//! The fault proxy in front of moto: fails armed calls (see [`crate::moto::Fault`]), logs every call
 //! with its timing, and answers the EKS access-entry calls moto lacks from a stand-in
 //! ([`crate::eks_standin`]).
 
-use super::*;
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
 use crate::eks_standin::{self, AccessEntries};
+use crate::moto::client::provider_block;
+use crate::moto::fault::{Fault, FaultMode};
 
 /// One call that went through the proxy, with when it arrived and when its answer was sent.
 #[derive(Debug, Clone)]

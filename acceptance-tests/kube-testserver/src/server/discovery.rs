@@ -1,7 +1,13 @@
 //! API discovery: `/version`, the legacy and aggregated group and resource lists, and the
 //! OpenAPI v3 document of the served types.
 
-use super::*;
+use std::collections::BTreeMap;
+
+use http::{Request, header};
+use hyper::body::Incoming;
+use serde_json::{Value, json};
+
+use crate::store::{CRD_GROUP, ResourceType, State, type_from_crd};
 
 pub(super) fn version_info() -> Value {
     json!({

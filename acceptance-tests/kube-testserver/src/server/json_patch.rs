@@ -1,6 +1,8 @@
 //! RFC 6902 JSON patch (`application/json-patch+json`), with the API server's error messages.
 
-use super::*;
+use serde_json::Value;
+
+use crate::util::ApiError;
 
 pub(super) fn unescape(t: &str) -> String {
     t.replace("~1", "/").replace("~0", "~")

@@ -6,32 +6,33 @@ use crate::admin;
 use crate::faults::{self, FaultAction, LoggedRequest};
 use crate::shared::*;
 use crate::ssa;
-use crate::store::{CRD_GROUP, Event, ResourceType, Selectors, State, Sub, WriteCtx, type_from_crd};
+use crate::store::{CRD_GROUP, ResourceType, Selectors, Sub, WriteCtx, type_from_crd};
 use crate::table;
 use crate::util::{ApiError, merge_patch, meta_str, parse_json_or_yaml, unix_micros, unix_millis};
 use base64::Engine;
 use bytes::Bytes;
 use http::{HeaderValue, Method, Request, Response, header};
-use http_body_util::{BodyExt, Limited, StreamBody};
-use hyper::body::{Frame, Incoming};
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
-use std::collections::{BTreeMap, HashMap};
-use std::convert::Infallible;
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 use tokio::net::TcpListener;
-use tokio::sync::{broadcast, mpsc};
 use tokio_rustls::TlsAcceptor;
 
 mod discovery;
 mod json_patch;
 mod listen;
 mod watch;
-use discovery::*;
-pub use json_patch::*;
-use watch::*;
+use discovery::{
+    aggregated_discovery, group_json, openapi_doc, resource_entries, served_groups, version_info,
+    wants_aggregated,
+};
+use json_patch::json_patch;
+use watch::watch;
 
 /// Accept TLS connections until shutdown. During an outage ([`Shared::begin_outage`]) the
 /// listener is closed, so connections are refused, and opened again on the same port after.
@@ -793,6 +794,7 @@ fn patch(
 
 #[cfg(test)]
 mod tests {
+    use super::discovery::version_rank;
     use super::*;
 
     #[test]

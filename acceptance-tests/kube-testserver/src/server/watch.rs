@@ -1,6 +1,20 @@
 //! Watches: the replay from a resourceVersion, then live events, as JSON lines.
 
-use super::*;
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderValue, Response, header};
+use http_body_util::{BodyExt, StreamBody};
+use hyper::body::Frame;
+use serde_json::{Value, json};
+use tokio::sync::{broadcast, mpsc};
+
+use crate::shared::{Body, Shared, lock};
+use crate::store::{Event, ResourceType, Selectors};
+use crate::util::{ApiError, meta_str};
 
 pub(super) fn event_line(etype: &str, object: &Value) -> Bytes {
     let mut v = serde_json::to_vec(&json!({"type": etype, "object": object})).unwrap_or_default();

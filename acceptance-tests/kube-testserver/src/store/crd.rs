@@ -1,7 +1,13 @@
 //! CustomResourceDefinitions as objects of the store: their validation, the resource type a
 //! CRD version serves, and establishment.
 
-use super::*;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use crate::schema::{self, FieldError};
+use crate::store::types::ResourceType;
+use crate::util::meta_str;
 
 /// Resolve the served kind for `version` of a CRD object, if it is established and serves it.
 pub fn type_from_crd(crd: &Value, version: &str) -> Option<ResourceType> {
@@ -147,37 +153,4 @@ pub(super) fn validate_crd(obj: &mut Value) -> Vec<FieldError> {
             .or_insert_with(|| json!({"strategy": "None"}));
     }
     errs
-}
-
-impl State {
-    /// Mark a CRD Established (and NamesAccepted) if it still exists with this uid.
-    pub fn establish(&mut self, name: &str, uid: &str) {
-        let key: Key = (CRD_GROUP.into(), CRD_PLURAL.into(), String::new(), name.into());
-        let Some(mut o) = self.get_raw(&key.0, &key.1, "", name).cloned() else {
-            return;
-        };
-        if meta_str(&o, "uid") != Some(uid) || crd_established(&o) {
-            return;
-        }
-        let now = now_rfc3339();
-        let names = o.pointer("/spec/names").cloned().unwrap_or_else(|| json!({}));
-        if let Some(obj) = o.as_object_mut() {
-            let status = obj.entry("status").or_insert_with(|| json!({}));
-            if let Some(s) = status.as_object_mut() {
-                s.insert("acceptedNames".into(), names);
-                s.insert(
-                    "conditions".into(),
-                    json!([
-                        {"type": "NamesAccepted", "status": "True", "lastTransitionTime": now, "reason": "NoConflicts", "message": "no conflicts found"},
-                        {"type": "Established", "status": "True", "lastTransitionTime": now, "reason": "InitialNamesAccepted", "message": "the initial names have been accepted"}
-                    ]),
-                );
-            }
-        }
-        self.put(&key, o);
-        self.established_at.insert(
-            name.to_string(),
-            crate::util::unix_micros(std::time::SystemTime::now()),
-        );
-    }
 }

@@ -1,7 +1,13 @@
 //! The garbage collector, run synchronously after each write: ownerReferences with foreground,
 //! background and orphan deletion.
 
-use super::*;
+use std::collections::BTreeSet;
+
+use serde_json::{Value, json};
+
+use super::types::{CRD_CLEANUP_FINALIZER, CRD_GROUP, CRD_PLURAL};
+use super::{Key, State};
+use crate::util::{finalizers, meta_mut, meta_str};
 
 impl State {
     pub(super) fn all_keys(&self) -> Vec<(Key, Value)> {

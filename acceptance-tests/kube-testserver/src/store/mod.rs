@@ -4,9 +4,8 @@
 //! deletionTimestamp, ownerReferences with foreground/background/orphan deletion (the garbage
 //! collector runs synchronously after each write), and CRD establishment.
 
-use crate::schema::{self, FieldError};
-use crate::ssa;
-use crate::util::{ApiError, finalizers, meta_mut, meta_str, now_rfc3339, qualified, set_finalizers};
+use crate::schema::FieldError;
+use crate::util::{ApiError, meta_mut, meta_str, now_rfc3339, qualified};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
@@ -14,60 +13,13 @@ use tokio::sync::broadcast;
 
 mod crd;
 mod gc;
+mod types;
 mod write;
-pub use crd::*;
+use crd::crd_established;
+pub use crd::type_from_crd;
+pub use types::{CRD_CLEANUP_FINALIZER, CRD_GROUP, CRD_PLURAL, ResourceType};
 
-pub const CRD_GROUP: &str = "apiextensions.k8s.io";
-pub const CRD_PLURAL: &str = "customresourcedefinitions";
-pub const CRD_CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
 const HISTORY: usize = 4096;
-
-/// A served kind, resolved from a CRD (or the built-in CRD kind itself).
-#[derive(Clone, Debug)]
-pub struct ResourceType {
-    pub group: String,
-    pub version: String,
-    pub plural: String,
-    pub singular: String,
-    pub kind: String,
-    pub list_kind: String,
-    pub namespaced: bool,
-    pub short_names: Vec<String>,
-    pub categories: Vec<String>,
-    pub status_subresource: bool,
-    pub scale_subresource: bool,
-    pub schema: Option<Arc<Value>>,
-    /// The version's `additionalPrinterColumns`.
-    pub printer_columns: Vec<Value>,
-}
-
-impl ResourceType {
-    pub fn crd() -> Self {
-        Self {
-            group: CRD_GROUP.into(),
-            version: "v1".into(),
-            plural: CRD_PLURAL.into(),
-            singular: "customresourcedefinition".into(),
-            kind: "CustomResourceDefinition".into(),
-            list_kind: "CustomResourceDefinitionList".into(),
-            namespaced: false,
-            short_names: vec!["crd".into(), "crds".into()],
-            categories: vec!["api-extensions".into()],
-            status_subresource: true,
-            scale_subresource: false,
-            schema: None,
-            printer_columns: vec![
-                json!({"name": "Created At", "type": "string", "format": "date", "jsonPath": ".metadata.creationTimestamp"}),
-            ],
-        }
-    }
-    pub fn api_version(&self) -> String {
-        format!("{}/{}", self.group, self.version)
-    }
-    pub fn is_crd(&self) -> bool {
-        self.group == CRD_GROUP && self.plural == CRD_PLURAL
-    }
-}
 
 /// Which part of an object a write addresses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -501,6 +453,39 @@ impl State {
             .get(&(group.to_string(), plural.to_string()))
             .map(|m| m.values().cloned().collect())
             .unwrap_or_default()
+    }
+}
+
+impl State {
+    /// Mark a CRD Established (and NamesAccepted) if it still exists with this uid.
+    pub fn establish(&mut self, name: &str, uid: &str) {
+        let key: Key = (CRD_GROUP.into(), CRD_PLURAL.into(), String::new(), name.into());
+        let Some(mut o) = self.get_raw(&key.0, &key.1, "", name).cloned() else {
+            return;
+        };
+        if meta_str(&o, "uid") != Some(uid) || crd_established(&o) {
+            return;
+        }
+        let now = now_rfc3339();
+        let names = o.pointer("/spec/names").cloned().unwrap_or_else(|| json!({}));
+        if let Some(obj) = o.as_object_mut() {
+            let status = obj.entry("status").or_insert_with(|| json!({}));
+            if let Some(s) = status.as_object_mut() {
+                s.insert("acceptedNames".into(), names);
+                s.insert(
+                    "conditions".into(),
+                    json!([
+                        {"type": "NamesAccepted", "status": "True", "lastTransitionTime": now, "reason": "NoConflicts", "message": "no conflicts found"},
+                        {"type": "Established", "status": "True", "lastTransitionTime": now, "reason": "InitialNamesAccepted", "message": "the initial names have been accepted"}
+                    ]),
+                );
+            }
+        }
+        self.put(&key, o);
+        self.established_at.insert(
+            name.to_string(),
+            crate::util::unix_micros(std::time::SystemTime::now()),
+        );
     }
 }
 

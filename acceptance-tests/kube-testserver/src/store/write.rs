@@ -2,7 +2,17 @@
 //! resourceVersion, generation, managedFields, finalizers, deletionTimestamp), and the
 //! low-level puts and removals they share.
 
-use super::*;
+use std::collections::BTreeSet;
+
+use serde_json::{Value, json};
+
+use super::{
+    Key, ResourceType, Selectors, State, Sub, WriteCtx, Written, crd::validate_crd, invalid, ns_key,
+    random_suffix, spec_part, strip_for_compare, types::CRD_CLEANUP_FINALIZER,
+};
+use crate::schema::{self, FieldError};
+use crate::ssa;
+use crate::util::{ApiError, finalizers, meta_mut, meta_str, now_rfc3339, set_finalizers};
 
 impl State {
     pub(super) fn prepare(
