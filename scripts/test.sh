@@ -47,9 +47,10 @@ export RUSTC_WORKSPACE_WRAPPER="$PWD/scripts/clippy-rustc.sh"
 stage "build and clippy (every test and binary of the workspace; warnings are errors)"
 cargo test --workspace --no-run --quiet
 
-# While the tests run (mostly waiting on terraform, moto and the test server), the instrumented
-# fuzz build (its own target directory) uses the idle CPU at the lowest priority. Its output is
-# shown after the tests.
+# While the tests run, the instrumented fuzz build (its own target directory) runs beside them at
+# the lowest priority. The tests are not idle on two cores (terraform and the debug provider keep
+# both busy), so this build still costs the test stage time; it is a second build of the
+# dependency tree, and the next thing to remove. Its output is shown after the tests.
 logs=target/ci-logs
 mkdir -p "$logs"
 (

@@ -51,9 +51,6 @@ pub use kinds::{RULE_KINDS, RuleKind};
 /// The resource type.
 pub struct InterruptionQueue;
 
-/// SQS queue names are at most 80 characters.
-pub const QUEUE_NAME_MAX: usize = aws_names::SQS_QUEUE_NAME_MAX;
-
 // ----------------------------------------------------------------------------------------
 
 #[async_trait]
