@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing of the provider's input parsers (fuzz/, libFuzzer on stable Rust).
 #
-#   scripts/fuzz.sh ci                     build, then every target for FUZZ_CI_SECONDS (default
+#   scripts/fuzz.sh ci                     build (after the test build: see below), then every
+#                                          target for FUZZ_CI_SECONDS (default
 #                                          20) from the committed corpus, FUZZ_JOBS (default: the
 #                                          cores) at a time; exits non-zero on a crash. The
 #                                          committed corpus is not changed.
@@ -17,8 +18,9 @@
 #   scripts/fuzz.sh repro TARGET FILE...   run the target once on each file (a crash reproduces)
 #   scripts/fuzz.sh list                   the targets
 #
-# FUZZ_TARGET_DIR: where the instrumented build goes (default target/fuzz); FUZZ_NO_BUILD=1
-# runs the binary already built there.
+# FUZZ_TARGET_DIR: where the instrumented build goes (default target/fuzz; for `ci`, the main
+# build's target/, whose dependencies it reuses); FUZZ_NO_BUILD=1 runs the binary already built
+# there. `ci` writes its logs to target/fuzz-ci/logs.
 #
 # Why not `cargo fuzz`: it needs nightly for -Zsanitizer. The instrumentation libFuzzer needs
 # (SanitizerCoverage: 8-bit counters, PC table, comparison tracing) is reachable through
@@ -35,6 +37,8 @@ export RUSTC_WRAPPER="$fuzz/rustc-wrapper.sh"
 # this build either.
 unset RUSTFLAGS CARGO_ENCODED_RUSTFLAGS RUSTC_WORKSPACE_WRAPPER || true
 bin="$CARGO_TARGET_DIR/release"
+# Logs, crashes and the work corpus (not the build: `ci` builds in the main target directory).
+out="$CARGO_TARGET_DIR"
 targets=(tfvalue_msgpack tfvalue_json kube_read kube_write move_state policy_text)
 
 build() {
@@ -42,22 +46,24 @@ build() {
     local start=$SECONDS
     # A `cargo build --release` of the main crate has built every dependency exactly as the
     # shipped-profile build needs them (same profile, same lock file): start from a copy of
-    # those. Not for `ci`, whose unoptimised dependencies would find nothing to reuse there.
+    # those. Not for `ci`, which builds beside the test build's own artifacts.
     if [[ -z "${ci_profile:-}" && ! -d "$CARGO_TARGET_DIR/release" && -d "$root/target/release/deps" ]]; then
         mkdir -p "$CARGO_TARGET_DIR/release"
         cp -a "$root/target/release/deps" "$root/target/release/build" "$root/target/release/.fingerprint" \
             "$CARGO_TARGET_DIR/release/"
     fi
-    (cd "$fuzz" && cargo build --release --locked --bin fuzz -q)
+    local profile=(--release)
+    [[ -n "${ci_profile:-}" ]] && profile=()
+    (cd "$fuzz" && cargo build "${profile[@]}" --locked --bin fuzz -q)
     echo "fuzz: build took $((SECONDS - start)) s" >&2
 }
 
-# run_target NAME SECONDS CORPUS_DIR... : libFuzzer on the target, its log in target/fuzz/logs.
+# run_target NAME SECONDS CORPUS_DIR... : libFuzzer on the target, its log in $out/logs.
 run_target() {
     local name="$1" seconds="$2"
     shift 2
-    local artifacts="$CARGO_TARGET_DIR/artifacts/$name"
-    local logs="$CARGO_TARGET_DIR/logs"
+    local artifacts="$out/artifacts/$name"
+    local logs="$out/logs"
     mkdir -p "$artifacts" "$logs"
     local dict=()
     [[ -f "$fuzz/dict/$name.dict" ]] && dict=("-dict=$fuzz/dict/$name.dict")
@@ -82,16 +88,16 @@ shift || true
 case "$mode" in
     ci | ci-build)
         seconds="${FUZZ_CI_SECONDS:-20}"
-        # A CI run starts from a clean clone: build the dependencies fast (no LTO, opt-level 0,
-        # parallel codegen) into their own directory. Fewer executions per second than the
-        # shipped profile gives, which a smoke run can afford; `long` keeps the shipped profile.
-        export CARGO_TARGET_DIR="${FUZZ_TARGET_DIR:-$root/target/fuzz-ci}"
-        # The dependencies build unoptimised (opt-level 0: they are not what is fuzzed, and a
-        # 20 s smoke run does not need their speed); this repository's crates keep opt-level 1
-        # from fuzz/Cargo.toml, with the instrumentation and every debug check.
-        export CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 CARGO_PROFILE_RELEASE_OPT_LEVEL=0
+        # A CI run builds in the main build's target directory with the dev profile, right
+        # after `cargo test --workspace --no-run`: every dependency is already there, compiled
+        # with the same profile, lock file versions and features (fuzz/Cargo.toml aligns them),
+        # so only this repository's crates compile, instrumented, at opt-level 1, with every
+        # debug check. Fewer executions per second than the shipped profile gives, which a
+        # smoke run can afford; `long` keeps the shipped profile in its own directory.
+        export CARGO_TARGET_DIR="${FUZZ_TARGET_DIR:-$root/target}"
         ci_profile=1
-        bin="$CARGO_TARGET_DIR/release"
+        bin="$CARGO_TARGET_DIR/debug"
+        out="$root/target/fuzz-ci"
         build
         # `ci-build` only builds (scripts/test.sh builds while the tests run, then fuzzes).
         [[ "$mode" == ci-build ]] && exit 0

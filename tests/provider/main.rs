@@ -6,6 +6,7 @@
 mod architecture;
 mod common;
 mod docs;
+mod fuzz_build;
 mod fuzz_corpus;
 mod k8s_side;
 mod protocol;
