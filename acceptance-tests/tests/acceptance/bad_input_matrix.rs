@@ -258,8 +258,10 @@ const READS_THE_CLUSTER: &[&str] = &[
 
 /// Cases per terraform run. Terraform's time on one run grows faster than its number of cases:
 /// the 1,092 cases took 365 s in chunks of 100 and 205 s in chunks of 50 (the runs holding the
-/// kubelet maps with over a hundred keys took 110 s each, then 46–56 s).
-const CHUNK: usize = 50;
+/// kubelet maps with over a hundred keys took 110 s each, then 46–56 s). Measured alone later:
+/// 251 CPU-seconds in chunks of 50, 185 in chunks of 25, 187 in chunks of 12 (where a run's own
+/// start-up takes over).
+const CHUNK: usize = 25;
 
 const NODE_POOL: &str = r#"
 name = "base"
