@@ -204,6 +204,23 @@ impl Background {
         matches!(self.child.try_wait(), Ok(Some(_)))
     }
 
+    /// Waits until a line terraform wrote to stderr so far satisfies `matches` (true), or
+    /// terraform ends or `guard` passes first (false). For a test that must act while terraform
+    /// is at a given point, however long the machine takes to get it there.
+    pub fn wait_for_stderr_line(&mut self, matches: impl Fn(&str) -> bool, guard: Duration) -> bool {
+        let started = Instant::now();
+        loop {
+            let text = std::fs::read_to_string(&self.stderr).unwrap_or_default();
+            if text.lines().any(&matches) {
+                return true;
+            }
+            if self.finished() || started.elapsed() > guard {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     /// Waits for terraform to end; kills it and panics if it is still running after `guard`
     /// (a hang guard). Returns what it printed and how long the wait took.
     pub fn wait(mut self, guard: Duration) -> (Run, Duration) {

@@ -112,9 +112,18 @@ fn a_deletion_stuck_on_a_finalizer_shows_in_plan_and_apply_creates_the_pool_agai
     cluster.server.set_controller(controller);
     work.env("TF_LOG_PROVIDER", "info");
     let started = Instant::now();
-    let apply = work.spawn(&["apply", "-no-color", "-input=false", "-auto-approve"]);
-    // Long enough for a progress line (every 10 s), then the finalizer goes.
-    std::thread::sleep(Duration::from_secs(12));
+    let mut apply = work.spawn(&["apply", "-no-color", "-input=false", "-auto-approve"]);
+    // The finalizer goes once the apply has said it is waiting (a progress line every 10 s of
+    // the wait), however long terraform takes to get there on a busy machine.
+    let progress = |l: &str| {
+        l.contains("NodePool default is still being deleted after") && l.contains("karpenter.sh/termination")
+    };
+    let waited = apply.wait_for_stderr_line(progress, Duration::from_secs(240));
+    assert!(
+        waited,
+        "the apply ended, or printed no progress line within 240 s, while the NodePool was still \
+         being deleted"
+    );
     assert!(
         cluster.server.patch_object(
             "karpenter.sh",
@@ -129,10 +138,7 @@ fn a_deletion_stuck_on_a_finalizer_shows_in_plan_and_apply_creates_the_pool_agai
     eprintln!("apply that waited for the deletion took {:?}", started.elapsed());
     assert!(run.success, "{}", run.output());
     assert!(
-        run.stderr
-            .lines()
-            .any(|l| l.contains("NodePool default is still being deleted after")
-                && l.contains("karpenter.sh/termination")),
+        run.stderr.lines().any(progress),
         "no progress line:\n{}",
         run.stderr
     );
