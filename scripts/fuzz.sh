@@ -91,15 +91,17 @@ case "$mode" in
         # A CI run builds in the main build's target directory with the dev profile, right
         # after `cargo test --workspace --no-run`: every dependency is already there, compiled
         # with the same profile, lock file versions and features (fuzz/Cargo.toml aligns them),
-        # so only this repository's crates compile, instrumented, at opt-level 1, with every
-        # debug check. Fewer executions per second than the shipped profile gives, which a
-        # smoke run can afford; `long` keeps the shipped profile in its own directory.
+        # so only this repository's crates compile, instrumented, with every debug check, at
+        # the opt-level fuzz/Cargo.toml gives them (0). Fewer executions per second than the
+        # shipped profile gives, which a smoke run can afford; `long` keeps the shipped profile
+        # in its own directory.
         export CARGO_TARGET_DIR="${FUZZ_TARGET_DIR:-$root/target}"
         ci_profile=1
         bin="$CARGO_TARGET_DIR/debug"
         out="$root/target/fuzz-ci"
         build
-        # `ci-build` only builds (scripts/test.sh builds while the tests run, then fuzzes).
+        # `ci-build` only builds (scripts/test.sh builds right after the test build, and fuzzes
+        # after the tests).
         [[ "$mode" == ci-build ]] && exit 0
         # One target per core at a time (libFuzzer runs one process per target): the targets
         # are independent, and a run is bounded by its seconds, not by its CPU.
