@@ -140,6 +140,8 @@ impl Provider for KarpenterProvider {
 }
 
 #[cfg(test)]
+mod schema_walk;
+#[cfg(test)]
 mod sensitive_tests;
 
 #[cfg(test)]

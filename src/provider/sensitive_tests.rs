@@ -4,9 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::provider::KarpenterProvider;
-use crate::terraform::framework::schema::{AttrType, Attribute, Block};
-use crate::terraform::framework::{Provider, Schema};
+use crate::provider::schema_walk::for_each_attribute;
 
 /// Every attribute that must be marked sensitive, by dotted path.
 const SENSITIVE: &[&str] = &[
@@ -77,40 +75,10 @@ fn looks_secret(name: &str) -> bool {
         || n == "env"
 }
 
-fn walk_attrs(prefix: &str, attrs: &[Attribute], out: &mut Vec<(String, bool)>) {
-    for a in attrs {
-        let path = format!("{prefix}.{}", a.name);
-        out.push((path.clone(), a.sensitive));
-        if let AttrType::Nested { attributes, .. } = &a.ty {
-            walk_attrs(&path, attributes, out);
-        }
-    }
-}
-
-fn walk_blocks(prefix: &str, blocks: &[Block], out: &mut Vec<(String, bool)>) {
-    for b in blocks {
-        let path = format!("{prefix}.{}", b.name);
-        walk_attrs(&path, &b.attributes, out);
-        walk_blocks(&path, &b.blocks, out);
-    }
-}
-
-fn walk(prefix: &str, schema: &Schema, out: &mut Vec<(String, bool)>) {
-    walk_attrs(prefix, &schema.attributes, out);
-    walk_blocks(prefix, &schema.blocks, out);
-}
-
 /// (path, sensitive) for every attribute the provider declares anywhere.
 fn all_attributes() -> Vec<(String, bool)> {
-    let p = KarpenterProvider::new();
     let mut out = Vec::new();
-    walk("provider", p.schema(), &mut out);
-    for r in p.resources() {
-        walk(r.type_name(), r.schema(), &mut out);
-    }
-    for d in p.data_sources() {
-        walk(&format!("data.{}", d.type_name()), d.schema(), &mut out);
-    }
+    for_each_attribute(|path, attribute| out.push((path.to_string(), attribute.sensitive)));
     out
 }
 

@@ -5,7 +5,7 @@
 //! Validators only ever see known, non-null values: unknown values are checked at apply time
 //! (when Terraform validates the final plan), and null values are the schema's concern.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use regex::Regex;
 
@@ -18,6 +18,11 @@ pub trait Validator: Send + Sync {
     fn description(&self) -> String;
     /// Adds a diagnostic at `path` (or below it) when `value` breaks the rule.
     fn validate(&self, value: &Value, path: &AttributePath, diags: &mut Diagnostics);
+    /// Whether the rule itself is sound (a pattern compiles, …): `Err` is a provider bug, which
+    /// a test over every schema reports before a user could meet it.
+    fn self_check(&self) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 fn invalid(diags: &mut Diagnostics, path: &AttributePath, detail: String) {
@@ -57,11 +62,23 @@ pub fn one_of(values: &'static [&'static str]) -> OneOf {
 }
 
 /// The string must match a regular expression; `what` says in words what that means.
+///
+/// The pattern compiles when a value is first checked against it, not when the schema is built:
+/// every provider process builds every schema (Terraform asks for all of them), but a run checks
+/// only the attributes its configuration sets.
 pub struct Matches {
+    pattern: String,
     /// The patterns are constants of this crate; a bad one is a provider bug, reported as a
-    /// diagnostic rather than a panic (and caught by the schema tests).
-    regex: Result<Regex, String>,
+    /// diagnostic rather than a panic (and caught by [`Validator::self_check`]'s test).
+    regex: OnceLock<Result<Regex, String>>,
     what: String,
+}
+
+impl Matches {
+    fn regex(&self) -> &Result<Regex, String> {
+        self.regex
+            .get_or_init(|| Regex::new(&self.pattern).map_err(|e| e.to_string()))
+    }
 }
 
 impl Validator for Matches {
@@ -70,7 +87,7 @@ impl Validator for Matches {
     }
     fn validate(&self, value: &Value, path: &AttributePath, diags: &mut Diagnostics) {
         let Some(s) = value.as_str() else { return };
-        match &self.regex {
+        match self.regex() {
             Ok(regex) if regex.is_match(s) => {}
             Ok(_) => invalid(
                 diags,
@@ -80,11 +97,18 @@ impl Validator for Matches {
             Err(e) => diags.error_at(path, "Provider bug: invalid validation pattern", e.clone()),
         }
     }
+    fn self_check(&self) -> Result<(), String> {
+        self.regex()
+            .as_ref()
+            .map(|_| ())
+            .map_err(|e| format!("pattern {:?}: {e}", self.pattern))
+    }
 }
 
 pub fn matches(pattern: &str, what: impl Into<String>) -> Matches {
     Matches {
-        regex: Regex::new(pattern).map_err(|e| e.to_string()),
+        pattern: pattern.to_string(),
+        regex: OnceLock::new(),
         what: what.into(),
     }
 }
@@ -223,6 +247,9 @@ impl Validator for Each {
             _ => {}
         }
     }
+    fn self_check(&self) -> Result<(), String> {
+        self.0.self_check()
+    }
 }
 
 pub fn each(validator: impl Validator + 'static) -> Each {
@@ -243,6 +270,9 @@ impl Validator for EachKey {
                     .validate(&Value::String(key.clone()), &path.key(key.clone()), diags);
             }
         }
+    }
+    fn self_check(&self) -> Result<(), String> {
+        self.0.self_check()
     }
 }
 
