@@ -1,9 +1,11 @@
 //! moto (a local AWS stand-in) for the acceptance tests of the AWS resources.
 //!
 //! - [`Moto::start`] installs moto into a venv under the workspace's `target/` directory the
-//!   first time (`python3 -m venv` + pinned `pip install`), then starts one `moto_server` on
+//!   first time (`python3 -m venv` + pinned `pip install`), then starts one moto server on
 //!   an ephemeral port of 127.0.0.1 for the calling test, and stops it when dropped. One
-//!   server per test: tests run in parallel and never reset each other's state.
+//!   server per test: tests run in parallel and never reset each other's state. Servers are
+//!   forked from a warmed-up moto ([`fork_server`]), so a start costs a fork, not a python
+//!   start-up and IAM's managed policies.
 //! - [`Moto::configure`] points a [`Workdir`] at it: dummy credentials, no shared config
 //!   files, no instance metadata; [`Moto::provider_block`] is the provider block HCL.
 //! - [`FaultProxy`] is a reverse proxy in front of moto (which has no fault injection) that a
@@ -16,7 +18,7 @@
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -24,6 +26,7 @@ use crate::{Workdir, workspace_root};
 
 mod client;
 mod fault;
+mod fork_server;
 mod proxy;
 pub use client::{REGION, configure_env, provider_block, sdk_config, workdir};
 pub use fault::{Fault, FaultMode};
@@ -120,7 +123,8 @@ fn venv_is_current(venv: &std::path::Path) -> bool {
 
 /// A running moto server, stopped on drop.
 pub struct Moto {
-    child: Child,
+    /// The server's process (a child of the fork server, not of this process).
+    pid: u32,
     endpoint: String,
     port: u16,
     _log_dir: tempfile::TempDir,
@@ -129,11 +133,11 @@ pub struct Moto {
 impl Moto {
     /// Starts a fresh moto server (AWS managed policies loaded, as real IAM has them).
     pub fn start() -> Moto {
-        Self::start_running("")
+        Self::start_running("plain")
     }
 
-    /// Python run before the server starts, on every start, to make moto behave as AWS where a
-    /// test depends on it: moto 5.2.1's SetQueueAttributes drops the queue's `Policy` when the
+    /// Python the fork server runs before it builds moto's application (so every server has
+    /// it), to make moto behave as AWS where a test depends on it: moto 5.2.1's SetQueueAttributes drops the queue's `Policy` when the
     /// call does not name it (AWS changes only the attributes named), which made an apply that
     /// changes the retention and leaves the policy alone look like it deleted the policy.
     const AWS_LIKE: &str = "import moto.sqs.models as _sqs\n\
@@ -151,70 +155,59 @@ impl Moto {
     /// holds a space (`%20`), and such requests would be refused as `SignatureDoesNotMatch`
     /// whatever the policy says.
     pub fn start_for_iam_enforcement() -> Moto {
-        Self::start_running(
-            "import moto.iam.access_control as ac; ac.IAMRequestBase.check_signature = lambda self: None; ",
-        )
+        Self::start_running("iam-enforcement")
     }
 
-    fn start_running(prelude: &str) -> Moto {
-        let venv = moto_venv();
+    fn start_running(kind: &str) -> Moto {
         let log_dir = tempfile::Builder::new()
             .prefix("moto-")
             .tempdir()
             .unwrap_or_else(|e| panic!("tempdir: {e}"));
         let log_path = log_dir.path().join("moto.log");
-        let log = std::fs::File::create(&log_path).unwrap_or_else(|e| panic!("moto log: {e}"));
-        let log_err = log.try_clone().unwrap_or_else(|e| panic!("moto log: {e}"));
-        // Run the entry point through the venv's python: the console script's shebang may
-        // name the staging directory the venv was built in.
-        let mut child = Command::new(venv.join("bin/python"))
-            .arg("-c")
-            .arg(format!(
-                "{}{prelude}import sys; from moto.server import main; sys.exit(main())",
-                Self::AWS_LIKE
-            ))
-            .args(["-H", "127.0.0.1", "-p", "0"])
-            .env("MOTO_IAM_LOAD_MANAGED_POLICIES", "true")
-            .env_remove("MOTO_PORT")
-            .stdin(Stdio::null())
-            .stdout(log)
-            .stderr(log_err)
-            .spawn()
-            .unwrap_or_else(|e| panic!("start moto_server: {e}"));
+        std::fs::File::create(&log_path).unwrap_or_else(|e| panic!("moto log: {e}"));
+        let pid = fork_server::ask(&format!("start {kind} {}", log_path.display()))
+            .unwrap_or_else(|e| panic!("start moto: {e}"));
+        let pid: u32 = pid
+            .parse()
+            .unwrap_or_else(|_| panic!("the moto fork server answered {pid:?} instead of a pid"));
         let deadline = Instant::now() + START_TIMEOUT;
         let port = loop {
-            if let Ok(Some(status)) = child.try_wait() {
+            if !is_running(pid) {
                 panic!(
-                    "moto_server exited ({status}) before it was ready:\n{}",
+                    "moto exited before it was ready:\n{}",
                     std::fs::read_to_string(&log_path).unwrap_or_default()
                 );
             }
             if Instant::now() > deadline {
-                let _ = child.kill();
-                panic!("moto_server did not report its port within {START_TIMEOUT:?}");
+                give_up(
+                    pid,
+                    format!("moto did not report its port within {START_TIMEOUT:?}"),
+                );
             }
             let text = std::fs::read_to_string(&log_path).unwrap_or_default();
             if let Some(port) = parse_port(&text) {
                 break port;
             }
-            std::thread::sleep(Duration::from_millis(50));
-        };
-        let moto = Moto {
-            child,
-            endpoint: format!("http://127.0.0.1:{port}"),
-            port,
-            _log_dir: log_dir,
+            std::thread::sleep(Duration::from_millis(20));
         };
         loop {
             if matches!(http_get(port, "/moto-api/data.json"), Some(200)) {
                 break;
             }
             if Instant::now() > deadline {
-                panic!("moto_server on port {port} did not answer /moto-api/data.json");
+                give_up(
+                    pid,
+                    format!("moto on port {port} did not answer /moto-api/data.json"),
+                );
             }
-            std::thread::sleep(Duration::from_millis(50));
+            std::thread::sleep(Duration::from_millis(20));
         }
-        moto
+        Moto {
+            pid,
+            endpoint: format!("http://127.0.0.1:{port}"),
+            port,
+            _log_dir: log_dir,
+        }
     }
 
     /// `http://127.0.0.1:PORT`.
@@ -251,10 +244,20 @@ impl Moto {
 
 impl Drop for Moto {
     fn drop(&mut self) {
-        // SIGKILL: moto keeps nothing on disk, so there is nothing to shut down cleanly.
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        // SIGKILL: moto keeps nothing on disk, so there is nothing to shut down cleanly. A
+        // fork server that cannot be asked any more has already killed its servers.
+        let _ = fork_server::ask(&format!("stop {}", self.pid));
     }
+}
+
+fn is_running(pid: u32) -> bool {
+    fork_server::ask(&format!("alive {pid}")).is_ok_and(|answer| answer == "yes")
+}
+
+/// Stops a server that never became ready, then fails the test with `why`.
+fn give_up(pid: u32, why: String) -> ! {
+    let _ = fork_server::ask(&format!("stop {pid}"));
+    panic!("{why}");
 }
 
 fn parse_port(log: &str) -> Option<u16> {
