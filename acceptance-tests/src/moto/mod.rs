@@ -190,14 +190,16 @@ impl Moto {
             }
             std::thread::sleep(Duration::from_millis(20));
         };
+        // Ready when it answers: `/moto-api/config` is cheap (`data.json` would serialize every
+        // backend the fork server loaded, IAM's managed policies included).
         loop {
-            if matches!(http_get(port, "/moto-api/data.json"), Some(200)) {
+            if matches!(http_get(port, "/moto-api/config"), Some(200..=299)) {
                 break;
             }
             if Instant::now() > deadline {
                 give_up(
                     pid,
-                    format!("moto on port {port} did not answer /moto-api/data.json"),
+                    format!("moto on port {port} did not answer /moto-api/config"),
                 );
             }
             std::thread::sleep(Duration::from_millis(20));
