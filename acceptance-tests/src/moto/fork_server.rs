@@ -11,9 +11,8 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 
-use super::{Moto, REGION, moto_venv};
-
-const SCRIPT: &str = include_str!("fork_server.py");
+/// The fork server's python (arguments: the region, then python to run first).
+pub(super) const SCRIPT: &str = include_str!("fork_server.py");
 
 struct ForkServer {
     /// Kept so the process handle lives as long as this process (never waited for).
@@ -24,9 +23,10 @@ struct ForkServer {
 
 static SERVER: OnceLock<Result<Mutex<ForkServer>, String>> = OnceLock::new();
 
-/// Sends `command` (started with the fork server on first use) and returns its answer.
-pub(super) fn ask(command: &str) -> Result<String, String> {
-    let server = SERVER.get_or_init(|| start().map(Mutex::new)).as_ref()?;
+/// Sends `command` and returns its answer; the first call starts the fork server with `launch`
+/// (the command line running [`SCRIPT`]; its standard streams are set here).
+pub(super) fn ask(launch: impl FnOnce() -> Command, command: &str) -> Result<String, String> {
+    let server = SERVER.get_or_init(|| start(launch()).map(Mutex::new)).as_ref()?;
     let mut server = server
         .lock()
         .map_err(|_| "the moto fork server's lock is poisoned (a test panicked while asking)".to_string())?;
@@ -43,14 +43,8 @@ pub(super) fn ask(command: &str) -> Result<String, String> {
     }
 }
 
-fn start() -> Result<ForkServer, String> {
-    let venv = moto_venv();
-    let mut child = Command::new(venv.join("bin/python"))
-        .arg("-c")
-        .arg(SCRIPT)
-        .args([REGION, Moto::AWS_LIKE])
-        .env("MOTO_IAM_LOAD_MANAGED_POLICIES", "true")
-        .env_remove("MOTO_PORT")
+fn start(mut launch: Command) -> Result<ForkServer, String> {
+    let mut child = launch
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())

@@ -165,7 +165,7 @@ impl Moto {
             .unwrap_or_else(|e| panic!("tempdir: {e}"));
         let log_path = log_dir.path().join("moto.log");
         std::fs::File::create(&log_path).unwrap_or_else(|e| panic!("moto log: {e}"));
-        let pid = fork_server::ask(&format!("start {kind} {}", log_path.display()))
+        let pid = ask_fork_server(&format!("start {kind} {}", log_path.display()))
             .unwrap_or_else(|e| panic!("start moto: {e}"));
         let pid: u32 = pid
             .parse()
@@ -248,17 +248,34 @@ impl Drop for Moto {
     fn drop(&mut self) {
         // SIGKILL: moto keeps nothing on disk, so there is nothing to shut down cleanly. A
         // fork server that cannot be asked any more has already killed its servers.
-        let _ = fork_server::ask(&format!("stop {}", self.pid));
+        let _ = ask_fork_server(&format!("stop {}", self.pid));
     }
 }
 
+/// One command to the fork server, started on first use.
+fn ask_fork_server(command: &str) -> Result<String, String> {
+    fork_server::ask(
+        || {
+            let mut launch = Command::new(moto_venv().join("bin/python"));
+            launch
+                .arg("-c")
+                .arg(fork_server::SCRIPT)
+                .args([REGION, Moto::AWS_LIKE])
+                .env("MOTO_IAM_LOAD_MANAGED_POLICIES", "true")
+                .env_remove("MOTO_PORT");
+            launch
+        },
+        command,
+    )
+}
+
 fn is_running(pid: u32) -> bool {
-    fork_server::ask(&format!("alive {pid}")).is_ok_and(|answer| answer == "yes")
+    ask_fork_server(&format!("alive {pid}")).is_ok_and(|answer| answer == "yes")
 }
 
 /// Stops a server that never became ready, then fails the test with `why`.
 fn give_up(pid: u32, why: String) -> ! {
-    let _ = fork_server::ask(&format!("stop {pid}"));
+    let _ = ask_fork_server(&format!("stop {pid}"));
     panic!("{why}");
 }
 

@@ -133,9 +133,11 @@ resource "karpenter_interruption_queue" "q" {{
                 .path_contains("/apis/karpenter.sh/v1/nodepools/"),
         );
         // The queue's five PutTargets each answer late, so the queue is still being built
-        // when the kill comes.
+        // when the kill comes: 5 × 2.5 s keeps it in flight well past the first pools' answers
+        // (~8 s in). At 1.5 s the queue was done at ~7 s once moto answered its first calls
+        // at once (forked warm), just before the pools' first wave came back.
         self.proxy
-            .arm(Fault::slow("AWSEvents.PutTargets", 5, Duration::from_millis(1500)).exact());
+            .arm(Fault::slow("AWSEvents.PutTargets", 5, Duration::from_millis(2500)).exact());
         self.cluster.server.clear_request_log();
         let mut child = self
             .work
