@@ -208,9 +208,21 @@ impl Background {
     /// terraform ends or `guard` passes first (false). For a test that must act while terraform
     /// is at a given point, however long the machine takes to get it there.
     pub fn wait_for_stderr_line(&mut self, matches: impl Fn(&str) -> bool, guard: Duration) -> bool {
+        let stderr = self.stderr.clone();
+        self.wait_for_line(&stderr, matches, guard)
+    }
+
+    /// [`Background::wait_for_stderr_line`] for standard output (e.g. `x: Creating...`, printed
+    /// when terraform starts applying a resource).
+    pub fn wait_for_stdout_line(&mut self, matches: impl Fn(&str) -> bool, guard: Duration) -> bool {
+        let stdout = self.stdout.clone();
+        self.wait_for_line(&stdout, matches, guard)
+    }
+
+    fn wait_for_line(&mut self, stream: &Path, matches: impl Fn(&str) -> bool, guard: Duration) -> bool {
         let started = Instant::now();
         loop {
-            let text = std::fs::read_to_string(&self.stderr).unwrap_or_default();
+            let text = std::fs::read_to_string(stream).unwrap_or_default();
             if text.lines().any(&matches) {
                 return true;
             }
