@@ -1,6 +1,7 @@
 //! The Kubernetes API test server for acceptance tests: started in the test process (on its
 //! own runtime thread, so blocking `terraform` runs are fine) and wired into the provider block.
 
+use std::path::Path;
 use std::time::Duration;
 
 pub use kube_testserver::{Config, ControllerConfig, FaultKind, FaultSpec, LoggedRequest, TestServer};
@@ -11,6 +12,21 @@ pub struct Cluster {
 }
 
 impl Cluster {
+    /// `terraform apply` in `work`, with the CRDs of `crds_dir` installed once terraform prints
+    /// its first `: Creating...`: CRDs that arrive during the apply, however long a loaded
+    /// machine takes to start it (a fixed delay could install them before the apply began).
+    /// Panics unless the apply succeeds.
+    pub fn apply_with_crds_arriving(&self, work: &crate::Workdir, crds_dir: &Path) {
+        let guard = Duration::from_secs(300);
+        let mut apply = work.spawn(&["apply", "-no-color", "-input=false", "-auto-approve"]);
+        assert!(
+            apply.wait_for_stdout_line(|l| l.contains(": Creating..."), guard),
+            "the apply never started creating"
+        );
+        self.server.install_crds_from_dir(crds_dir).expect("CRDs");
+        apply.wait(guard).0.ok();
+    }
+
     /// A server with the v1 CRDs already established and a simulated Karpenter running.
     pub fn with_v1_crds() -> Self {
         Self::start(Config {

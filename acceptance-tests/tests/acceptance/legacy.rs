@@ -10,9 +10,6 @@ use acceptance_tests::moved::{create_manifests, kubectl_manifest_of, state, work
 use acceptance_tests::{Workdir, repo_file};
 use serde_json::json;
 
-/// A hang guard for an apply that waits for CRDs a test installs while it runs.
-const APPLY_GUARD: Duration = Duration::from_secs(300);
-
 fn legacy_cluster(crds_now: bool) -> Cluster {
     Cluster::start(Config {
         crd_dirs: if crds_now {
@@ -50,18 +47,7 @@ fn examples() -> String {
 fn examples_apply_with_crds_registered_late_replan_empty_import_and_destroy() {
     let cluster = legacy_cluster(false);
     let work = Workdir::new(&format!("{}\n{}", cluster.provider_block(), examples()));
-    let mut apply = work.spawn(&["apply", "-no-color", "-input=false", "-auto-approve"]);
-    // The CRDs come once terraform is applying (not after a fixed time, which a loaded machine
-    // can spend before the apply even starts).
-    assert!(
-        apply.wait_for_stdout_line(|l| l.contains(": Creating..."), APPLY_GUARD),
-        "the apply never started creating"
-    );
-    cluster
-        .server
-        .install_crds_from_dir(TestServer::shared_crds_dir("v1alpha5"))
-        .expect("CRDs");
-    apply.wait(APPLY_GUARD).0.ok();
+    cluster.apply_with_crds_arriving(&work, &TestServer::shared_crds_dir("v1alpha5"));
     let p = provisioner(&cluster, "default").expect("Provisioner on the server");
     assert_eq!(p["spec"]["providerRef"]["name"], "default");
     assert_eq!(p["spec"]["consolidation"], json!({"enabled": true}));

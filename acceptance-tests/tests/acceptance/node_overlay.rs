@@ -3,14 +3,9 @@
 //! create, re-plan empty, drift, import with generated configuration, destroy; and a cluster
 //! without the NodeOverlay CRD, where apply says which Karpenter version and gate it needs.
 
-use std::time::Duration;
-
 use acceptance_tests::kube::{Cluster, TestServer};
 use acceptance_tests::{Workdir, repo_file, resource_at};
 use serde_json::json;
-
-/// A hang guard for an apply that waits for CRDs a test installs while it runs.
-const APPLY_GUARD: Duration = Duration::from_secs(300);
 
 fn overlay(cluster: &Cluster, name: &str) -> Option<serde_json::Value> {
     cluster
@@ -144,17 +139,6 @@ fn a_cluster_without_the_crd_gets_the_version_and_gate_it_needs() {
 fn a_crd_installed_during_the_apply_is_waited_for() {
     let cluster = Cluster::with_v1_crds();
     let work = Workdir::new(&format!("{}\n{}", cluster.provider_block(), example()));
-    let mut apply = work.spawn(&["apply", "-no-color", "-input=false", "-auto-approve"]);
-    // The CRD comes once terraform is applying the overlay (not after a fixed time, which a
-    // loaded machine can spend before the apply even starts).
-    assert!(
-        apply.wait_for_stdout_line(|l| l.contains(": Creating..."), APPLY_GUARD),
-        "the apply never started creating the overlay"
-    );
-    cluster
-        .server
-        .install_crds_from_dir(TestServer::shared_crds_dir("v1-alpha"))
-        .expect("CRDs");
-    apply.wait(APPLY_GUARD).0.ok();
+    cluster.apply_with_crds_arriving(&work, &TestServer::shared_crds_dir("v1-alpha"));
     assert!(overlay(&cluster, "spot-discount").is_some());
 }
