@@ -137,9 +137,10 @@ impl Moto {
     }
 
     /// Python the fork server runs before it builds moto's application (so every server has
-    /// it), to make moto behave as AWS where a test depends on it: moto 5.2.1's SetQueueAttributes drops the queue's `Policy` when the
-    /// call does not name it (AWS changes only the attributes named), which made an apply that
-    /// changes the retention and leaves the policy alone look like it deleted the policy.
+    /// it), to make moto behave as AWS where a test depends on it: moto 5.2.1's
+    /// SetQueueAttributes drops the queue's `Policy` when the call does not name it (AWS changes
+    /// only the attributes named), which made an apply that changes the retention and leaves
+    /// the policy alone look like it deleted the policy.
     const AWS_LIKE: &str = "import moto.sqs.models as _sqs\n\
         _set = _sqs.Queue._set_attributes\n\
         def _keep_policy(self, attributes, now=None):\n\
