@@ -42,25 +42,19 @@ if ! cmp -s "$requirements" "$venv/requirements.txt" 2>/dev/null || [ ! -f "$ven
 fi
 
 # One cargo invocation in one profile builds the provider and the local environment, so every
-# dependency compiles once. The default is the dev profile: it compiles in a fraction of the
-# release profile's time (thin LTO, one codegen unit) and is what the test suite builds too.
-# PROFILE=release installs the optimised build instead.
+# dependency compiles once, with the features every other cargo command of the workspace uses
+# (workspace-hack/Cargo.toml): after ./scripts/test.sh, or before it, nothing compiles twice.
+# The default is the dev profile: it compiles in a fraction of the release profile's time (thin
+# LTO, one codegen unit) and is what the test suite builds too. PROFILE=release installs the
+# optimised build instead.
 profile=${PROFILE:-dev}
 case "$profile" in
   dev) out=target/debug ;;
   *) out="target/$profile" ;;
 esac
 echo "== building terraform-provider-karpenter $version and the local environment (profile $profile)"
-if [ "${QUICKSTART_BUILD:-}" = workspace ]; then
-  # The test suite runs this script with QUICKSTART_BUILD=workspace: the package and feature
-  # selection of `cargo test --workspace`, whose artifacts are then all fresh. (The selection
-  # below resolves features without the dev-dependencies', so from the test suite it would
-  # compile the whole dependency tree a second time.)
-  cargo build --quiet --profile "$profile" --workspace --bins --tests
-else
-  cargo build --quiet --profile "$profile" -p terraform-provider-karpenter -p acceptance-tests \
-    --bin terraform-provider-karpenter --bin local_env
-fi
+cargo build --quiet --profile "$profile" -p terraform-provider-karpenter -p acceptance-tests \
+  --bin terraform-provider-karpenter --bin local_env
 
 dest="$mirror/registry.terraform.io/karpenter/karpenter/$version/${os}_${arch}"
 mkdir -p "$dest"

@@ -41,18 +41,12 @@ profile=${RELEASE_PROFILE:-release}
 dist=${DIST:-dist}
 target_dir=${CARGO_TARGET_DIR:-target}
 
+# The shipped binary is built without the default `workspace-hack` feature (the features only
+# the workspace's tests need, see workspace-hack/Cargo.toml). RELEASE_PROFILE=debug (the test
+# suite) packages the development build, whose dependencies the tests have already compiled.
 case "$profile" in
-  release) cargo build --release --quiet --bin "$name" ;;
-  debug)
-    # RELEASE_BUILD=workspace (the test suite): the package and feature selection of
-    # `cargo test --workspace`, whose artifacts are then fresh; `--bin` alone would compile the
-    # dependency tree again with other features.
-    if [ "${RELEASE_BUILD:-}" = workspace ]; then
-      cargo build --quiet --workspace --bins --tests
-    else
-      cargo build --quiet --bin "$name"
-    fi
-    ;;
+  release) cargo build --release --quiet --no-default-features --features ec2 --bin "$name" ;;
+  debug) cargo build --quiet --bin "$name" ;;
   *) echo "error: RELEASE_PROFILE must be release or debug, not $profile" >&2; exit 1 ;;
 esac
 binary="$target_dir/$profile/$name"

@@ -64,35 +64,25 @@ fn target_dir() -> PathBuf {
         .unwrap_or_else(|| workspace_root().join("target"))
 }
 
-/// Builds the workspace's binaries once per test process, with the package selection and
-/// features of `cargo test --workspace` (every bin and test target of the workspace), and returns
-/// the path of the debug binary `binary`.
+/// Builds `binary` of `package` (the debug profile, as the test run itself) and returns its path.
 ///
-/// A narrower build (`cargo build --bin <name>`, or `-p acceptance-tests`) resolves features
-/// without the dev-dependencies' (tokio's `test-util`, ...), which changes the hash of every crate
-/// above tokio: the whole dependency tree, the AWS SDKs included, was compiled a second and a
-/// third time into `target/`, which cost CI about ten minutes and filled its disk. With the same
-/// selection as the test run, this build finds everything fresh.
-fn cargo_build(binary: &str) -> Result<PathBuf, String> {
-    static BUILT: OnceLock<Result<(), String>> = OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
-            let out = Command::new(cargo)
-                .current_dir(workspace_root())
-                .args(["build", "--quiet", "--workspace", "--bins", "--tests"])
-                .output()
-                .map_err(|e| format!("could not run cargo: {e}"))?;
-            if out.status.success() {
-                Ok(())
-            } else {
-                Err(format!(
-                    "building the workspace's binaries failed:\n{}",
-                    String::from_utf8_lossy(&out.stderr)
-                ))
-            }
-        })
-        .clone()?;
+/// A narrow build: every cargo command of the workspace compiles the dependencies with the
+/// same features (`workspace-hack/Cargo.toml`), so after `cargo test --workspace --no-run` this
+/// finds everything fresh, and after a one-line change under a focused `cargo test -p
+/// acceptance-tests --test acceptance <area>::` it compiles the provider and nothing else.
+fn cargo_build(package: &str, binary: &str) -> Result<PathBuf, String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let out = Command::new(cargo)
+        .current_dir(workspace_root())
+        .args(["build", "--quiet", "-p", package, "--bin", binary])
+        .output()
+        .map_err(|e| format!("could not run cargo: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "building {binary} failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
     let path = target_dir().join("debug").join(binary);
     if path.is_file() {
         Ok(path)
@@ -113,7 +103,7 @@ fn built_or_panic(built: &Result<PathBuf, String>) -> PathBuf {
 pub fn provider_dir() -> PathBuf {
     static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     built_or_panic(BUILT.get_or_init(|| {
-        let binary = cargo_build("terraform-provider-karpenter")?;
+        let binary = cargo_build("terraform-provider-karpenter", "terraform-provider-karpenter")?;
         binary
             .parent()
             .map(Path::to_path_buf)
@@ -127,7 +117,7 @@ pub fn provider_dir() -> PathBuf {
 pub fn legacy_standin_dir() -> PathBuf {
     static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     built_or_panic(BUILT.get_or_init(|| {
-        let binary = cargo_build("legacy_provider_standin")?;
+        let binary = cargo_build("acceptance-tests", "legacy_provider_standin")?;
         let dir = target_dir().join("legacy-provider-standin");
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         for name in ["terraform-provider-kubectl", "terraform-provider-kubernetes"] {

@@ -4,11 +4,13 @@
 //! the real `terraform` CLI smoke test. Run one area with `cargo test --test provider -- <module>::`.
 
 mod architecture;
+mod cargo_tree;
 mod common;
 mod docs;
 mod fuzz_build;
 mod fuzz_corpus;
 mod k8s_side;
+mod one_build;
 mod protocol;
 mod protocol_malformed;
 mod protocol_rpcs;

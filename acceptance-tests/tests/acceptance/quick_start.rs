@@ -41,8 +41,6 @@ fn quickstart_script_installs_the_provider_and_runs_the_quick_start() {
     let out = std::process::Command::new("bash")
         .arg(acceptance_tests::workspace_root().join("scripts/quickstart.sh"))
         .env("MIRROR", mirror.path())
-        // build with the test run's own selection, so nothing is compiled twice
-        .env("QUICKSTART_BUILD", "workspace")
         .env_remove("TF_CLI_CONFIG_FILE")
         .output()
         .expect("run scripts/quickstart.sh");

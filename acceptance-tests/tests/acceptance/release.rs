@@ -45,7 +45,6 @@ fn release_command(dist: &Path, env: &[(&str, &OsStr)]) -> Command {
     let mut cmd = Command::new("bash");
     cmd.arg(workspace_root().join("scripts/release.sh"))
         .env("RELEASE_PROFILE", "debug")
-        .env("RELEASE_BUILD", "workspace")
         .env("DIST", dist)
         .env_remove("GPG_FINGERPRINT");
     for (key, value) in env {
