@@ -90,6 +90,32 @@ impl Cluster {
         })
     }
 
+    /// A cluster on Karpenter v1.15: the CRDs of Karpenter's `main` after v1.14.1 (`crds/v1-main/`,
+    /// which carry v1.15's open `spec.kubelet`), with the EC2NodeClass `spec.enclaveOptions`
+    /// that v1.15 documents (`enabled`, a boolean, required when the object is given) added,
+    /// since no v1.15 CRD file is in `../shared`; and a simulated Karpenter running.
+    pub fn with_v1_15_crds() -> Self {
+        let cluster = Self::start(Config {
+            crd_dirs: vec![TestServer::shared_crds_dir("v1-main")],
+            controller: ControllerConfig::karpenter(),
+            ..Config::default()
+        });
+        let path = TestServer::shared_crds_dir("v1-main").join("karpenter.k8s.aws_ec2nodeclasses.yaml");
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let mut crd: serde_json::Value =
+            serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        for version in crd["spec"]["versions"].as_array_mut().into_iter().flatten() {
+            version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["enclaveOptions"] = serde_json::json!({
+                "type": "object",
+                "description": "AWS Nitro Enclaves on the instances (Karpenter v1.15).",
+                "properties": {"enabled": {"type": "boolean"}},
+                "required": ["enabled"],
+            });
+        }
+        // JSON is YAML: the patched CRD is installed as it is.
+        cluster.installing(&crd.to_string())
+    }
+
     /// The Karpenter releases whose CRDs are in `crds/versions/`, oldest first (`v1.0.14`, …).
     pub fn releases() -> Vec<String> {
         let dir = TestServer::shared_crds_dir("versions");

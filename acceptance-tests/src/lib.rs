@@ -15,6 +15,7 @@ pub mod kube;
 pub mod moto;
 pub mod moved;
 pub mod processes;
+pub mod roundtrip;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};

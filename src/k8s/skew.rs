@@ -56,10 +56,31 @@ pub const FIRST_RELEASES: &[(&str, &str, &str)] = &[
     ("ec2nodeclasses.karpenter.k8s.aws", "spec.cpuOptions", "v1.13"),
 ];
 
+/// Fields of Karpenter v1.15 (whose CRD files are not among the minors `FIRST_RELEASES` is
+/// derived from): `spec.enclaveOptions`, and every field of its open `spec.kubelet` beyond the
+/// 12 typed in the v1.14 CRD ([`V1_14_KUBELET`]).
+pub const V1_15: &str = "v1.15";
+pub const V1_15_FIELDS: &[(&str, &str)] = &[("ec2nodeclasses.karpenter.k8s.aws", "spec.enclaveOptions")];
+/// The fields of `spec.kubelet` that the EC2NodeClass CRDs of v1.0–v1.14 declare.
+pub const V1_14_KUBELET: &[&str] = &[
+    "clusterDNS",
+    "maxPods",
+    "podsPerCore",
+    "systemReserved",
+    "kubeReserved",
+    "evictionHard",
+    "evictionSoft",
+    "evictionSoftGracePeriod",
+    "evictionMaxPodGracePeriod",
+    "imageGCHighThresholdPercent",
+    "imageGCLowThresholdPercent",
+    "cpuCFSQuota",
+];
+
 /// The oldest Karpenter release whose v1 CRDs this provider writes to.
 pub const OLDEST_SUPPORTED: &str = "v1.0";
 /// The release our schemas follow field by field.
-pub const SCHEMA_RELEASE: &str = "v1.14.1";
+pub const SCHEMA_RELEASE: &str = "v1.15";
 
 /// `spec.a[3].b` → `spec.a[].b`: the table's form of a concrete field path.
 pub fn generic_path(path: &str) -> String {
@@ -86,10 +107,24 @@ pub fn generic_path(path: &str) -> String {
 /// generic form), when the table knows it.
 pub fn first_release(crd: &str, path: &str) -> Option<&'static str> {
     let generic = generic_path(path);
-    FIRST_RELEASES
+    if let Some((_, _, release)) = FIRST_RELEASES.iter().find(|(c, p, _)| *c == crd && *p == generic) {
+        return Some(release);
+    }
+    if V1_15_FIELDS
         .iter()
-        .find(|(c, p, _)| *c == crd && *p == generic)
-        .map(|(_, _, release)| *release)
+        .any(|(c, p)| *c == crd && (generic == *p || generic.starts_with(&format!("{p}."))))
+    {
+        return Some(V1_15);
+    }
+    let kubelet_field = generic
+        .strip_prefix("spec.kubelet.")
+        .map(|rest| rest.split(['.', '[']).next().unwrap_or(rest));
+    match kubelet_field {
+        Some(field) if crd == "ec2nodeclasses.karpenter.k8s.aws" && !V1_14_KUBELET.contains(&field) => {
+            Some(V1_15)
+        }
+        _ => None,
+    }
 }
 
 /// The fields of `object`'s `spec` that the CRD schema `root` does not declare, outermost
@@ -304,6 +339,46 @@ pub(crate) mod tests {
             Some("v1.5")
         );
         assert_eq!(first_release("nodepools.karpenter.sh", "spec.limits"), None);
+        let class = "ec2nodeclasses.karpenter.k8s.aws";
+        assert_eq!(
+            first_release(class, "spec.kubelet.registryPullQPS"),
+            Some("v1.15")
+        );
+        assert_eq!(
+            first_release(class, "spec.kubelet.logging.vmodule[0].verbosity"),
+            Some("v1.15")
+        );
+        assert_eq!(first_release(class, "spec.kubelet.maxPods"), None);
+        assert_eq!(first_release(class, "spec.enclaveOptions"), Some("v1.15"));
+        assert_eq!(first_release("nodepools.karpenter.sh", "spec.kubelet.x"), None);
+    }
+
+    /// [`V1_14_KUBELET`] is what the v1.0–v1.14 CRDs declare under `spec.kubelet`, and the v1.15
+    /// stand-in (`crds/v1-main`) leaves `spec.kubelet` open.
+    #[test]
+    fn the_typed_kubelet_of_every_minor_has_the_twelve_fields() {
+        for (release, schemas) in all_minor_schemas() {
+            let kubelet =
+                &schemas["ec2nodeclasses.karpenter.k8s.aws"]["properties"]["spec"]["properties"]["kubelet"];
+            let mut fields: Vec<&str> = kubelet["properties"]
+                .as_object()
+                .expect("typed kubelet")
+                .keys()
+                .map(String::as_str)
+                .collect();
+            fields.sort();
+            let mut expected = V1_14_KUBELET.to_vec();
+            expected.sort();
+            assert_eq!(fields, expected, "{release}");
+        }
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/karpenter/crds/v1-main/karpenter.k8s.aws_ec2nodeclasses.yaml");
+        let text = std::fs::read_to_string(&path).expect("v1-main CRD");
+        let crd: Json = serde_saphyr::from_str(&text).expect("CRD");
+        let kubelet = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+            ["kubelet"];
+        assert_eq!(kubelet["x-kubernetes-preserve-unknown-fields"], Json::Bool(true));
+        assert!(kubelet.get("properties").is_none());
     }
 
     /// The user guide's minimum-version table states every row of [`FIRST_RELEASES`].
@@ -436,6 +511,9 @@ pub(crate) mod tests {
             table, derived,
             "FIRST_RELEASES differs from what the CRDs in versions/ show"
         );
-        assert!(SCHEMA_RELEASE.starts_with(&minors.last().expect("newest").0[..5]));
+        // The newest minor here is v1.14; the schemas follow v1.15, whose additions are the
+        // rows of V1_15_FIELDS and the open kubelet.
+        assert!(minors.last().expect("newest").0.starts_with("v1.14."));
+        assert_eq!(SCHEMA_RELEASE, V1_15);
     }
 }

@@ -20,6 +20,38 @@ const SENSITIVE: &[&str] = &[
 /// Attributes whose names look like secrets but are not, with the reason.
 const NOT_SECRET: &[(&str, &str)] = &[
     (
+        "karpenter_ec2_node_class.kubelet.tls_private_key_file",
+        "the path of the key file on the node, not the key",
+    ),
+    (
+        "data.karpenter_ec2_node_class.kubelet.tls_private_key_file",
+        "the same path, read back",
+    ),
+    (
+        "karpenter_ec2_node_class.kubelet.rotate_certificates",
+        "a switch for certificate rotation, no certificate",
+    ),
+    (
+        "data.karpenter_ec2_node_class.kubelet.rotate_certificates",
+        "the same switch, read back",
+    ),
+    (
+        "karpenter_ec2_node_class.kubelet.config_map_and_secret_change_detection_strategy",
+        "the name of a strategy (Get, Cache, Watch), no secret",
+    ),
+    (
+        "data.karpenter_ec2_node_class.kubelet.config_map_and_secret_change_detection_strategy",
+        "the same strategy name, read back",
+    ),
+    (
+        "karpenter_ec2_node_class.kubelet.image_pull_credentials_verification_policy",
+        "the name of a policy (NeverVerify, AlwaysVerify, …), no credential",
+    ),
+    (
+        "data.karpenter_ec2_node_class.kubelet.image_pull_credentials_verification_policy",
+        "the same policy name, read back",
+    ),
+    (
         "karpenter_eks_node_class.certificate_bundles",
         "certificate authorities the nodes trust: public certificates, no keys",
     ),

@@ -30,6 +30,7 @@ mod instance_types;
 mod interruption_queue;
 mod invalid_inputs;
 mod k8s_errors;
+mod karpenter_v1_15;
 mod killed;
 mod kube_settings;
 mod least_privilege_aws;

@@ -17,10 +17,11 @@ use crate::resources::kube::kind::attributes::{
 };
 use crate::resources::kube::kind::rules;
 use crate::resources::kube::kind::rules::values::has;
+use crate::resources::kube::kind::upgrades::limits_to_dynamic;
 use crate::resources::kube::object::DEFAULT_NAMESPACE;
 use crate::terraform::framework::validate::{self as v};
 use crate::terraform::framework::{Attribute, Diagnostics, Schema};
-use crate::terraform::tfvalue::{AttributePath, Type, Value};
+use crate::terraform::tfvalue::{AttributePath, Value};
 
 /// The CRD's default provisioning strategy.
 pub const ACTIVE_CAPACITY: &str = "buffer.x-k8s.io/active-capacity";
@@ -95,12 +96,10 @@ pub static CAPACITY_BUFFER: LazyLock<Schema> = LazyLock::new(|| {
                      one chunk. Only with `scalable_ref`.",
                 )
                 .validate(rules::numbers::whole_number(Some(0), true)),
-            Attribute::map_of("limits", Type::String)
-                .describe(
-                    "Upper bounds on the resources all chunks request together (`cpu`, `memory`, …, as Kubernetes \
-                     quantities); they cap the number of chunks.",
-                )
-                .validate(v::each(rules::numbers::quantity())),
+            rules::numbers::quantity_map("limits").describe(
+                "Upper bounds on the resources all chunks request together (`cpu`, `memory`, …, as Kubernetes \
+                 quantities: a whole number or a string, each kept as written); they cap the number of chunks.",
+            ),
             Attribute::string("provisioning_strategy")
                 .default_value(Value::string(ACTIVE_CAPACITY))
                 .describe(
@@ -111,6 +110,7 @@ pub static CAPACITY_BUFFER: LazyLock<Schema> = LazyLock::new(|| {
         ],
     )
     .with_blocks(vec![timeouts_block()])
+    .with_upgrade_steps(&[limits_to_dynamic])
 });
 
 fn status() -> Attribute {

@@ -119,6 +119,50 @@ fn plain_to_wire(v: &Value, path: &AttributePath) -> Result<Json, ConvertError> 
     })
 }
 
+/// A JSON value as the value of a `Dynamic` attribute: the value of its own type (see
+/// [`dynamic_from_json`]) with that type, so a number stays a number.
+pub fn json_to_dynamic(j: &Json) -> Result<Value, String> {
+    let value = dynamic_from_json(j, &AttributePath::root()).map_err(|e| e.message)?;
+    Ok(Value::Dynamic(Box::new(json_type(j)), Box::new(value)))
+}
+
+/// The Terraform type of a JSON value read into a `Dynamic` attribute ([`dynamic_from_json`]).
+fn json_type(j: &Json) -> Type {
+    match j {
+        Json::Null => Type::Dynamic,
+        Json::Bool(_) => Type::Bool,
+        Json::String(_) => Type::String,
+        Json::Number(_) => Type::Number,
+        Json::Array(items) => Type::Tuple(items.iter().map(json_type).collect()),
+        Json::Object(m) => Type::Object(m.iter().map(|(k, e)| (k.clone(), json_type(e))).collect()),
+    }
+}
+
+/// A JSON value as the Terraform value of its own type: numbers, strings and booleans as
+/// themselves, objects as objects, arrays as tuples.
+fn dynamic_from_json(j: &Json, path: &AttributePath) -> Result<Value, ConvertError> {
+    Ok(match j {
+        Json::Null => Value::Null,
+        Json::Bool(b) => Value::Bool(*b),
+        Json::String(s) => Value::String(s.clone()),
+        Json::Number(n) => Value::Number(
+            Number::parse(&n.to_string()).ok_or_else(|| err(path, format!("{n} is not a number")))?,
+        ),
+        Json::Array(items) => Value::Tuple(
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, e)| dynamic_from_json(e, &path.index(i)))
+                .collect::<Result<_, _>>()?,
+        ),
+        Json::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, e)| Ok((k.clone(), dynamic_from_json(e, &path.key(k.clone()))?)))
+                .collect::<Result<_, ConvertError>>()?,
+        ),
+    })
+}
+
 fn number_to_json(n: &Number) -> Option<Json> {
     if let Some(i) = n.as_i64() {
         return Some(Json::from(i));
@@ -146,7 +190,14 @@ pub fn from_wire(
                 Some(j) if matches!(a.wire, Wire::Json(_)) => json_string(j, p),
                 Some(j) => match a.nested() {
                     Some((nesting, nested)) => nested_from_wire(nesting, nested, j, p, &here)?,
-                    None => plain_from_wire(&a.value_type(), j, p, &here)?,
+                    None => {
+                        let read = plain_from_wire(&a.value_type(), j, p, &here)?;
+                        match a.same {
+                            // What the prior state holds, in the spelling the state has.
+                            Some(same) if !p.is_null() && p.is_wholly_known() && same(&read, p) => p.clone(),
+                            _ => read,
+                        }
+                    }
                 },
             },
         };
@@ -230,10 +281,20 @@ fn kind(j: &Json) -> &'static str {
     }
 }
 
-/// A plain (non-nested) value of type `ty`. Int-or-string fields read as strings.
+/// A plain (non-nested) value of type `ty`. Int-or-string fields read as strings, unless the
+/// attribute is `Dynamic`, which keeps each JSON value's own type.
 fn plain_from_wire(ty: &Type, j: &Json, prior: &Value, path: &AttributePath) -> Result<Value, ConvertError> {
     Ok(match (ty, j) {
         (_, Json::Null) => Value::Null,
+        (Type::Dynamic, j) => {
+            if let Value::Dynamic(_, inner) = prior
+                && plain_to_wire(inner, path).is_ok_and(|p| p == *j)
+            {
+                // The same JSON as the prior value: keep its type (a map stays a map).
+                return Ok(prior.clone());
+            }
+            json_to_dynamic(j).map_err(|e| err(path, e))?
+        }
         (Type::String, Json::String(s)) => Value::String(s.clone()),
         (Type::String, Json::Number(n)) => Value::String(n.to_string()),
         (Type::String, Json::Bool(b)) => Value::String(b.to_string()),
@@ -390,6 +451,111 @@ mod tests {
             .collect();
         let back = from_wire(&attrs, &changed, &prior, &AttributePath::root()).expect("from_wire");
         assert_eq!(back.get("provider_json"), Some(&Value::string("{\"a\":[3]}")));
+    }
+
+    /// An int-or-string map: each value keeps its JSON type on the way out and back.
+    fn quantities(pairs: &[(&str, Value)]) -> Value {
+        let ty = Type::Object(
+            pairs
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.to_string(),
+                        if v.as_str().is_some() {
+                            Type::String
+                        } else {
+                            Type::Number
+                        },
+                    )
+                })
+                .collect(),
+        );
+        Value::dynamic(ty, object(pairs.iter().map(|(k, v)| (*k, v.clone()))))
+    }
+
+    fn same_text(a: &Value, b: &Value) -> bool {
+        let text = |v: &Value| -> Option<Vec<(String, String)>> {
+            v.as_entries().map(|m| {
+                m.iter()
+                    .map(|(k, v)| {
+                        let t = match v.strip_dynamic() {
+                            Value::String(s) => s.clone(),
+                            other => format!("{other:?}"),
+                        };
+                        (k.clone(), t)
+                    })
+                    .collect()
+            })
+        };
+        text(a) == text(b)
+    }
+
+    #[test]
+    fn dynamic_values_keep_their_json_types_both_ways() {
+        let attrs = vec![Attribute::dynamic("limits")];
+        let value = object([(
+            "limits",
+            quantities(&[("cpu", Value::number(100)), ("memory", Value::string("1000Gi"))]),
+        )]);
+        let wire = to_wire(&attrs, &value, &AttributePath::root()).expect("to_wire");
+        assert_eq!(
+            Json::Object(wire.clone()),
+            json!({"limits": {"cpu": 100, "memory": "1000Gi"}})
+        );
+        let back = from_wire(&attrs, &wire, &Value::Null, &AttributePath::root()).expect("from_wire");
+        assert_eq!(back, value);
+        // Read with no prior, the type is the JSON's own.
+        let Value::Dynamic(ty, _) = back.get("limits").expect("limits") else {
+            panic!("dynamic expected")
+        };
+        assert_eq!(
+            **ty,
+            Type::object([("cpu", Type::Number), ("memory", Type::String)])
+        );
+    }
+
+    #[test]
+    fn a_dynamic_value_the_server_holds_unchanged_reads_as_the_prior_with_its_type() {
+        let attrs = vec![Attribute::dynamic("limits")];
+        // The configuration gave a map(string) (e.g. a variable): the same JSON reads back as it.
+        let prior_limits = Value::dynamic(
+            Type::map(Type::String),
+            Value::Map([("cpu".to_string(), Value::string("1"))].into_iter().collect()),
+        );
+        let prior = object([("limits", prior_limits.clone())]);
+        let wire = json!({"limits": {"cpu": "1"}});
+        let back = from_wire(
+            &attrs,
+            wire.as_object().expect("object"),
+            &prior,
+            &AttributePath::root(),
+        )
+        .expect("from_wire");
+        assert_eq!(back.get("limits"), Some(&prior_limits));
+    }
+
+    #[test]
+    fn a_value_that_means_the_prior_reads_as_the_prior() {
+        let attrs = vec![Attribute::dynamic("limits").same_when(same_text)];
+        let prior = object([("limits", quantities(&[("cpu", Value::string("abc"))]))]);
+        let wire = json!({"limits": {"cpu": "abc"}});
+        let back = from_wire(
+            &attrs,
+            wire.as_object().expect("object"),
+            &prior,
+            &AttributePath::root(),
+        )
+        .expect("from_wire");
+        assert_eq!(back.get("limits"), prior.get("limits"));
+        let wire = json!({"limits": {"cpu": "other"}});
+        let back = from_wire(
+            &attrs,
+            wire.as_object().expect("object"),
+            &prior,
+            &AttributePath::root(),
+        )
+        .expect("from_wire");
+        assert_ne!(back.get("limits"), prior.get("limits"));
     }
 
     #[test]

@@ -8,6 +8,8 @@
 //!   is created or changes, they become unknown unless marked `stable`.
 //! - An object that still exists but is being deleted is planned as a create
 //!   ([`plan_recreate`]), so the plan shows that apply recreates it.
+//! - A configured value that means what the prior state holds (an attribute's `same`, e.g. a
+//!   quantity written `1000` where the state holds `"1000"`) is planned as the prior value.
 //! - Attributes marked `requires_replace` that differ from the prior state are reported, with
 //!   their exact paths, so Terraform plans a replacement.
 
@@ -94,6 +96,15 @@ fn plan_attribute(attribute: &Attribute, config: &Value, prior: &Value) -> Value
             return prior.clone();
         }
         return Value::Null;
+    }
+    if let Some(same) = attribute.same
+        && !prior.is_null()
+        && config.is_wholly_known()
+        && same(config, prior)
+    {
+        // Functionally equivalent: Terraform accepts the prior value for it, and the object
+        // in the API keeps what it holds.
+        return prior.clone();
     }
     plan_nested_value(attribute, config, prior)
 }
@@ -329,5 +340,26 @@ mod tests {
         assert!(p.requires_replace.is_empty());
         let p = plan_recreate(&attrs(), &[], &configured("b"), &prior);
         assert_eq!(p.requires_replace, vec![AttributePath::root().attr("name")]);
+    }
+
+    /// Two spellings of one value (an attribute's `same`): the configured one is planned as the
+    /// prior when they mean the same, and as configured otherwise or on create.
+    #[test]
+    fn a_configured_value_that_means_the_prior_is_planned_as_the_prior() {
+        fn same_number(a: &Value, b: &Value) -> bool {
+            let n = |v: &Value| match v.strip_dynamic() {
+                Value::String(s) => s.parse::<i64>().ok(),
+                Value::Number(n) => n.as_i64(),
+                _ => None,
+            };
+            n(a).is_some() && n(a) == n(b)
+        }
+        let attrs = vec![Attribute::dynamic("cpu").same_when(same_number)];
+        let prior = obj(&[("cpu", Value::dynamic(Type::String, Value::string("1000")))]);
+        let config = obj(&[("cpu", Value::dynamic(Type::Number, Value::number(1000)))]);
+        assert_eq!(plan(&attrs, &[], &config, &prior).planned, prior);
+        let other = obj(&[("cpu", Value::dynamic(Type::Number, Value::number(2000)))]);
+        assert_eq!(plan(&attrs, &[], &other, &prior).planned, other);
+        assert_eq!(plan(&attrs, &[], &config, &Value::Null).planned, config);
     }
 }

@@ -74,6 +74,15 @@ pub struct Attribute {
     /// Environment variables read when the attribute is unset (provider configuration only).
     pub env: &'static [&'static str],
     pub deprecated: Option<&'static str>,
+    /// When two values mean the same (`Some(same)`): a configured value that means what the
+    /// prior state holds is planned as the prior value (Terraform accepts a plan that keeps
+    /// the prior value of an attribute whose configuration is functionally equivalent), and a
+    /// value read back from the API that means what the prior state holds reads as the prior.
+    /// For values whose spelling carries no meaning, e.g. a quantity given as `1000` or `"1000"`.
+    pub same: Option<fn(&Value, &Value) -> bool>,
+    /// The type as the docs name it, where the protocol type says too little (a `Dynamic`
+    /// attribute that holds a map of numbers or strings).
+    pub type_label: Option<&'static str>,
 }
 
 impl Attribute {
@@ -91,6 +100,8 @@ impl Attribute {
             wire: Wire::Auto,
             env: &[],
             deprecated: None,
+            same: None,
+            type_label: None,
         }
     }
 
@@ -102,6 +113,13 @@ impl Attribute {
     }
     pub fn bool(name: &'static str) -> Self {
         Self::new(name, AttrType::Plain(Type::Bool))
+    }
+    /// An attribute whose values carry their own type (Terraform's `DynamicPseudoType`): for
+    /// API fields whose values differ in type, such as Kubernetes int-or-string fields, so a
+    /// number stays a number and a string a string on the way to the API and back. Validators
+    /// see the value itself, not its dynamic wrapper.
+    pub fn dynamic(name: &'static str) -> Self {
+        Self::new(name, AttrType::Plain(Type::Dynamic))
     }
     pub fn list_of(name: &'static str, element: Type) -> Self {
         Self::new(name, AttrType::Plain(Type::List(Box::new(element))))
@@ -208,6 +226,18 @@ impl Attribute {
         self.env = vars;
         self
     }
+    /// Values that `same` says mean the same are not a change (see [`Attribute::same`]).
+    pub fn same_when(mut self, same: fn(&Value, &Value) -> bool) -> Self {
+        self.same = Some(same);
+        self
+    }
+
+    /// How the docs name this attribute's type (see [`Attribute::type_label`]).
+    pub fn type_label(mut self, label: &'static str) -> Self {
+        self.type_label = Some(label);
+        self
+    }
+
     pub fn deprecated(mut self, message: &'static str) -> Self {
         self.deprecated = Some(message);
         self
@@ -465,6 +495,7 @@ pub fn validate_attributes(
 }
 
 fn validate_attribute(attribute: &Attribute, value: &Value, path: &AttributePath, diags: &mut Diagnostics) {
+    let value = value.strip_dynamic();
     if value.is_null() || value.is_unknown() {
         return;
     }

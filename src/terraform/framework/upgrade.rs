@@ -23,7 +23,7 @@ use serde_json::{Map, Value as Json};
 
 use super::diagnostics::Diagnostics;
 use super::schema::{Attribute, Block, Nesting, Schema};
-pub use super::upgrade_step::{UpgradeError, UpgradeStep, rename};
+pub use super::upgrade_step::{UpgradeError, UpgradeStep, rename, to_dynamic};
 use crate::terraform::tfvalue::{Value, json};
 
 /// The stored state `raw_json` of a `type_name` at schema `version`, upgraded to `schema`:

@@ -48,3 +48,35 @@ pub fn rename(state: &mut Map<String, Json>, from: &str, to: &str) -> Result<(),
     state.insert(to.to_string(), value);
     Ok(())
 }
+
+/// A stored value written under a plain type, in the stored form of a `Dynamic` attribute
+/// (`{"value": …, "type": …}`, the type being the one the value has): a step's body when an
+/// attribute becomes dynamic. Null stays null.
+pub fn to_dynamic(value: Json) -> Json {
+    if value.is_null() {
+        return value;
+    }
+    let ty = stored_type(&value);
+    let mut wrapped = Map::new();
+    wrapped.insert("value".to_string(), value);
+    wrapped.insert("type".to_string(), ty);
+    Json::Object(wrapped)
+}
+
+/// The type (in Terraform's JSON type syntax) that a stored plain value has.
+fn stored_type(value: &Json) -> Json {
+    match value {
+        Json::Null => Json::String("dynamic".to_string()),
+        Json::Bool(_) => Json::String("bool".to_string()),
+        Json::Number(_) => Json::String("number".to_string()),
+        Json::String(_) => Json::String("string".to_string()),
+        Json::Array(items) => Json::Array(vec![
+            Json::String("tuple".to_string()),
+            Json::Array(items.iter().map(stored_type).collect()),
+        ]),
+        Json::Object(m) => Json::Array(vec![
+            Json::String("object".to_string()),
+            Json::Object(m.iter().map(|(k, e)| (k.clone(), stored_type(e))).collect()),
+        ]),
+    }
+}

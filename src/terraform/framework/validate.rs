@@ -237,7 +237,8 @@ impl Validator for Each {
                     }
                 }
             }
-            Value::Map(m) => {
+            // An object where a map belongs: the value of a `Dynamic` attribute written `{ a = 1 }`.
+            Value::Map(m) | Value::Object(m) => {
                 for (key, element) in m {
                     if !element.is_null() && !element.is_unknown() {
                         self.0.validate(element, &path.key(key.clone()), diags);
@@ -264,7 +265,7 @@ impl Validator for EachKey {
         format!("Each key: {}", self.0.description())
     }
     fn validate(&self, value: &Value, path: &AttributePath, diags: &mut Diagnostics) {
-        if let Value::Map(m) = value {
+        if let Value::Map(m) | Value::Object(m) = value {
             for key in m.keys() {
                 self.0
                     .validate(&Value::String(key.clone()), &path.key(key.clone()), diags);

@@ -108,6 +108,8 @@ fn our_shape(a: &Attribute) -> &'static str {
         AttrType::Plain(Type::Bool) => "bool",
         AttrType::Plain(Type::List(_)) => "list",
         AttrType::Plain(Type::Map(_)) => "map",
+        // Takes a number, a string or a map, each value with its own type (int-or-string).
+        AttrType::Plain(Type::Dynamic) => "dynamic",
         AttrType::Plain(_) => "other",
     }
 }
@@ -190,7 +192,7 @@ pub(crate) fn compare_root(
             problems.push(format!("{kind}: CRD field spec.{path} has no attribute"));
             continue;
         };
-        if o.shape != f.shape {
+        if o.shape != f.shape && !(o.shape == "dynamic" && matches!(f.shape, "map" | "number" | "string")) {
             problems.push(format!(
                 "{kind}: spec.{path} is {} in the CRD but {} here",
                 f.shape, o.shape

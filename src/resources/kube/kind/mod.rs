@@ -6,6 +6,7 @@
 
 pub mod attributes;
 pub mod rules;
+pub(crate) mod upgrades;
 
 #[cfg(test)]
 pub(crate) mod crd_coverage;

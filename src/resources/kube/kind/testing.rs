@@ -74,6 +74,8 @@ fn plain(t: &Type, j: &Json) -> Value {
     match (t, j) {
         (_, Json::Null) => Value::Null,
         (_, Json::String(s)) if s == UNKNOWN => Value::unknown(),
+        (Type::Dynamic, j) => crate::terraform::framework::convert::json_to_dynamic(j)
+            .unwrap_or_else(|e| panic!("test config {j}: {e}")),
         (Type::String, Json::String(s)) => Value::string(s.clone()),
         (Type::Number, Json::Number(n)) => Value::Number(match n.as_i64() {
             Some(i) => Number::from_i64(i),

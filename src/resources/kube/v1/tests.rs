@@ -28,13 +28,21 @@ fn node_pool_covers_the_crd() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
+/// Fields of Karpenter v1.15 that the v1.14.1 CRD does not have: the upstream kubelet fields of
+/// its open `spec.kubelet` (free-form in its CRD, typed here from the upstream kubelet type) and
+/// `enclaveOptions` (whose shape comes from the v1.15 docs).
+const V1_15_ONLY: &[&str] = &["spec.kubelet.", "spec.enclaveOptions"];
+
 #[test]
 fn ec2_node_class_covers_the_crd() {
-    let problems = compare(
+    let problems: Vec<String> = compare(
         &EC2_NODE_CLASS,
         "karpenter.k8s.aws_ec2nodeclasses.yaml",
         "EC2NodeClass",
-    );
+    )
+    .into_iter()
+    .filter(|p| !(p.ends_with("is not a CRD field") && V1_15_ONLY.iter().any(|prefix| p.contains(prefix))))
+    .collect();
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 

@@ -15,6 +15,7 @@ use crate::resources::kube::kind::attributes::{
 use crate::resources::kube::kind::rules;
 use crate::resources::kube::kind::rules::names::QUALIFIED_NAME;
 use crate::resources::kube::kind::rules::values::{elements, has};
+use crate::resources::kube::kind::upgrades::capacity_to_dynamic;
 use crate::terraform::framework::validate::{self as v};
 use crate::terraform::framework::{Attribute, Diagnostics, Schema};
 use crate::terraform::tfvalue::{AttributePath, Type, Value};
@@ -69,13 +70,13 @@ pub static NODE_OVERLAY: LazyLock<Schema> = LazyLock::new(|| {
             name_attribute("NodeOverlay"),
             metadata_attribute("NodeOverlay"),
             requirements(),
-            Attribute::map_of("capacity", Type::String)
+            rules::numbers::quantity_map("capacity")
                 .describe(
                     "Extended resources added to the matching instance types, by resource name (e.g. \
-                     `smarter-devices/fuse = \"1\"`) as Kubernetes quantities. Only adds resources: `cpu`, \
-                     `memory`, `ephemeral-storage` and `pods` cannot be set here.",
+                     `smarter-devices/fuse = 1`) as Kubernetes quantities: a whole number or a string, each kept \
+                     as written. Only adds resources: `cpu`, `memory`, `ephemeral-storage` and `pods` cannot be set \
+                     here.",
                 )
-                .validate(v::each(rules::numbers::quantity()))
                 .validate(reserved_resources()),
             Attribute::string("price")
                 .describe(
@@ -103,6 +104,7 @@ pub static NODE_OVERLAY: LazyLock<Schema> = LazyLock::new(|| {
         ],
     )
     .with_blocks(vec![timeouts_block()])
+    .with_upgrade_steps(&[capacity_to_dynamic])
 });
 
 fn requirements() -> Attribute {

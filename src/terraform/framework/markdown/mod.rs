@@ -485,6 +485,9 @@ fn sentence(text: &mut String, next: &str) {
 
 /// The type as Terraform's docs name it: `String`, `List of String`, `Attributes List`, ….
 pub fn type_label(a: &Attribute) -> String {
+    if let Some(label) = a.type_label {
+        return label.to_string();
+    }
     match &a.ty {
         AttrType::Plain(t) => plain_type_label(t),
         AttrType::Nested { nesting, .. } => match nesting {

@@ -22,6 +22,7 @@
 use crate::instance_types::requirements::{Operator, Requirement};
 use crate::instance_types::selection::{self, LimitMiss};
 use crate::instance_types::{Flavor, InstanceType, catalog, described, quantity};
+use crate::resources::kube::kind::rules::numbers::quantity_text;
 use crate::terraform::framework::{Diagnostics, Severity};
 use crate::terraform::tfvalue::{AttributePath, Value};
 
@@ -340,7 +341,7 @@ fn check_limits<T: InstanceType>(
     };
     let known: Vec<(String, f64)> = entries
         .iter()
-        .filter_map(|(k, v)| Some((k.clone(), quantity::parse(v.as_str()?)?)))
+        .filter_map(|(k, v)| Some((k.clone(), quantity::parse(&quantity_text(v)?)?)))
         .collect();
     for miss in selection::limit_misses(selected, &known) {
         match miss {
@@ -350,7 +351,7 @@ fn check_limits<T: InstanceType>(
                 smallest_capacity,
                 ..
             } => {
-                let given = entries.get(&resource).and_then(Value::as_str).unwrap_or_default();
+                let given = entries.get(&resource).and_then(quantity_text).unwrap_or_default();
                 diags.warning_at(
                     &path.key(resource.clone()),
                     "This pool can never launch a node",

@@ -8,17 +8,21 @@
 
 use std::sync::LazyLock;
 
+use serde_json::{Map, Value as Json};
+
 use crate::resources::kube::kind::attributes::{
     force_destroy_attribute, metadata_attribute, name_attribute, timeouts_block,
 };
 use crate::resources::kube::kind::rules;
 use crate::resources::kube::kind::rules::values::{elements, has, invalid};
+use crate::terraform::framework::upgrade::{UpgradeError, to_dynamic};
 use crate::terraform::framework::validate::{self as v, Validator};
 use crate::terraform::framework::{Attribute, Diagnostics, Schema};
 use crate::terraform::tfvalue::{AttributePath, Type, Value};
 
 pub(crate) mod instance;
 pub(crate) mod kubelet;
+pub(crate) mod kubelet_expressions;
 pub(crate) mod selectors;
 pub(crate) mod status;
 
@@ -82,6 +86,23 @@ pub static EC2_NODE_CLASS: LazyLock<Schema> = LazyLock::new(|| {
             subnet_selector_terms(),
             security_group_selector_terms(),
             capacity_reservation_selector_terms(),
+            Attribute::object(
+                "enclave_options",
+                vec![
+                    Attribute::bool("enabled")
+                        .required()
+                        .describe("Whether the instances run with AWS Nitro Enclaves enabled."),
+                ],
+            )
+            .describe(
+                "AWS Nitro Enclaves on the instances (Karpenter v1.15 and later). With `enabled = true` Karpenter \
+                 enables enclaves in the launch template and launches only instance types that support them; \
+                 omitted or `false`, enclaves are off. Karpenter installs nothing on the node for enclaves (no \
+                 enclave CLI, device plugin or allocator, no CPU or memory set aside): do that in `user_data`, and \
+                 keep a NodeOverlay's capacity in line with what the device plugin advertises. Enclaves are not \
+                 available in Local Zones, Wavelength Zones or Outposts: select subnets of regular Availability \
+                 Zones. A change replaces the nodes of this class (drift).",
+            ),
             placement_group_selector(),
             Attribute::bool("associate_public_ip_address")
                 .wire_name("associatePublicIPAddress")
@@ -140,7 +161,19 @@ pub static EC2_NODE_CLASS: LazyLock<Schema> = LazyLock::new(|| {
         ],
     )
     .with_blocks(vec![timeouts_block()])
+    .with_upgrade_steps(&[max_pods_to_dynamic])
 });
+
+/// Version 0 → 1: `kubelet.max_pods`, a number until 0.1.x, takes a number or (Karpenter v1.15)
+/// a CEL expression: its stored value becomes a dynamic one.
+fn max_pods_to_dynamic(mut state: Map<String, Json>) -> Result<Map<String, Json>, UpgradeError> {
+    if let Some(Json::Object(kubelet)) = state.get_mut("kubelet")
+        && let Some(max_pods) = kubelet.remove("max_pods")
+    {
+        kubelet.insert("max_pods".to_string(), to_dynamic(max_pods));
+    }
+    Ok(state)
+}
 
 fn ami_selector_terms() -> Attribute {
     Attribute::list_of_objects(
@@ -268,6 +301,7 @@ pub fn validate_ec2_node_class(config: &Value, diags: &mut Diagnostics) {
         _ => {}
     }
 
+    kubelet::families::check(config, diags);
     let terms = config.get("ami_selector_terms").unwrap_or(&Value::Null);
     if terms.is_unknown() || terms.is_null() {
         return;

@@ -17,6 +17,7 @@ use crate::resources::kube::kind::attributes::{
 };
 use crate::resources::kube::kind::rules;
 use crate::resources::kube::kind::rules::values::has;
+use crate::resources::kube::kind::upgrades::limits_to_dynamic;
 use crate::terraform::framework::validate::{self as v};
 use crate::terraform::framework::{Attribute, Diagnostics, Schema};
 use crate::terraform::tfvalue::{AttributePath, Type, Value};
@@ -40,13 +41,12 @@ pub static NODE_POOL: LazyLock<Schema> = LazyLock::new(|| {
             metadata_attribute("NodePool"),
             template(),
             disruption(),
-            Attribute::map_of("limits", Type::String)
-                .describe(
-                    "Upper bounds on the resources all nodes of the pool may hold together, by resource name \
-                     (`cpu`, `memory`, `nodes`, `nvidia.com/gpu`, …) as Kubernetes quantities. Karpenter launches \
-                     no node that would exceed them.",
-                )
-                .validate(v::each(rules::numbers::quantity())),
+            rules::numbers::quantity_map("limits").describe(
+                "Upper bounds on the resources all nodes of the pool may hold together, by resource name \
+                 (`cpu`, `memory`, `nodes`, `nvidia.com/gpu`, …) as Kubernetes quantities: a whole number \
+                 (`cpu = 1000`) or a string (`memory = \"1000Gi\"`), each kept as written. Karpenter launches no \
+                 node that would exceed them.",
+            ),
             Attribute::number("weight")
                 .describe(
                     "Priority of this pool over others when several could launch a node: higher first (1–100). \
@@ -65,6 +65,7 @@ pub static NODE_POOL: LazyLock<Schema> = LazyLock::new(|| {
         ],
     )
     .with_blocks(vec![timeouts_block()])
+    .with_upgrade_steps(&[limits_to_dynamic])
 });
 
 fn template() -> Attribute {

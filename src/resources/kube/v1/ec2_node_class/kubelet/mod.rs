@@ -1,10 +1,19 @@
-//! The typed `kubelet` block (shared with the legacy Provisioner's `kubelet_configuration`) and
-//! its cross-field rules.
+//! The typed `kubelet` of an EC2NodeClass and its cross-field rules.
+//!
+//! Karpenter v1.15 opened `spec.kubelet` to every field of the upstream `KubeletConfiguration`:
+//! the 12 fields Karpenter reads itself are typed here (as before, and shared with the legacy
+//! Provisioner's `kubelet_configuration` in their v0.32 shape); every other upstream field
+//! comes from the table of [`upstream`]. From v1.15 on `max_pods` and the values of
+//! `kube_reserved` / `system_reserved` may be CEL expressions, evaluated per instance type.
+
+pub(crate) mod families;
+pub(crate) mod upstream;
 
 use std::collections::BTreeMap;
 
 use crate::resources::kube::kind::rules;
 use crate::resources::kube::kind::rules::values::{int_of, invalid};
+use crate::resources::kube::v1::ec2_node_class::kubelet_expressions as expressions;
 use crate::terraform::framework::Attribute;
 use crate::terraform::framework::validate::{self as v, Validator};
 use crate::terraform::tfvalue::{Type, Value};
@@ -21,24 +30,64 @@ const EVICTION_SIGNALS: &[&str] = &[
 /// An eviction threshold: a percentage (up to two decimals, at most 100%) or a quantity (or empty).
 const EVICTION_THRESHOLD: &str = r"^(([0-9]{1,2}(\.[0-9]{1,2})?|100(\.0{1,2})?)%||(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?)$";
 
+/// `kubelet` of an EC2NodeClass: the fields Karpenter reads (in their v1.15 shape) and every
+/// other field of the upstream `KubeletConfiguration`, in name order.
 pub(super) fn kubelet() -> Attribute {
-    Attribute::object("kubelet", kubelet_attributes())
-        .describe("Kubelet settings for the nodes (Karpenter passes them to the node's bootstrap).")
+    let mut attributes = karpenter_fields(Shape::V1);
+    attributes.extend(upstream::attributes());
+    attributes.sort_by_key(|a| a.name);
+    Attribute::object("kubelet", attributes)
+        .describe(
+            "Kubelet settings for the nodes. The 12 settings Karpenter reads itself (`max_pods`, `pods_per_core`, \
+             the reservations, the eviction settings, image garbage collection, `cluster_dns`, `cpu_cfs_quota`) work \
+             with every AMI family; from Karpenter v1.15 on, every other field of the upstream kubelet configuration \
+             (k8s.io/kubelet v0.36) can be set too, with the `AL2023` family (or `Custom`, whose user data must apply \
+             them). On a cluster with an older Karpenter those fields are refused before the write, naming v1.15.",
+        )
         .validate(kubelet_rule())
 }
-/// The kubelet settings shared with the legacy Provisioner's `kubelet_configuration` (same
-/// fields, same rules in Karpenter's v0.32 webhook and the v1 CRD).
+
+/// Which Karpenter API the 12 fields are shaped for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// The legacy Provisioner (v0.32): `max_pods` a number, reservations quantities.
+    V1Alpha5,
+    /// The EC2NodeClass from v1.15: `max_pods` a number or a CEL expression, reservations
+    /// quantities or CEL expressions.
+    V1,
+}
+
+/// The kubelet settings of the legacy Provisioner's `kubelet_configuration` (Karpenter v0.32's
+/// webhook checked the same rules as the v1 CRD).
 pub(crate) fn kubelet_attributes() -> Vec<Attribute> {
-    let reserved = |name: &'static str, text: &'static str| {
-        Attribute::map_of(name, Type::String)
-            .describe(text)
-            .validate(keys_in(RESERVED_KEYS))
-            .validate(v::each(rules::numbers::quantity()))
-            .validate(v::each(v::check("Must not be negative.", |value| {
-                let s = value.as_str()?;
-                s.starts_with('-')
-                    .then(|| format!("{s:?} is negative: reserved resources must not be negative."))
-            })))
+    karpenter_fields(Shape::V1Alpha5)
+}
+
+/// The 12 fields Karpenter reads itself.
+fn karpenter_fields(shape: Shape) -> Vec<Attribute> {
+    let reservations = match shape {
+        Shape::V1Alpha5 => "as quantities",
+        Shape::V1 => {
+            "as quantities or, from Karpenter v1.15 with its `NodeClassCEL` feature gate, CEL expressions evaluated \
+             per instance type (`\"max(60, vcpus * 30)\"`: millicores for `cpu`, MiB for `memory`, GiB for \
+             `ephemeral-storage`, rounded up as Karpenter does)"
+        }
+    };
+    let reserved = |name: &'static str, what: &'static str| {
+        let a = Attribute::map_of(name, Type::String)
+            .describe(format!(
+                "Resources reserved for {what} (`cpu`, `memory`, `ephemeral-storage`, `pid`), {reservations}."
+            ))
+            .validate(keys_in(RESERVED_KEYS));
+        let a = match shape {
+            Shape::V1Alpha5 => a.validate(v::each(rules::numbers::quantity())),
+            Shape::V1 => a.validate(v::each(expressions::quantity_or_expression())),
+        };
+        a.validate(v::each(v::check("Must not be negative.", |value| {
+            let s = value.as_str()?;
+            s.starts_with('-')
+                .then(|| format!("{s:?} is negative: reserved resources must not be negative."))
+        })))
     };
     let eviction = |name: &'static str, text: &'static str| {
         Attribute::map_of(name, Type::String)
@@ -53,20 +102,25 @@ pub(crate) fn kubelet_attributes() -> Vec<Attribute> {
             Attribute::list_of("cluster_dns", Type::String)
                 .wire_name("clusterDNS")
                 .describe("DNS server IP addresses the kubelet gives pods, instead of the cluster default."),
-            Attribute::number("max_pods")
-                .describe("Maximum number of pods per node (0 or more).")
-                .validate(rules::numbers::whole_number(Some(0), true)),
+            match shape {
+                Shape::V1Alpha5 => Attribute::number("max_pods")
+                    .describe("Maximum number of pods per node (0 or more).")
+                    .validate(rules::numbers::whole_number(Some(0), true)),
+                Shape::V1 => Attribute::dynamic("max_pods")
+                    .type_label("Number or String")
+                    .describe(
+                        "Maximum number of pods per node: a whole number (0 or more), or, from Karpenter v1.15 with \
+                         its `NodeClassCEL` feature gate, a CEL expression evaluated for each instance type \
+                         (`\"min(110, max_pods)\"`; see the guide on kubelet expressions). A string is always an \
+                         expression to Karpenter: write `110`, not `\"110\"`, for a number.",
+                    )
+                    .validate(expressions::max_pods()),
+            },
             Attribute::number("pods_per_core")
                 .describe("Maximum number of pods per CPU core; the lower of this and `max_pods` applies (0 or more).")
                 .validate(rules::numbers::whole_number(Some(0), true)),
-            reserved(
-                "system_reserved",
-                "Resources reserved for the operating system (`cpu`, `memory`, `ephemeral-storage`, `pid`), as quantities.",
-            ),
-            reserved(
-                "kube_reserved",
-                "Resources reserved for Kubernetes daemons (`cpu`, `memory`, `ephemeral-storage`, `pid`), as quantities.",
-            ),
+            reserved("system_reserved", "the operating system"),
+            reserved("kube_reserved", "Kubernetes daemons"),
             eviction(
                 "eviction_hard",
                 "Hard eviction thresholds by signal (`memory.available`, `nodefs.available`, `nodefs.inodesFree`, \

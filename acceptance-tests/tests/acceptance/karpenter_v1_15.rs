@@ -1,0 +1,233 @@
+//! #50, Karpenter v1.15: the EC2NodeClasses of Karpenter's v1.15 docs (concepts/nodeclasses: the
+//! reference kubelet, the open kubelet with `registryPullQPS`, the CEL example and the common
+//! expressions, a kubelet tuned with upstream fields, Nitro Enclaves) and NodePools whose
+//! `limits` are written as numbers and as strings, as Karpenter's examples and AWS's blueprints
+//! write them, are created with kubectl on a v1.15 cluster, imported with
+//! `-generate-config-out`, re-planned empty, and re-created from the generated configuration
+//! alone as the same objects, numbers and strings keeping their types.
+//!
+//! The documents are written here from the facts of the docs (field names and values); the
+//! cluster serves the CRDs of `crds/v1-main/` with v1.15's `enclaveOptions`
+//! ([`Cluster::with_v1_15_crds`]).
+
+use acceptance_tests::kube::Cluster;
+use acceptance_tests::moved::{create_manifests, yaml_fixture};
+use acceptance_tests::roundtrip::{Import, import_with_generated_config, recreate, spec_differences};
+use serde_json::Value as Json;
+
+/// What every node class of the documents shares, besides what each one shows.
+const SELECTORS: &str = "
+  role: KarpenterNodeRole-demo
+  subnetSelectorTerms:
+    - tags:
+        karpenter.sh/discovery: demo
+  securityGroupSelectorTerms:
+    - tags:
+        karpenter.sh/discovery: demo";
+
+fn node_class(name: &str, body: &str) -> String {
+    format!(
+        "apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata:\n  name: {name}\nspec:{SELECTORS}\n{body}"
+    )
+}
+
+fn node_pool(name: &str, class: &str, limits: &str) -> String {
+    format!(
+        "apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: {name}
+spec:
+  template:
+    spec:
+      nodeClassRef:
+        group: karpenter.k8s.aws
+        kind: EC2NodeClass
+        name: {class}
+      requirements:
+        - key: karpenter.sh/capacity-type
+          operator: In
+          values: [on-demand]
+  limits:
+{limits}"
+    )
+}
+
+/// The documents, as kubectl would send them.
+fn documents() -> Vec<Json> {
+    let al2023 = "  amiSelectorTerms:\n    - alias: al2023@latest\n";
+    let texts = vec![
+        // The reference kubelet of the page's first example: the 12 fields Karpenter reads.
+        node_class(
+            "reference-kubelet",
+            &format!(
+                "{al2023}  kubelet:
+    podsPerCore: 2
+    maxPods: 20
+    systemReserved:
+      cpu: 100m
+      memory: 100Mi
+      ephemeral-storage: 1Gi
+    kubeReserved:
+      cpu: 200m
+      memory: 100Mi
+      ephemeral-storage: 3Gi
+    evictionHard:
+      memory.available: 5%
+      nodefs.available: 10%
+      nodefs.inodesFree: 10%
+    evictionSoft:
+      memory.available: 500Mi
+      nodefs.available: 15%
+      nodefs.inodesFree: 15%
+    evictionSoftGracePeriod:
+      memory.available: 1m
+      nodefs.available: 1m30s
+      nodefs.inodesFree: 2m
+    evictionMaxPodGracePeriod: 60
+    imageGCHighThresholdPercent: 85
+    imageGCLowThresholdPercent: 80
+    cpuCFSQuota: true
+    clusterDNS: [\"10.0.1.100\"]"
+            ),
+        ),
+        // The open kubelet: a field Karpenter does not read, passed to the node as it is.
+        node_class(
+            "open-kubelet",
+            "  amiSelectorTerms:\n    - alias: al2023@v20240807\n  kubelet:\n    maxPods: 42\n    registryPullQPS: 10",
+        ),
+        // The CEL example: maxPods and the reservations scale with each instance type.
+        node_class(
+            "general-purpose",
+            &format!(
+                "{al2023}  kubelet:
+    maxPods: \"((default_enis - 1) * (ips_per_eni - 1)) + 2\"
+    kubeReserved:
+      cpu: \"max(60, vcpus * 30)\"
+      memory: \"11 * max_pods + 255\"
+    systemReserved:
+      cpu: \"max(20, vcpus * 10)\"
+      memory: \"max(100, memory_mib / 64)\""
+            ),
+        ),
+        // The common expressions not in the example above.
+        node_class(
+            "prefix-delegation",
+            &format!(
+                "{al2023}  kubelet:\n    maxPods: \"min(250, ((default_enis - 1) * (ips_per_eni - 1)) * 16 + 2)\""
+            ),
+        ),
+        node_class(
+            "fixed-pods-cap",
+            &format!("{al2023}  kubelet:\n    maxPods: \"min(110, max_pods)\""),
+        ),
+        // A kubelet tuned with upstream fields: durations, feature gates, sysctls, log rotation,
+        // image pulls, graceful shutdown, and a log flush frequency in nanoseconds (a number).
+        node_class(
+            "tuned-kubelet",
+            &format!(
+                "{al2023}  kubelet:
+    maxPods: 110
+    podsPerCore: 2
+    kubeReserved:
+      cpu: \"200m\"
+      memory: \"512Mi\"
+    evictionHard:
+      memory.available: \"5%\"
+    imageMaximumGCAge: 72h
+    imageMinimumGCAge: 2m
+    featureGates:
+      KubeletCrashLoopBackOffMax: true
+    crashLoopBackOff:
+      maxContainerRestartPeriod: 60s
+    allowedUnsafeSysctls: [\"net.core.somaxconn\", \"kernel.msg*\"]
+    containerLogMaxSize: \"50Mi\"
+    containerLogMaxFiles: 3
+    topologyManagerPolicy: \"best-effort\"
+    serializeImagePulls: false
+    maxParallelImagePulls: 5
+    registryPullQPS: 10
+    registryBurst: 20
+    kubeAPIQPS: 100
+    shutdownGracePeriod: 60s
+    shutdownGracePeriodCriticalPods: 20s
+    logging:
+      format: json
+      flushFrequency: 5000000000
+      verbosity: 2"
+            ),
+        ),
+        // Nitro Enclaves.
+        node_class(
+            "enclave-enabled",
+            &format!("  amiFamily: AL2023\n  enclaveOptions:\n    enabled: true\n{al2023}"),
+        ),
+        // limits as Karpenter's examples write them (numbers), and as some blueprints do (strings).
+        node_pool(
+            "limits-as-numbers",
+            "general-purpose",
+            "    cpu: 100\n    nvidia.com/gpu: 5\n    memory: 1000Gi",
+        ),
+        node_pool("limits-as-strings", "tuned-kubelet", "    cpu: \"16\""),
+    ];
+    texts.iter().map(|t| yaml_fixture(t)).collect()
+}
+
+fn resource_type(manifest: &Json) -> &'static str {
+    match manifest["kind"].as_str() {
+        Some("EC2NodeClass") => "karpenter_ec2_node_class",
+        Some("NodePool") => "karpenter_node_pool",
+        other => panic!("unexpected kind {other:?}"),
+    }
+}
+
+fn name_of(manifest: &Json) -> String {
+    manifest["metadata"]["name"]
+        .as_str()
+        .expect("metadata.name")
+        .to_string()
+}
+
+fn stored(cluster: &Cluster, manifest: &Json) -> Json {
+    let name = name_of(manifest);
+    let object = match manifest["kind"].as_str() {
+        Some("EC2NodeClass") => cluster.node_class(&name),
+        _ => cluster.node_pool(&name),
+    };
+    object.unwrap_or_else(|| panic!("{} {name} is not on the server", manifest["kind"]))
+}
+
+#[test]
+fn the_v1_15_documents_import_plan_empty_and_recreate_as_the_same_objects() {
+    let docs = documents();
+    let original = Cluster::with_v1_15_crds();
+    create_manifests(&original, docs.clone());
+    // The documents reach the server as written: the numbers are numbers.
+    assert_eq!(
+        stored(&original, &docs[7])["spec"]["limits"]["cpu"],
+        serde_json::json!(100)
+    );
+    assert_eq!(
+        stored(&original, &docs[8])["spec"]["limits"]["cpu"],
+        serde_json::json!("16")
+    );
+
+    let imports: Vec<Import> = docs
+        .iter()
+        .map(|m| {
+            let name = name_of(m);
+            Import::new(resource_type(m), &name.replace('-', "_"), &name)
+        })
+        .collect();
+    let generated = import_with_generated_config(&original, &imports, "");
+
+    let fresh = Cluster::with_v1_15_crds();
+    recreate(&fresh, &generated, "", docs.len());
+    let mut problems = Vec::new();
+    for m in &docs {
+        for d in spec_differences(&stored(&original, m), &stored(&fresh, m)) {
+            problems.push(format!("{} {}{d}", m["kind"], name_of(m)));
+        }
+    }
+    assert!(problems.is_empty(), "{}\n{generated}", problems.join("\n"));
+}
