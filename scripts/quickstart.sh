@@ -4,8 +4,9 @@
 # simulated Karpenter, and moto for IAM/SQS/EventBridge), and runs examples/quick-start with an
 # ordinary `terraform init` / `apply` / `destroy`. Nothing touches a real cluster or AWS account.
 #
-#   MIRROR=dir   where to install (default: ~/.local/share/terraform/plugins, which Terraform
-#                also searches by itself when no CLI configuration says otherwise)
+#   MIRROR=dir   where to install (default: ~/.terraform.d/plugins, which Terraform searches by
+#                itself on Linux and on macOS when no CLI configuration says otherwise)
+#   PROFILE=release  install the optimised build instead of the debug (dev-profile) build
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -20,7 +21,7 @@ case "$(uname -m)" in
   aarch64 | arm64) arch=arm64 ;;
   *) arch=$(uname -m) ;;
 esac
-mirror=${MIRROR:-$HOME/.local/share/terraform/plugins}
+mirror=${MIRROR:-$HOME/.terraform.d/plugins}
 
 # moto goes into target/moto-venv while cargo compiles (the same venv the tests use; see
 # acceptance-tests/src/moto.rs, which skips the install when the venv holds these requirements).
@@ -109,4 +110,5 @@ echo "== objects in the test cluster"
 kubectl --kubeconfig "$(sed -n 's/^kubeconfig_path *= *"\(.*\)"/\1/p' local.auto.tfvars)" get nodepools,ec2nodeclasses 2>/dev/null || true
 echo "== terraform destroy"
 terraform destroy -input=false -auto-approve -no-color >/dev/null
-echo "== quick-start done: the provider is installed; use it with source = \"karpenter/karpenter\""
+minor=${version%.*}
+echo "== quick-start done: the provider is installed; use it with source = \"karpenter/karpenter\", version = \"~> $minor.0\""

@@ -1,14 +1,18 @@
 # A whole EKS cluster with Karpenter in one `terraform apply`: the VPC and the cluster from the
-# community modules, Karpenter from its Helm chart, and this provider for the IAM roles, the
-# interruption queue, the node class and a spot + on-demand pair of node pools.
+# community modules, Karpenter v1.15.1 from its two Helm charts (the CRDs, then the controller),
+# EKS Pod Identity for the controller's AWS credentials, and this provider for the IAM roles, the
+# nodes' access entry, the interruption queue, the node class and two node pools.
+#
+# The README's usage stack is this file's Karpenter part, block for block (a test compares them
+# and plans this file's karpenter_* part against the local test environment). For the v1.14
+# long-term-support line instead, set karpenter_version = "1.14.3" (the CRD chart and the
+# controller chart always at the same version). Upgrading later: docs/guides/upgrading-karpenter.md.
 #
 # No -target and no second apply: the karpenter provider is configured from the cluster's
-# outputs (unknown at plan time is fine, it connects only when a resource needs the cluster),
-# and the node class and node pools wait until the Karpenter CRDs the Helm chart installs are
-# served. No depends_on either: force_destroy on the node class and pools lets a destroy finish
-# Karpenter's cleanup itself when the chart goes first (see docs/guides/one-apply-eks.md).
-# Set controller_on_fargate = true to run the controller on Fargate (IRSA) instead of on the
-# small managed node group.
+# outputs (unknown at plan time is fine: resources it has not created yet need no connection to
+# plan), and the node class and node pools wait until the CRDs the CRD chart installs are served.
+# force_destroy on the node class and pools lets a destroy finish Karpenter's cleanup itself
+# when the charts go first (see docs/guides/one-apply-eks.md).
 terraform {
   required_version = ">= 1.11"
   required_providers {
@@ -21,7 +25,8 @@ terraform {
       version = "~> 2.17"
     }
     karpenter = {
-      source = "karpenter/karpenter"
+      source  = "karpenter/karpenter"
+      version = "~> 0.1.0"
     }
   }
 }
@@ -38,18 +43,13 @@ variable "region" {
 
 variable "kubernetes_version" {
   type    = string
-  default = "1.33"
+  default = "1.34"
 }
 
 variable "karpenter_version" {
-  type    = string
-  default = "1.6.3"
-}
-
-variable "controller_on_fargate" {
-  type        = bool
-  description = "Run the Karpenter controller on a Fargate profile instead of the managed node group."
-  default     = false
+  type        = string
+  description = "Version of both Karpenter charts, karpenter-crd and karpenter (they move together)."
+  default     = "1.15.1"
 }
 
 provider "aws" {
@@ -91,14 +91,15 @@ module "eks" {
   cluster_version                          = var.kubernetes_version
   cluster_endpoint_public_access           = true
   enable_cluster_creator_admin_permissions = true
-  enable_irsa                              = true
+  # Access entries (the nodes' entry below) need API or API_AND_CONFIG_MAP (the module's default).
+  authentication_mode = "API_AND_CONFIG_MAP"
 
   vpc_id     = module.vpc.vpc_id
   subnet_ids = module.vpc.private_subnets
 
-  # Something has to run the controller (and CoreDNS) before Karpenter launches nodes: a small
-  # managed node group, or Fargate profiles for the controller's namespace.
-  eks_managed_node_groups = var.controller_on_fargate ? {} : {
+  # Something has to run the controller, CoreDNS and the Pod Identity agent before Karpenter
+  # launches nodes: a small managed node group.
+  eks_managed_node_groups = {
     system = {
       instance_types = ["m6i.large"]
       min_size       = 2
@@ -106,10 +107,6 @@ module "eks" {
       desired_size   = 2
     }
   }
-  fargate_profiles = var.controller_on_fargate ? {
-    karpenter = { selectors = [{ namespace = "kube-system", labels = { "app.kubernetes.io/name" = "karpenter" } }] }
-    coredns   = { selectors = [{ namespace = "kube-system", labels = { "k8s-app" = "kube-dns" } }] }
-  } : {}
 
   node_security_group_tags = local.discovery_tags
 }
@@ -143,33 +140,50 @@ provider "karpenter" {
   }
 }
 
+# The nodes' role, and the EKS access entry (type EC2_LINUX) that lets nodes running as it join
+# the cluster.
 resource "karpenter_node_role" "this" {
-  name = "KarpenterNodeRole-${var.cluster_name}"
-}
-
-# Nodes launched by Karpenter join the cluster through an access entry for their role.
-resource "aws_eks_access_entry" "nodes" {
-  cluster_name  = module.eks.cluster_name
-  principal_arn = karpenter_node_role.this.arn
-  type          = "EC2_LINUX"
+  name = "KarpenterNodeRole-${module.eks.cluster_name}"
+  eks_access_entry = {
+    cluster_name = module.eks.cluster_name
+  }
 }
 
 resource "karpenter_interruption_queue" "this" {
   cluster_name = module.eks.cluster_name
 }
 
+# The controller's role, trusted by EKS Pod Identity; the association below hands it to the
+# chart's service account, kube-system/karpenter.
 resource "karpenter_controller_role" "this" {
-  name                   = "KarpenterControllerRole-${var.cluster_name}"
+  name                   = "KarpenterControllerRole-${module.eks.cluster_name}"
   cluster_name           = module.eks.cluster_name
-  region                 = var.region
   node_role_arn          = karpenter_node_role.this.arn
   interruption_queue_arn = karpenter_interruption_queue.this.queue_arn
-  # IRSA works on managed nodes and on Fargate alike (Pod Identity does not work on Fargate).
-  irsa = {
-    oidc_provider_arn = module.eks.oidc_provider_arn
-    namespace         = "kube-system"
-    service_account   = "karpenter"
-  }
+  pod_identity           = true
+}
+
+# The agent that serves Pod Identity credentials on every node.
+resource "aws_eks_addon" "pod_identity_agent" {
+  cluster_name = module.eks.cluster_name
+  addon_name   = "eks-pod-identity-agent"
+}
+
+resource "aws_eks_pod_identity_association" "karpenter" {
+  cluster_name    = module.eks.cluster_name
+  namespace       = "kube-system"
+  service_account = "karpenter"
+  role_arn        = karpenter_controller_role.this.arn
+}
+
+# The CRDs, from their own chart: Helm upgrades a chart's templates but never the CRDs in a
+# chart's crds/ folder, so only this chart keeps them in step with the controller.
+resource "helm_release" "karpenter_crd" {
+  name       = "karpenter-crd"
+  namespace  = "kube-system"
+  repository = "oci://public.ecr.aws/karpenter"
+  chart      = "karpenter-crd"
+  version    = var.karpenter_version
 }
 
 resource "helm_release" "karpenter" {
@@ -178,32 +192,36 @@ resource "helm_release" "karpenter" {
   repository = "oci://public.ecr.aws/karpenter"
   chart      = "karpenter"
   version    = var.karpenter_version
+  skip_crds  = true
   wait       = true
 
   values = [yamlencode({
-    serviceAccount = {
-      name        = "karpenter"
-      annotations = { "eks.amazonaws.com/role-arn" = karpenter_controller_role.this.arn }
-    }
+    serviceAccount = { name = "karpenter" }
     settings = {
       clusterName       = module.eks.cluster_name
-      clusterEndpoint   = module.eks.cluster_endpoint
       interruptionQueue = karpenter_interruption_queue.this.queue_name
     }
-    replicas = 2
   })]
+
+  # EKS hands Pod Identity credentials to a pod only if the association exists when the pod is
+  # created, and the controller starts only once its CRDs are there.
+  depends_on = [
+    helm_release.karpenter_crd,
+    aws_eks_addon.pod_identity_agent,
+    aws_eks_pod_identity_association.karpenter,
+  ]
 }
 
 resource "karpenter_ec2_node_class" "default" {
   name                          = "default"
   role                          = karpenter_node_role.this.name
   ami_selector_terms            = [{ alias = "al2023@latest" }]
-  subnet_selector_terms         = [{ tags = local.discovery_tags }]
-  security_group_selector_terms = [{ tags = local.discovery_tags }]
-  tags                          = { "karpenter.sh/discovery" = var.cluster_name }
+  subnet_selector_terms         = [{ tags = { "karpenter.sh/discovery" = module.eks.cluster_name } }]
+  security_group_selector_terms = [{ tags = { "karpenter.sh/discovery" = module.eks.cluster_name } }]
+  tags                          = { "karpenter.sh/discovery" = module.eks.cluster_name }
   wait_for_ready                = true
 
-  # If Terraform uninstalls the chart before this class and the pools (nothing orders them on
+  # If Terraform uninstalls the charts before this class and the pools (nothing orders them on
   # destroy), the provider terminates their nodes and deletes Karpenter's launch templates and
   # instance profile itself, instead of waiting for finalizers no controller removes.
   force_destroy = true
@@ -213,16 +231,17 @@ resource "karpenter_ec2_node_class" "default" {
   }
 }
 
-# Spot first: a higher weight makes Karpenter try this pool before the on-demand one. Spot
-# nodes may be consolidated during the day, but at most 20% of them at a time.
-resource "karpenter_node_pool" "spot" {
-  name   = "spot"
+# Spot first, on-demand when spot has no capacity; consolidated when nodes are empty or
+# underutilized, at most 20% of the pool's nodes at a time. The higher weight makes Karpenter
+# try this pool before the one below.
+resource "karpenter_node_pool" "default" {
+  name   = "default"
   weight = 50
   template = {
     spec = {
       node_class_ref = { name = karpenter_ec2_node_class.default.name }
       requirements = [
-        { key = "karpenter.sh/capacity-type", operator = "In", values = ["spot"] },
+        { key = "karpenter.sh/capacity-type", operator = "In", values = ["spot", "on-demand"] },
         { key = "karpenter.k8s.aws/instance-category", operator = "In", values = ["c", "m", "r"] },
         { key = "karpenter.k8s.aws/instance-generation", operator = "Gt", values = ["5"] },
       ]
@@ -238,8 +257,8 @@ resource "karpenter_node_pool" "spot" {
   force_destroy = true
 }
 
-# On-demand as the fallback, disrupted gently: one node at a time, and not at all for
-# underutilization during business hours.
+# On-demand only, for pods that select workload-class=steady, disrupted gently: one node at a
+# time, and not at all for underutilization during business hours.
 resource "karpenter_node_pool" "on_demand" {
   name   = "on-demand"
   weight = 10
@@ -273,5 +292,5 @@ output "cluster_name" {
 }
 
 output "node_pools" {
-  value = [karpenter_node_pool.spot.name, karpenter_node_pool.on_demand.name]
+  value = [karpenter_node_pool.default.name, karpenter_node_pool.on_demand.name]
 }

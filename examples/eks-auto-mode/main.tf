@@ -15,7 +15,8 @@ terraform {
       version = "~> 5.95"
     }
     karpenter = {
-      source = "karpenter/karpenter"
+      source  = "karpenter/karpenter"
+      version = "~> 0.1.0"
     }
   }
 }

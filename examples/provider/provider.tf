@@ -1,13 +1,14 @@
 terraform {
   required_providers {
     karpenter = {
-      source = "karpenter/karpenter"
+      source  = "karpenter/karpenter"
+      version = "~> 0.1.0"
     }
   }
 }
 
 # Typically fed from an EKS module's outputs, which may be unknown until the cluster exists:
-# the provider only connects when a resource needs the cluster.
+# planning what the provider has not created yet needs no connection.
 provider "karpenter" {
   kubernetes {
     host                   = var.cluster_endpoint

@@ -8,7 +8,8 @@
 terraform {
   required_providers {
     karpenter = {
-      source = "karpenter/karpenter"
+      source  = "karpenter/karpenter"
+      version = "~> 0.1.0"
     }
   }
 }

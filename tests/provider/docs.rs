@@ -1,8 +1,11 @@
 //! Fails when the committed `docs/` differ from what the generator produces from the current
-//! schemas and examples, so stale docs cannot be merged. Fix: `cargo run --bin docgen`.
+//! schemas and examples, so stale docs cannot be merged (fix: `cargo run --bin docgen`), when
+//! `docs/` breaks the registry's layout, and when the versions guide misses a value of the
+//! provider's table of enum values later Karpenter releases added.
 
 use std::path::Path;
 
+use terraform_provider_karpenter::k8s::served_values::FIRST_VALUE_RELEASES;
 use terraform_provider_karpenter::provider::docs;
 
 #[test]
@@ -75,5 +78,34 @@ fn docs_follow_the_registry_layout() {
         problems.is_empty(),
         "docs/ does not follow the registry layout:\n{}",
         problems.join("\n")
+    );
+}
+
+/// #52: the versions guide lists every enum value a later Karpenter release added, with that
+/// release, in its values table (the provider refuses each on an older cluster and names the
+/// release; the guide is where a user looks before upgrading).
+#[test]
+fn versions_guide_lists_every_later_enum_value_with_its_release() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/guides/karpenter-versions.md");
+    let guide = std::fs::read_to_string(&path).expect("read the versions guide");
+    let table = guide
+        .split("## Minimum Karpenter version per value")
+        .nth(1)
+        .expect("the guide's section \"Minimum Karpenter version per value\"");
+    let mut missing = Vec::new();
+    for (_, wire, value, release) in FIRST_VALUE_RELEASES {
+        let row = table.lines().any(|l| {
+            l.contains(&format!("`{wire}`"))
+                && l.contains(&format!("| `{value}` |"))
+                && l.trim_end().ends_with(&format!("| {release} |"))
+        });
+        if !row {
+            missing.push(format!("{wire} = {value} ({release})"));
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "docs/guides/karpenter-versions.md has no row for: {}",
+        missing.join(", ")
     );
 }

@@ -29,7 +29,7 @@ const NOT_RESOURCES: &[&str] = &[
 ];
 
 /// The Terraform snippets of a Markdown text, with the line each starts on.
-fn snippets(text: &str) -> Vec<(usize, String)> {
+pub(crate) fn snippets(text: &str) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     let mut current: Option<(usize, Vec<&str>)> = None;
     for (i, line) in text.lines().enumerate() {

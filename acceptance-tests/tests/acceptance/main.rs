@@ -60,4 +60,5 @@ mod status_plan;
 mod taken_names_aws;
 mod taken_names_kube;
 mod teardown;
+mod usage_stack;
 mod version_matrix;

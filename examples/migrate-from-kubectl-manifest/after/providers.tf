@@ -1,7 +1,8 @@
 terraform {
   required_providers {
     karpenter = {
-      source = "karpenter/karpenter"
+      source  = "karpenter/karpenter"
+      version = "~> 0.1.0"
     }
     # Kept until the moves are applied: Terraform needs every provider the state names.
     kubectl = {
