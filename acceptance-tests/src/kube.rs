@@ -93,11 +93,20 @@ impl Cluster {
     /// A cluster on Karpenter v1.15: the CRDs of Karpenter's `main` after v1.14.1 (`crds/v1-main/`,
     /// which carry v1.15's open `spec.kubelet`), with the EC2NodeClass `spec.enclaveOptions`
     /// that v1.15 documents (`enabled`, a boolean, required when the object is given) added,
-    /// since no v1.15 CRD file is in `../shared`; and a simulated Karpenter running.
+    /// since no v1.15 CRD file is in `../shared`; and a simulated Karpenter running, with its
+    /// `NodeClassCEL` feature gate on (the docs' expressions need it).
     pub fn with_v1_15_crds() -> Self {
+        Self::with_v1_15_crds_gated(true)
+    }
+
+    /// [`Cluster::with_v1_15_crds`], with Karpenter's `NodeClassCEL` feature gate on or off
+    /// (off, a node class with a kubelet expression is refused after the write).
+    pub fn with_v1_15_crds_gated(node_class_cel: bool) -> Self {
+        let mut controller = ControllerConfig::karpenter();
+        controller.node_class_cel = node_class_cel;
         let cluster = Self::start(Config {
             crd_dirs: vec![TestServer::shared_crds_dir("v1-main")],
-            controller: ControllerConfig::karpenter(),
+            controller,
             ..Config::default()
         });
         let path = TestServer::shared_crds_dir("v1-main").join("karpenter.k8s.aws_ec2nodeclasses.yaml");

@@ -20,7 +20,7 @@ use super::ownership::CreateToken;
 use super::retry::{Also, retry};
 
 /// The API of `kind`, in `namespace` when one is given (a namespaced kind), else cluster-wide.
-fn api(client: &kube::Client, kind: &Kind, namespace: Option<&str>) -> Api<DynamicObject> {
+pub(crate) fn api(client: &kube::Client, kind: &Kind, namespace: Option<&str>) -> Api<DynamicObject> {
     match namespace {
         Some(ns) => Api::namespaced_with(client.clone(), ns, &kind.api_resource()),
         None => Api::all_with(client.clone(), &kind.api_resource()),

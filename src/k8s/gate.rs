@@ -44,6 +44,8 @@ pub struct CrdGate {
     /// Per CRD: whether it was found to exist (`Ok`) or absent for how long (`Err`), looked
     /// for once per process ([`CrdGate::present`]).
     present: Mutex<HashMap<String, Arc<OnceCell<Presence>>>>,
+    /// Per CRD: what one plan-time read found ([`CrdGate::served_now`]).
+    looked: Mutex<HashMap<String, Arc<OnceCell<Option<Arc<Served>>>>>>,
     waits: AtomicU64,
 }
 
@@ -95,6 +97,38 @@ impl CrdGate {
         cell.get_or_try_init(|| look_for(client, kind, absent_for, deadline))
             .await
             .cloned()
+    }
+
+    /// What the cluster serves for `kind` right now, without waiting: one read of its CRD per
+    /// kind and process (a plan's checks against the installed Karpenter), `None` when the CRD
+    /// is absent, not established, does not serve our version, or could not be read by
+    /// `deadline`. Never an error: a plan does not depend on it.
+    pub async fn served_now(
+        &self,
+        client: &kube::Client,
+        kind: &Kind,
+        deadline: Instant,
+    ) -> Option<Arc<Served>> {
+        let cell = {
+            let mut looked = self.looked.lock().ok()?;
+            looked.entry(kind.crd_name()).or_default().clone()
+        };
+        cell.get_or_init(|| async {
+            let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+            let found = tokio::time::timeout_at(deadline, crds.get_opt(&kind.crd_name())).await;
+            match found {
+                Ok(Ok(Some(crd))) if serves(kind)(Some(&crd)) => Some(Arc::new(Served {
+                    schema: served_schema(&crd, kind.version),
+                })),
+                Ok(Err(e)) => {
+                    tracing::debug!(error = %e, crd = %kind.crd_name(), "the CRD could not be read while planning");
+                    None
+                }
+                _ => None,
+            }
+        })
+        .await
+        .clone()
     }
 
     /// How many waits this gate has run (one per CRD unless a wait failed and was retried).

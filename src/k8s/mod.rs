@@ -18,6 +18,7 @@ pub mod retry;
 pub mod served_values;
 pub mod skew;
 pub mod transport;
+pub mod validation;
 
 pub use error::KubeError;
 pub use kinds::Kind;

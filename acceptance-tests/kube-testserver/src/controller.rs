@@ -254,6 +254,7 @@ fn react(shared: &Arc<Shared>, ev: &Event) {
     {
         let me = shared.clone();
         let delay = cfg.node_class_status_delay;
+        let cel = cfg.node_class_cel;
         let (group, plural, ns, name, uid) = (
             group.clone(),
             plural.clone(),
@@ -264,7 +265,7 @@ fn react(shared: &Arc<Shared>, ev: &Event) {
         shared.rt.spawn(async move {
             tokio::time::sleep(delay).await;
             mutate(&me, &group, &plural, &ns, &name, &uid, Sub::Status, |obj| {
-                let status = node_class_status(obj);
+                let status = node_class_status(obj, cel);
                 if let Some(m) = obj.as_object_mut() {
                     m.insert("status".into(), status);
                 }
@@ -421,7 +422,26 @@ fn spec_hash(o: &Value) -> String {
     h.to_string()
 }
 
-fn node_class_status(o: &Value) -> Value {
+/// Whether an EC2NodeClass's kubelet holds a CEL expression, as Karpenter v1.15 tells: a
+/// string `maxPods`, or a `kubeReserved` / `systemReserved` value that is no quantity.
+fn has_kubelet_expression(o: &Value) -> bool {
+    let kubelet = o.pointer("/spec/kubelet");
+    let max_pods = kubelet
+        .and_then(|k| k.get("maxPods"))
+        .is_some_and(Value::is_string);
+    let reserved = ["kubeReserved", "systemReserved"].iter().any(|map| {
+        kubelet
+            .and_then(|k| k.get(*map))
+            .and_then(Value::as_object)
+            .is_some_and(|m| {
+                m.values()
+                    .any(|v| v.as_str().is_some_and(|s| !crate::util::is_quantity(s)))
+            })
+    });
+    max_pods || reserved
+}
+
+fn node_class_status(o: &Value, cel: bool) -> Value {
     let name = meta_str(o, "name").unwrap_or("default");
     let generation = o.pointer("/metadata/generation").cloned().unwrap_or(json!(1));
     let profile = o
@@ -438,10 +458,20 @@ fn node_class_status(o: &Value) -> Value {
     let now = now_rfc3339();
     // EKS Auto Mode's NodeClass picks its AMIs itself: no AMI status or condition.
     let auto_mode = o.get("kind").and_then(Value::as_str) == Some("NodeClass");
+    // Karpenter v1.15 refuses a kubelet expression while its NodeClassCEL gate is off.
+    let refused = !auto_mode && !cel && has_kubelet_expression(o);
     let conds: Vec<Value> = ["AMIsReady", "SubnetsReady", "SecurityGroupsReady", "InstanceProfileReady", "ValidationSucceeded", "Ready"]
         .iter()
         .filter(|t| !(auto_mode && **t == "AMIsReady"))
-        .map(|t| json!({"type": t, "status": "True", "lastTransitionTime": now, "reason": t, "message": "", "observedGeneration": generation}))
+        .map(|t| match *t {
+            "ValidationSucceeded" if refused => json!({"type": t, "status": "False", "lastTransitionTime": now,
+                "reason": "KubeletExpressionsDisabled",
+                "message": "spec.kubelet contains a CEL expression, but the NodeClassCEL feature gate is disabled",
+                "observedGeneration": generation}),
+            "Ready" if refused => json!({"type": t, "status": "False", "lastTransitionTime": now,
+                "reason": "UnhealthyDependents", "message": "ValidationSucceeded=False", "observedGeneration": generation}),
+            _ => json!({"type": t, "status": "True", "lastTransitionTime": now, "reason": t, "message": "", "observedGeneration": generation}),
+        })
         .collect();
     let mut status = json!({
         "subnets": [

@@ -21,6 +21,11 @@ pub struct ControllerConfig {
     /// Delay before `EC2NodeClass` status is filled.
     #[serde(with = "crate::millis")]
     pub node_class_status_delay: Duration,
+    /// Karpenter v1.15's `NodeClassCEL` AWS feature gate (off by default, as in Karpenter): with
+    /// it off, an EC2NodeClass whose kubelet holds a CEL expression (a string `maxPods`, or a
+    /// reservation that is no quantity) gets `ValidationSucceeded=False`, reason
+    /// `KubeletExpressionsDisabled`, and is not Ready.
+    pub node_class_cel: bool,
     /// Mark `NodePool`s Ready (status conditions) when created.
     pub node_pool_status: bool,
     /// NodeClaims created (owned by the NodePool, blockOwnerDeletion) per new NodePool.
@@ -80,6 +85,7 @@ impl Default for ControllerConfig {
             finalizer_removal_delay: Duration::from_millis(500),
             node_class_status: false,
             node_class_status_delay: Duration::from_millis(500),
+            node_class_cel: false,
             node_pool_status: false,
             node_claims_per_node_pool: 0,
             hash_annotations: false,

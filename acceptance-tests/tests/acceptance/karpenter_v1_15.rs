@@ -231,3 +231,115 @@ fn the_v1_15_documents_import_plan_empty_and_recreate_as_the_same_objects() {
     }
     assert!(problems.is_empty(), "{}\n{generated}", problems.join("\n"));
 }
+
+/// A node class in HCL with `kubelet` set to `kubelet` (an HCL object body).
+fn node_class_hcl(kubelet: &str) -> String {
+    format!(
+        r#"
+resource "karpenter_ec2_node_class" "cel" {{
+  name                          = "cel"
+  role                          = "KarpenterNodeRole-demo"
+  ami_selector_terms            = [{{ alias = "al2023@latest" }}]
+  subnet_selector_terms         = [{{ tags = {{ "karpenter.sh/discovery" = "demo" }} }}]
+  security_group_selector_terms = [{{ tags = {{ "karpenter.sh/discovery" = "demo" }} }}]
+  kubelet                       = {kubelet}
+}}
+"#
+    )
+}
+
+/// Item 3: Karpenter (v1.15, its `NodeClassCEL` gate off) refuses a node class with a kubelet
+/// expression after the write; the apply says so, with Karpenter's reason and message on the
+/// `kubelet` attribute, instead of succeeding with a node class that launches nothing. The
+/// next apply with a literal converges, and then plans empty.
+#[test]
+fn a_node_class_karpenter_refuses_after_the_write_fails_the_apply_with_its_reason() {
+    let cluster = Cluster::with_v1_15_crds_gated(false);
+    let work = acceptance_tests::Workdir::new(&format!(
+        "{}\n{}",
+        cluster.provider_block(),
+        node_class_hcl(r#"{ max_pods = "min(110, max_pods)" }"#)
+    ));
+    let run = work.apply().failed();
+    let output = run.output().split_whitespace().collect::<Vec<_>>().join(" ");
+    for expected in [
+        "Karpenter refused this EC2NodeClass",
+        "KubeletExpressionsDisabled",
+        "NodeClassCEL feature gate is disabled",
+        "with karpenter_ec2_node_class.cel",
+        "kubelet",
+    ] {
+        assert!(output.contains(expected), "missing {expected:?} in:\n{output}");
+    }
+    // Written, and in state (a create that failed afterwards: tainted, replaced next time).
+    assert!(cluster.node_class("cel").is_some());
+
+    work.set_config(&format!(
+        "{}\n{}",
+        cluster.provider_block(),
+        node_class_hcl("{ max_pods = 110 }")
+    ));
+    work.apply().ok();
+    assert_eq!(
+        cluster.node_class("cel").expect("cel")["spec"]["kubelet"]["maxPods"],
+        serde_json::json!(110)
+    );
+    assert!(work.plan_is_empty(), "{}", work.plan().output());
+}
+
+/// Item 3, the other side: with no Karpenter running (no leader-election Lease), nothing is
+/// waited for and nothing refuses: the apply writes the node class and succeeds.
+#[test]
+fn without_a_running_karpenter_the_apply_does_not_wait_for_its_verdict() {
+    let cluster = Cluster::with_v1_15_crds_gated(false);
+    cluster.server.stop_controller(true);
+    let work = acceptance_tests::Workdir::new(&format!(
+        "{}\n{}",
+        cluster.provider_block(),
+        node_class_hcl(r#"{ max_pods = "min(110, max_pods)" }"#)
+    ));
+    let run = work.apply().ok();
+    let output = run.output();
+    assert!(
+        !output.contains("Karpenter refused") && !output.contains("has not validated"),
+        "{output}"
+    );
+    assert_eq!(
+        cluster.node_class("cel").expect("cel")["spec"]["kubelet"]["maxPods"],
+        serde_json::json!("min(110, max_pods)")
+    );
+}
+
+/// Item 4: on a cluster whose Karpenter is v1.14 (its CRD types the kubelet with 12 fields and
+/// takes only quantities as reservations), an upstream kubelet field and a kubelet expression
+/// are refused at plan (the cluster is reachable), naming v1.15; nothing is written.
+#[test]
+fn an_older_karpenter_refuses_v1_15_kubelet_settings_naming_the_release() {
+    let cluster = Cluster::with_release_crds("v1.14.1");
+    for (kubelet, attribute) in [
+        ("{ registry_pull_qps = 10 }", "kubelet.registry_pull_qps"),
+        (
+            r#"{ kube_reserved = { cpu = "max(60, vcpus * 30)" } }"#,
+            "kubelet.kube_reserved",
+        ),
+    ] {
+        let work = acceptance_tests::Workdir::new(&format!(
+            "{}\n{}",
+            cluster.provider_block(),
+            node_class_hcl(kubelet)
+        ));
+        let run = work.plan().failed();
+        let output = run.output().split_whitespace().collect::<Vec<_>>().join(" ");
+        for expected in [
+            "Not supported by the Karpenter installed in this cluster",
+            "v1.15",
+            attribute,
+        ] {
+            assert!(
+                output.contains(expected),
+                "{kubelet}: missing {expected:?} in:\n{output}"
+            );
+        }
+        assert!(cluster.node_class("cel").is_none(), "{kubelet}: written anyway");
+    }
+}

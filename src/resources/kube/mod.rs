@@ -55,6 +55,7 @@ pub fn ec2_node_class() -> KubeObjectType {
     KubeObjectType {
         validate: v1::validate_ec2_node_class,
         wait_for_ready: Some("wait_for_ready"),
+        validated_by_karpenter: true,
         // Karpenter makes the instance profile from `role` (or takes the one named).
         status_follows: &[("instance_profile", &["role", "instance_profile"])],
         force_destroy_cleanup: Some(v1::ec2_node_class::EC2_NODE_CLASS_CLEANUP),

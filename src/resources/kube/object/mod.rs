@@ -24,7 +24,9 @@
 //!
 //! One file per job: [`resource`] (the framework's `Resource`: plan, create, read, update,
 //! delete, import, list, move), [`state`] (manifest and state of an object), [`write`] (create
-//! and update), [`delete`], [`references`] (the node class a pool names), [`identity`] (identity,
+//! and update), [`validation`] (Karpenter's verdict after a write), [`installed`] (what the
+//! installed Karpenter refuses, at plan), [`delete`], [`references`]
+//! (the node class a pool names), [`identity`] (identity,
 //! import IDs and listing), [`diagnostics`] (Kubernetes errors and waits as diagnostics) and
 //! [`values`] (value helpers those share).
 //!
@@ -47,9 +49,11 @@ use crate::terraform::tfvalue::{AttributePath, Value};
 mod delete;
 mod diagnostics;
 pub mod identity;
+mod installed;
 mod references;
 mod resource;
 mod state;
+mod validation;
 mod values;
 mod write;
 
@@ -76,6 +80,9 @@ pub struct KubeObjectType {
     pub dependents: &'static [Kind],
     /// A boolean attribute that, when true, makes create/update wait for `Ready=True`.
     pub wait_for_ready: Option<&'static str>,
+    /// Karpenter validates the object after it is written (`ValidationSucceeded`): when a
+    /// Karpenter runs, create/update wait for its verdict and fail on a refusal ([`validation`]).
+    pub validated_by_karpenter: bool,
     /// Removes from a read state what admission added on its own (given the base the object
     /// was written from), so it is not shown as drift.
     pub drop_admission_defaults: fn(&mut Value, &Value),
@@ -121,6 +128,7 @@ impl KubeObjectType {
             replacements: no_replacements,
             dependents: &[],
             wait_for_ready: None,
+            validated_by_karpenter: false,
             drop_admission_defaults: |_, _| {},
             requires: None,
             status_follows: &[],

@@ -50,6 +50,17 @@ impl Resource<KarpenterContext> for KubeObjectType {
         keep_prior_status(prior, planned, self.status_follows);
     }
 
+    /// What the Karpenter installed in the cluster refuses, when the cluster can be read
+    /// ([`super::installed`]).
+    async fn check_plan_remotely(
+        &self,
+        ctx: &KarpenterContext,
+        prior: &Value,
+        planned: &Value,
+    ) -> Diagnostics {
+        self.check_installed_release(ctx, prior, planned).await
+    }
+
     async fn create(&self, ctx: &KarpenterContext, planned: &Value) -> ApplyOutcome {
         let timeout = timeouts::get(planned, "create", DEFAULT_CREATE);
         let (mut outcome, notes) = k8s::retry::noting(self.apply(ctx, None, planned, timeout)).await;

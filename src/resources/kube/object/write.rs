@@ -158,16 +158,22 @@ impl KubeObjectType {
                 Ok(obj) => latest = obj,
                 Err(e) => diags.extend(self.diagnose(&e, "waiting for Ready")),
             }
-        } else if planned.get("status").is_some_and(Value::is_unknown) && !has_status(&latest) {
-            // A new object has no status in the answer to its write; Karpenter usually fills
-            // it at once. One read (never a wait, and within the apply's timeout) puts in
-            // state what the server has by now, instead of an empty status until the next
-            // refresh.
-            let read_by = (Instant::now() + STATUS_READ).min(deadline);
-            if read_by > Instant::now()
-                && let Ok(Some(obj)) = k8s::apply::get(client, &self.kind, namespace, &name, read_by).await
-            {
-                latest = obj;
+        } else {
+            let waited = self
+                .check_karpenter_verdict(client, &latest, deadline, &mut diags)
+                .await;
+            if waited || (planned.get("status").is_some_and(Value::is_unknown) && !has_status(&latest)) {
+                // A new object has no status in the answer to its write; Karpenter usually fills
+                // it at once (and has, after a verdict). One read (never a wait, and within the
+                // apply's timeout) puts in state what the server has by now, instead of an
+                // empty status until the next refresh.
+                let read_by = (Instant::now() + STATUS_READ).min(deadline);
+                if read_by > Instant::now()
+                    && let Ok(Some(obj)) =
+                        k8s::apply::get(client, &self.kind, namespace, &name, read_by).await
+                {
+                    latest = obj;
+                }
             }
         }
         match self.state_from_object(&latest, planned) {
