@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value as Json;
 
-use super::ReleaseError;
+use super::error::ReleaseError;
 
 fn fail(message: impl Into<String>) -> ReleaseError {
     ReleaseError::Input(message.into())

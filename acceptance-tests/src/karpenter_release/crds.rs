@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde_json::Value as Json;
 
-use super::ReleaseError;
+use super::error::ReleaseError;
 
 fn fail(message: impl Into<String>) -> ReleaseError {
     ReleaseError::Input(message.into())

@@ -10,7 +10,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use super::ReleaseError;
+use super::error::ReleaseError;
 
 /// The region of the price table kept (the only one Karpenter ships).
 pub const PRICE_REGION: &str = "us-east-1";

@@ -14,6 +14,7 @@
 
 pub mod cloudformation;
 pub mod crds;
+mod error;
 pub mod instance_types;
 
 // The provider's build reads the tables with these: every table is checked with them before it
@@ -28,38 +29,9 @@ mod build_instance_types;
 
 use std::path::{Path, PathBuf};
 
-use thiserror::Error;
-
 use cloudformation::AddedAction;
+pub use error::{ReleaseError, USAGE};
 use instance_types::Sources;
-
-/// Why a release's files could not be turned into data.
-#[derive(Debug, Error)]
-pub enum ReleaseError {
-    /// An input file is not what the generator expects (it names the file and what is wrong).
-    #[error("{0}")]
-    Input(String),
-    /// The command line asks for something the generator cannot do.
-    #[error("{0}\n\n{USAGE}")]
-    Usage(String),
-    /// What the generator made is not what the provider's build reads (a bug here or there).
-    #[error("the generated {0}")]
-    Unbuildable(String),
-    #[error("{path}: {source}")]
-    Io {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
-}
-
-/// How the binary is called.
-pub const USAGE: &str = "usage: karpenter_release --version <vX.Y[.Z]> [--out <data dir>]
-    [--crds <CRD directory> [--crds-note <text>]]
-    [--cloudformation <cloudformation.yaml>]
-    [--instance-types <instance-types-vX.Y.md> --pricing <zz_generated.pricing_aws.go>
-     --vpc-limits <zz_generated.vpclimits.go>]
-    [--policy-from <vA.B> --add-action <Sid> <action> <after action> ... --note <text>]";
 
 /// What to generate, from which files.
 #[derive(Debug, Default, Clone, PartialEq)]
