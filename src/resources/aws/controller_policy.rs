@@ -88,7 +88,10 @@ static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
                 .describe("ARN of the SQS interruption queue. When unset, the interruption statement is left out.")
                 .validate(arn_validator("an SQS queue ARN", Arn::parse_queue)),
             karpenter_version_attribute(&format!(
-                "Unset: the newest, {} (`karpenter_version` then says which).",
+                "Unset: the newest, {} (`karpenter_version` then says which). A data source keeps \
+                 nothing between runs, so unset it follows the provider: a provider that knows a newer \
+                 release renders that one, and a policy made from it changes with the upgrade. Set it to \
+                 keep the policy where it is.",
                 releases::newest().version
             )),
             Attribute::string("json").computed().describe("The whole policy document, as compact JSON."),
