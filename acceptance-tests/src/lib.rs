@@ -11,6 +11,7 @@
 //! are never silently skipped.
 
 pub mod eks_standin;
+pub mod karpenter_release;
 pub mod kube;
 pub mod moto;
 pub mod moved;

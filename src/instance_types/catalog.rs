@@ -1,8 +1,9 @@
 //! The offline instance-type table: Karpenter's generated instance-type reference (the label
 //! values Karpenter gives each type and the resources it computes for it after overhead, with
-//! an `AL2023` AMI and no block device mappings) and its built-in on-demand prices, compiled
-//! into the binary by `build/instance_types.rs`. Rows are static and only indexes; nothing is
-//! allocated until a caller asks for strings.
+//! an `AL2023` AMI and no block device mappings), its built-in on-demand prices and its ENI
+//! limits, as committed in `data/karpenter/instance-types.tsv` and compiled into the binary by
+//! `build/instance_types.rs`. Rows are static and only indexes; nothing is allocated until a
+//! caller asks for strings.
 
 use std::sync::LazyLock;
 
@@ -11,12 +12,16 @@ use super::quantity;
 
 /// One instance type: an index into [`STRINGS`] per label key ([`LABEL_KEYS`]) and per
 /// resource ([`RESOURCE_NAMES`]), `u16::MAX` where the type has none; its on-demand price in
-/// micro-dollars per hour, `u32::MAX` where the table has none.
+/// micro-dollars per hour, `u32::MAX` where the table has none; the interfaces of its default
+/// network card and the IPv4 addresses per interface, `u16::MAX` where the release's VPC
+/// limits do not list the type.
 #[derive(Debug)]
 pub struct Row {
     pub labels: [u16; LABELS],
     pub resources: [u16; RESOURCES],
     pub price_micros: u32,
+    pub default_enis: u16,
+    pub ips_per_eni: u16,
 }
 
 include!(concat!(env!("OUT_DIR"), "/instance_types_table.rs"));
@@ -128,5 +133,27 @@ impl InstanceType for Row {
 
     fn price_micros(&self) -> Option<u32> {
         (self.price_micros != u32::MAX).then_some(self.price_micros)
+    }
+
+    fn vcpus(&self) -> Option<u32> {
+        self.label_named("karpenter.k8s.aws/instance-cpu")?.parse().ok()
+    }
+
+    fn memory_mib(&self) -> Option<u64> {
+        self.label_named("karpenter.k8s.aws/instance-memory")?
+            .parse()
+            .ok()
+    }
+
+    fn pods(&self) -> Option<u32> {
+        self.allocatable_of("pods")?.parse().ok()
+    }
+
+    fn default_enis(&self) -> Option<u32> {
+        (self.default_enis != NONE).then_some(u32::from(self.default_enis))
+    }
+
+    fn ips_per_eni(&self) -> Option<u32> {
+        (self.ips_per_eni != NONE).then_some(u32::from(self.ips_per_eni))
     }
 }

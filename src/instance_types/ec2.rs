@@ -63,6 +63,10 @@ pub struct Ec2Type {
     capacity: BTreeMap<String, f64>,
     price_micros: Option<u32>,
     zones: Vec<String>,
+    vcpus: Option<u32>,
+    memory_mib: Option<u64>,
+    default_enis: Option<u32>,
+    ips_per_eni: Option<u32>,
 }
 
 /// Karpenter's `instanceTypeScheme`: category, an optional `-<n>tb`, generation.
@@ -206,6 +210,10 @@ impl Ec2Type {
             capacity,
             price_micros: known.and_then(|r| r.price_micros()),
             zones: f.zones.clone(),
+            vcpus: u32::try_from(f.vcpus).ok(),
+            memory_mib: u64::try_from(f.memory_mib).ok(),
+            default_enis: f.max_network_interfaces.and_then(|n| u32::try_from(n).ok()),
+            ips_per_eni: f.ipv4_per_interface.and_then(|n| u32::try_from(n).ok()),
         }
     }
 }
@@ -293,6 +301,26 @@ impl InstanceType for Ec2Type {
     fn zones(&self) -> &[String] {
         &self.zones
     }
+
+    fn vcpus(&self) -> Option<u32> {
+        self.vcpus
+    }
+
+    fn memory_mib(&self) -> Option<u64> {
+        self.memory_mib
+    }
+
+    fn pods(&self) -> Option<u32> {
+        self.capacity.get("pods").map(|p| *p as u32)
+    }
+
+    fn default_enis(&self) -> Option<u32> {
+        self.default_enis
+    }
+
+    fn ips_per_eni(&self) -> Option<u32> {
+        self.ips_per_eni
+    }
 }
 
 #[cfg(test)]
@@ -333,6 +361,15 @@ mod tests {
             );
         }
         assert_eq!(from_ec2.price_micros(), row.price_micros());
+        for (what, ec2, table) in [
+            ("vcpus", from_ec2.vcpus(), row.vcpus()),
+            ("pods", from_ec2.pods(), row.pods()),
+            ("default_enis", from_ec2.default_enis(), row.default_enis()),
+            ("ips_per_eni", from_ec2.ips_per_eni(), row.ips_per_eni()),
+        ] {
+            assert_eq!(ec2, table, "{} {what}", facts.name);
+        }
+        assert_eq!(from_ec2.memory_mib(), row.memory_mib(), "{}", facts.name);
     }
 
     #[test]

@@ -15,6 +15,21 @@ pub trait InstanceType {
     fn capacity(&self, resource: &str) -> Option<f64>;
     /// The on-demand price in micro-dollars per hour, where the price table has one.
     fn price_micros(&self) -> Option<u32>;
+    /// The vCPU count (`karpenter.k8s.aws/instance-cpu`; `vcpus` of Karpenter's CEL kubelet
+    /// expressions).
+    fn vcpus(&self) -> Option<u32>;
+    /// The memory in MiB (`karpenter.k8s.aws/instance-memory`; the CEL's `memory_mib`).
+    fn memory_mib(&self) -> Option<u64>;
+    /// The pods Karpenter gives the type when the node class sets no `maxPods` (AL2023: limited
+    /// by its ENIs, `default_enis * (ips_per_eni - 1) + 2`); the CEL's `max_pods` then.
+    fn pods(&self) -> Option<u32>;
+    /// The maximum network interfaces of the type's default network card (the CEL's
+    /// `default_enis`); `None` where the data does not say (a type newer than the release's
+    /// VPC limits, or EC2 did not describe it).
+    fn default_enis(&self) -> Option<u32>;
+    /// The IPv4 addresses per network interface (the CEL's `ips_per_eni`); `None` where the data
+    /// does not say.
+    fn ips_per_eni(&self) -> Option<u32>;
     /// The zones that offer the type (known only when asked of EC2).
     fn zones(&self) -> &[String] {
         &[]

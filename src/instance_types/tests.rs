@@ -57,6 +57,41 @@ fn the_table_holds_the_reference() {
     assert!(catalog::all().iter().any(|r| r.price_micros().is_none()));
 }
 
+/// The ENI columns (from the release's VPC limits, which `../shared` does not hold, so the
+/// generator's freshness test cannot regenerate them) agree with the pod counts of the
+/// reference: for an AL2023 node class without `maxPods` Karpenter gives every type
+/// `default_enis * (ips_per_eni - 1) + 2` pods (`ENILimitedPods`, no ENI reserved), so a
+/// mistake in either column shows here.
+#[test]
+fn eni_limits_give_the_references_pod_counts() {
+    let mut checked = 0;
+    for row in catalog::all() {
+        let (Some(enis), Some(ips)) = (row.default_enis(), row.ips_per_eni()) else {
+            assert_eq!(
+                row.default_enis(),
+                row.ips_per_eni(),
+                "{}: one ENI column without the other",
+                row.name()
+            );
+            continue;
+        };
+        checked += 1;
+        assert_eq!(
+            row.pods(),
+            Some(enis * (ips - 1) + 2),
+            "{}: {enis} ENIs of {ips} addresses",
+            row.name()
+        );
+    }
+    assert!(checked > 1200, "only {checked} types have ENI limits");
+    let m5 = catalog::find("m5.large").expect("m5.large");
+    assert_eq!((m5.default_enis(), m5.ips_per_eni()), (Some(3), Some(10)));
+    assert_eq!(
+        (m5.vcpus(), m5.memory_mib(), m5.pods()),
+        (Some(2), Some(8192), Some(29))
+    );
+}
+
 #[test]
 fn answers_equal_the_oracles() {
     let cases = data("cases.json");

@@ -1,10 +1,12 @@
 //! IAM policy documents as data: statements with actions, resources and conditions, rendered to
 //! the JSON IAM accepts. Pure and offline; the Karpenter controller statements are in
-//! [`controller`], ARN parsing in [`arn`], whether two documents say the same in [`equivalence`].
+//! [`controller`] (rendered from the reference policy of each Karpenter release, [`releases`]),
+//! ARN parsing in [`arn`], whether two documents say the same in [`equivalence`].
 
 pub mod arn;
 pub mod controller;
 pub mod equivalence;
+pub mod releases;
 
 use std::collections::BTreeMap;
 

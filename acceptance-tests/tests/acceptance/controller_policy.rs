@@ -99,6 +99,74 @@ output "deletion"  { value = [for s in data.karpenter_controller_policy.p.statem
     );
 }
 
+/// `karpenter_version` (#50): unset, the newest release the provider knows (v1.15, with
+/// `ec2:RebootInstances`); pinned, that release however it is spelled (v1.8: one policy); an
+/// unknown release fails the plan on the attribute, listing the known ones.
+#[test]
+fn karpenter_version_renders_that_releases_policy() {
+    let work = Workdir::new(
+        r#"
+data "karpenter_controller_policy" "newest" {
+  cluster_name  = "demo"
+  region        = "us-east-1"
+  account_id    = "123456789012"
+  node_role_arn = "arn:aws:iam::123456789012:role/nodes"
+}
+data "karpenter_controller_policy" "v18" {
+  cluster_name      = "demo"
+  region            = "us-east-1"
+  account_id        = "123456789012"
+  node_role_arn     = "arn:aws:iam::123456789012:role/nodes"
+  karpenter_version = "1.8"
+}
+output "newest_version" { value = data.karpenter_controller_policy.newest.karpenter_version }
+output "newest_json"    { value = data.karpenter_controller_policy.newest.json }
+output "v18_groups"     { value = keys(data.karpenter_controller_policy.v18.documents) }
+output "v18_json"       { value = data.karpenter_controller_policy.v18.json }
+"#,
+    );
+    work.apply().ok();
+    let out = work.outputs();
+    assert_eq!(out["newest_version"]["value"], "v1.15");
+    let newest = out["newest_json"]["value"].as_str().expect("json");
+    assert!(newest.contains("ec2:RebootInstances"), "{newest}");
+    assert_eq!(out["v18_groups"]["value"], serde_json::json!(["Controller"]));
+    let v18 = out["v18_json"]["value"].as_str().expect("json");
+    assert!(
+        !v18.contains("ec2:RebootInstances") && v18.contains("AllowScopedDeletion"),
+        "{v18}"
+    );
+
+    let bad = Workdir::new(
+        r#"
+data "karpenter_controller_policy" "p" {
+  cluster_name      = "demo"
+  region            = "us-east-1"
+  account_id        = "123456789012"
+  node_role_arn     = "arn:aws:iam::123456789012:role/nodes"
+  karpenter_version = "v1.16"
+}
+"#,
+    );
+    let run = bad.plan().failed();
+    let text = run.text();
+    assert!(
+        text.contains("does not know the controller policy of Karpenter v1.16"),
+        "{}",
+        run.output()
+    );
+    assert!(
+        text.contains("v1.0, v1.1") && text.contains("v1.15"),
+        "{}",
+        run.output()
+    );
+    assert!(
+        run.output().contains("karpenter_version = \"v1.16\""),
+        "{}",
+        run.output()
+    );
+}
+
 #[test]
 fn bad_arn_fails_plan_at_the_attribute() {
     let work = Workdir::new(

@@ -1,8 +1,9 @@
 //! `karpenter_controller_role` against moto through the real terraform: with IRSA, with Pod
 //! Identity and with both, the trust policy in IAM is exactly the expected one and the
 //! permissions are exactly what `data.karpenter_controller_policy` renders for the same inputs
-//! (inline, or one managed policy per group); drift is detected and repaired; import plans
-//! empty; destroy leaves nothing. Also lints the rendered policy with parliament.
+//! (inline, or one managed policy per group), for the Karpenter release `karpenter_version`
+//! names; drift is detected and repaired; import plans empty; destroy leaves nothing. Also lints
+//! the rendered policy with parliament.
 
 use crate::iam_common;
 
@@ -30,6 +31,14 @@ const GROUPS: &[&str] = &[
 
 /// The configuration: a node role, the data source for the same inputs, and the controller role.
 fn config(trust: &str, attachment: &str) -> String {
+    config_at(trust, attachment, None)
+}
+
+/// [`config`] with `karpenter_version` set on both the data source and the role.
+fn config_at(trust: &str, attachment: &str, version: Option<&str>) -> String {
+    let version = version
+        .map(|v| format!("karpenter_version = \"{v}\""))
+        .unwrap_or_default();
     format!(
         r#"
 resource "karpenter_node_role" "nodes" {{
@@ -42,6 +51,7 @@ data "karpenter_controller_policy" "p" {{
   account_id             = "123456789012"
   node_role_arn          = karpenter_node_role.nodes.arn
   interruption_queue_arn = "arn:aws:sqs:us-east-1:123456789012:demo"
+  {version}
 }}
 
 resource "karpenter_controller_role" "this" {{
@@ -51,6 +61,7 @@ resource "karpenter_controller_role" "this" {{
   node_role_arn          = karpenter_node_role.nodes.arn
   interruption_queue_arn = "arn:aws:sqs:us-east-1:123456789012:demo"
   policy_attachment      = "{attachment}"
+  {version}
   {trust}
 }}
 
@@ -231,6 +242,68 @@ async fn pod_identity_managed_policies_drift_import_switch_destroy() {
     assert!(policies.is_empty(), "{policies:?}");
     assert!(work.plan_is_empty(), "plan after switching is not empty");
 
+    work.destroy().ok();
+    assert_nothing_left(&iam).await;
+}
+
+/// `karpenter_version` (#50): a v1.8 role has that release's one managed policy, `Controller`;
+/// moving it to v1.15 replaces it with the split v1.9 introduced, and adds v1.15's
+/// `ec2:RebootInstances`, each document exactly what the data source renders for the version;
+/// the plans after each apply and after an import are empty.
+#[tokio::test(flavor = "multi_thread")]
+async fn karpenter_version_moves_the_role_between_releases() {
+    let moto = Moto::start();
+    let iam = client(&moto);
+    let at = |v: &str| config_at("pod_identity = true", "managed", Some(v));
+    let work = moto.workdir(&at("1.8.3"));
+    work.apply().ok();
+    let documents = |work: &Workdir| work.outputs()["documents"]["value"].clone();
+    assert_eq!(
+        attached(&iam, ROLE).await,
+        BTreeSet::from([group_arn("Controller")])
+    );
+    let v18: Json =
+        serde_json::from_str(documents(&work)["Controller"].as_str().expect("Controller")).expect("json");
+    assert_eq!(managed_document(&iam, &group_arn("Controller")).await, v18);
+    assert!(!v18.to_string().contains("ec2:RebootInstances"));
+    assert!(work.plan_is_empty(), "plan after the v1.8 apply is not empty");
+
+    work.set_config(&format!("{}\n{}", moto.provider_block(), at("v1.15")));
+    let plan = work.plan().ok();
+    assert!(plan.stdout.contains("karpenter_version"), "{}", plan.stdout);
+    work.apply().ok();
+    let wanted: BTreeSet<String> = GROUPS.iter().map(|g| group_arn(g)).collect();
+    assert_eq!(attached(&iam, ROLE).await, wanted);
+    let (_, _, policies) = iam_common::leftovers(&iam).await;
+    assert!(
+        !policies.iter().any(|p| p.ends_with("-Controller")),
+        "{policies:?}"
+    );
+    for group in GROUPS {
+        let rendered: Json =
+            serde_json::from_str(documents(&work)[group].as_str().expect("document")).expect("json");
+        assert_eq!(
+            managed_document(&iam, &group_arn(group)).await,
+            rendered,
+            "{group}"
+        );
+    }
+    let lifecycle = managed_document(&iam, &group_arn("NodeLifecycle")).await;
+    assert!(
+        lifecycle.to_string().contains("ec2:RebootInstances"),
+        "{lifecycle}"
+    );
+    assert!(work.plan_is_empty(), "plan after the v1.15 apply is not empty");
+
+    let imported = import_plans_empty(&moto, &at("v1.15"));
+    imported
+        .terraform(&[
+            "state",
+            "rm",
+            "karpenter_node_role.nodes",
+            "karpenter_controller_role.this",
+        ])
+        .ok();
     work.destroy().ok();
     assert_nothing_left(&iam).await;
 }

@@ -399,6 +399,7 @@ async fn the_documented_query_policy_is_enough_to_list_every_aws_type() {
         account_id: ACCOUNT_ID.into(),
         node_role_arn: format!("arn:aws:iam::{ACCOUNT_ID}:role/KarpenterNodeRole-inline"),
         interruption_queue_arn: None,
+        release: terraform_provider_karpenter::policy::releases::newest(),
     };
     iam.create_role()
         .role_name("KarpenterControllerRole-inline")

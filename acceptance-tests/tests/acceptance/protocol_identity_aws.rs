@@ -275,6 +275,7 @@ async fn karpenter_and_decoys(aws: &Aws) {
         account_id: ACCOUNT_ID.into(),
         node_role_arn: demo_nodes,
         interruption_queue_arn: Some(demo),
+        release: terraform_provider_karpenter::policy::releases::newest(),
     };
     aws.role(
         "KarpenterControllerRole-demo",

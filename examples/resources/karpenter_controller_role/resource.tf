@@ -21,6 +21,10 @@ resource "karpenter_controller_role" "this" {
 
   # "inline" (default): one inline policy; "managed": one managed policy per upstream group.
   policy_attachment = "managed"
+
+  # The Karpenter release you run: its reference policy (default for a new role: the newest
+  # the provider knows; an existing role keeps its own until this changes).
+  karpenter_version = "v1.15"
 }
 
 output "controller_role_arn" {

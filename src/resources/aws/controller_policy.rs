@@ -1,6 +1,7 @@
 //! Data source `karpenter_controller_policy`: the Karpenter controller's IAM policy for one
 //! cluster, rendered offline (no AWS call) from the cluster name, region, account, partition,
-//! node role and interruption queue.
+//! node role and interruption queue, as the Karpenter release `karpenter_version` names
+//! publishes it. Also that attribute, which `karpenter_controller_role` shares.
 
 use crate::aws_names;
 use std::sync::LazyLock;
@@ -10,6 +11,7 @@ use async_trait::async_trait;
 use crate::context::{KarpenterContext, ProviderDefault};
 use crate::policy::arn::{self, Arn, PARTITIONS};
 use crate::policy::controller::{ControllerPolicyInputs, policy_document, policy_groups};
+use crate::policy::releases::{self, RELEASES};
 use crate::policy::{PolicyDocument, Statement};
 use crate::terraform::framework::validate::{self as v, Validator};
 use crate::terraform::framework::values::{get_str, object, opt_string, string_list};
@@ -18,14 +20,45 @@ use crate::terraform::tfvalue::{AttributePath, Type, Value};
 
 pub struct ControllerPolicy;
 
+/// `karpenter_version`, the Karpenter release whose reference policy is rendered; `unset` says
+/// what leaving it out means for the type.
+pub fn karpenter_version_attribute(unset: &str) -> Attribute {
+    let newest = releases::newest().version;
+    let first = RELEASES.first().map_or(newest, |r| r.version);
+    Attribute::string("karpenter_version")
+        .optional_computed()
+        .describe(format!(
+            "The Karpenter release whose controller policy is rendered: the statements of that release's \
+             getting-started CloudFormation reference, grouped into managed policies as it groups them \
+             (one policy up to v1.8, `Controller`; from v1.9 one per concern). `\"{newest}\"`, `\"{bare}\"` and \
+             `\"{newest}.1\"` all name {newest}: a patch release has its minor's policy. The provider knows \
+             {first} to {newest}; set the version of the Karpenter you run (v1.15 adds `ec2:RebootInstances`, \
+             which node repair's reboot uses). {unset}",
+            bare = newest.trim_start_matches('v'),
+        ))
+        .validate(v::check(
+            format!(
+                "Must be a Karpenter release this provider knows the controller policy of ({first} to {newest}), \
+                 written `v<major>.<minor>`, optionally with the patch."
+            ),
+            |value| {
+                releases::release(value.as_str()?)
+                    .err()
+                    .map(|e| format!("karpenter_version: {e}"))
+            },
+        ))
+}
+
 static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
     Schema::new(
         "Renders the IAM policy the Karpenter v1 controller needs, scoped to one cluster, as JSON. \
-         The statements are those of Karpenter's getting-started reference (v1.14): EC2 writes only on \
+         The statements are those of Karpenter's getting-started reference of the release \
+         `karpenter_version` names (default: the newest the provider knows): EC2 writes only on \
          resources tagged for this cluster and a node pool, instance-profile writes only on profiles \
          tagged for this cluster, region and a node class, `iam:PassRole` only for the node role, SQS \
          only on the interruption queue. Nothing is sent to AWS: use `json` with `aws_iam_role_policy`, \
-         or each entry of `documents` as its own managed policy (each fits IAM's 6,144-character limit).",
+         or each entry of `documents` as its own managed policy (from v1.9, each fits IAM's \
+         6,144-character limit).",
         vec![
             Attribute::string("cluster_name")
                 .required()
@@ -54,10 +87,18 @@ static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
                 .optional()
                 .describe("ARN of the SQS interruption queue. When unset, the interruption statement is left out.")
                 .validate(arn_validator("an SQS queue ARN", Arn::parse_queue)),
+            karpenter_version_attribute(&format!(
+                "Unset: the newest, {} (`karpenter_version` then says which). A data source keeps \
+                 nothing between runs, so unset it follows the provider: a provider that knows a newer \
+                 release renders that one, and a policy made from it changes with the upgrade. Set it to \
+                 keep the policy where it is.",
+                releases::newest().version
+            )),
             Attribute::string("json").computed().describe("The whole policy document, as compact JSON."),
             Attribute::map_of("documents", Type::String).computed().describe(
-                "The same statements split into the upstream reference's groups (`NodeLifecycle`, `IAMIntegration`, \
-                 `EKSIntegration`, `Interruption`, `ZonalShift`, `ResourceDiscovery`), one policy document each.",
+                "The same statements split into the upstream reference's managed policies, one policy document \
+                 each: from v1.9 `NodeLifecycle`, `IAMIntegration`, `EKSIntegration`, `Interruption`, \
+                 `ResourceDiscovery` (and `ZonalShift` from v1.12); up to v1.8 the one policy `Controller`.",
             ),
             Attribute::list_of_objects(
                 "statements",
@@ -256,7 +297,18 @@ impl DataSource<KarpenterContext> for ControllerPolicy {
                 d
             })
         };
+        let version = get_str(config, "karpenter_version").unwrap_or(releases::newest().version);
+        let release = releases::release(version).map_err(|e| {
+            let mut d = Diagnostics::new();
+            d.error_at(
+                &AttributePath::root().attr("karpenter_version"),
+                "Unknown Karpenter version",
+                e.to_string(),
+            );
+            d
+        })?;
         let inputs = ControllerPolicyInputs {
+            release,
             cluster_name: required("cluster_name")?,
             region: required("region")?,
             account_id: required("account_id")?,
@@ -285,6 +337,7 @@ impl DataSource<KarpenterContext> for ControllerPolicy {
             ("account_id", Value::string(inputs.account_id.clone())),
             ("partition", Value::string(inputs.partition.clone())),
             ("node_role_arn", Value::string(inputs.node_role_arn.clone())),
+            ("karpenter_version", Value::string(version)),
             (
                 "interruption_queue_arn",
                 opt_string(inputs.interruption_queue_arn.clone()),
@@ -362,6 +415,38 @@ mod tests {
         );
     }
 
+    /// The newest release by default; any known minor, however spelled, on request.
+    #[test]
+    fn karpenter_version_chooses_the_release() {
+        let state = read(&context(None), &good()).expect("read");
+        assert_eq!(
+            get_str(&state, "karpenter_version"),
+            Some(releases::newest().version)
+        );
+        assert!(get_str(&state, "json").is_some_and(|j| j.contains("ec2:RebootInstances")));
+        let mut pairs = good();
+        pairs.push(("karpenter_version", "1.8.3"));
+        let state = read(&context(None), &pairs).expect("read");
+        assert_eq!(get_str(&state, "karpenter_version"), Some("1.8.3"));
+        let groups: Vec<String> = state
+            .get("documents")
+            .and_then(Value::as_entries)
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default();
+        assert_eq!(groups, ["Controller"]);
+        let json = get_str(&state, "json").unwrap_or_default();
+        assert!(!json.contains("ec2:RebootInstances") && json.contains("AllowScopedDeletion"));
+        pairs.retain(|(k, _)| *k != "karpenter_version");
+        pairs.push(("karpenter_version", "v1.16"));
+        let d = read(&context(None), &pairs).expect_err("unknown release");
+        let first = d.iter().next().expect("a diagnostic");
+        assert_eq!(
+            first.path.as_ref().map(ToString::to_string).as_deref(),
+            Some("karpenter_version")
+        );
+        assert!(first.detail.contains("v1.0, v1.1"), "{}", first.detail);
+    }
+
     #[test]
     fn bad_inputs_point_at_their_attribute() {
         let cases: &[(&str, &str, &str)] = &[
@@ -386,6 +471,8 @@ mod tests {
                 "interruption_queue_arn",
             ),
             ("partition", "aws-cn", "partition"),
+            ("karpenter_version", "v1.16", "karpenter_version"),
+            ("karpenter_version", "latest", "karpenter_version"),
         ];
         for (attr, value, expected_path) in cases {
             let mut pairs = good();

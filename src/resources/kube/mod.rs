@@ -18,6 +18,9 @@ pub mod v1;
 pub mod v1alpha1;
 pub mod v1alpha5;
 
+#[cfg(test)]
+mod every_minor;
+
 use crate::k8s::kinds;
 use object::{ClassRef, KubeObjectType};
 

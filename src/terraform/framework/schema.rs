@@ -66,6 +66,11 @@ pub struct Attribute {
     pub validators: Vec<Arc<dyn Validator>>,
     /// The value planned when the configuration leaves the attribute null.
     pub default: Option<Value>,
+    /// The value the default fill writes into stored state written before the attribute
+    /// existed, when that is not [`Self::default`] (or the attribute has none): what the
+    /// attribute's meaning was for those objects, e.g. the version of something a release
+    /// made before the version could be chosen, while new objects get the newest.
+    pub state_fill: Option<Value>,
     /// A change of this attribute replaces the object.
     pub requires_replace: bool,
     /// A computed value that does not change once known: plans keep the prior value.
@@ -95,6 +100,7 @@ impl Attribute {
             description: String::new(),
             validators: Vec::new(),
             default: None,
+            state_fill: None,
             requires_replace: false,
             stable: false,
             wire: Wire::Auto,
@@ -199,6 +205,12 @@ impl Attribute {
     pub fn default_value(mut self, value: Value) -> Self {
         self.default = Some(value);
         self.mode = Mode::OptionalComputed;
+        self
+    }
+    /// The value of this attribute in stored state written before it existed (see
+    /// [`Self::state_fill`]); the default fill writes it there instead of the default.
+    pub fn fill_stored_state_with(mut self, value: Value) -> Self {
+        self.state_fill = Some(value);
         self
     }
     pub fn replace_on_change(mut self) -> Self {

@@ -14,7 +14,9 @@
 //!   exists. It runs at every upgrade, same version included, after the steps: an attribute
 //!   added with a default needs no version bump, and its default never shows in a plan after
 //!   the upgrade, even with `-refresh=false`. Terraform writes every attribute a schema
-//!   declares, so a missing key only ever means "written before the attribute existed".
+//!   declares, so a missing key only ever means "written before the attribute existed"; an
+//!   attribute whose value for such objects is not its default for new ones says so with
+//!   [`Attribute::state_fill`], which the fill writes instead.
 //!
 //! The JSON is re-encoded (through `serde_json`) only when a step ran or a default was
 //! filled; otherwise the stored bytes are decoded as they are, at full numeric precision.
@@ -129,15 +131,17 @@ fn parse_object(type_name: &str, raw_json: &[u8]) -> Result<Map<String, Json>, D
 }
 
 fn has_defaults(attributes: &[Attribute], blocks: &[Block]) -> bool {
-    attributes
-        .iter()
-        .any(|a| a.default.is_some() || a.nested().is_some_and(|(_, nested)| has_defaults(nested, &[])))
-        || blocks.iter().any(|b| has_defaults(&b.attributes, &b.blocks))
+    attributes.iter().any(|a| {
+        a.default.is_some()
+            || a.state_fill.is_some()
+            || a.nested().is_some_and(|(_, nested)| has_defaults(nested, &[]))
+    }) || blocks.iter().any(|b| has_defaults(&b.attributes, &b.blocks))
 }
 
 /// Writes the default of every attribute of `attributes` (and of `blocks`, recursively) whose
-/// key `object` lacks, descending into every stored nested object. Returns whether anything
-/// was filled; an error names the attribute whose default does not encode (a schema bug).
+/// key `object` lacks — its [`Attribute::state_fill`] when it has one — descending into every
+/// stored nested object. Returns whether anything was filled; an error names the attribute
+/// whose default does not encode (a schema bug).
 pub fn fill_defaults(
     attributes: &[Attribute],
     blocks: &[Block],
@@ -147,7 +151,7 @@ pub fn fill_defaults(
     for attribute in attributes {
         match object.get_mut(attribute.name) {
             None => {
-                if let Some(default) = &attribute.default {
+                if let Some(default) = attribute.state_fill.as_ref().or(attribute.default.as_ref()) {
                     let text = json::encode(default, &attribute.value_type())
                         .map_err(|e| format!("{} ({e})", attribute.name))?;
                     let value =
@@ -278,6 +282,34 @@ mod tests {
         assert_eq!(state.get("weight"), Some(&Value::number(10)));
         assert_eq!(state.get("single"), Some(&Value::Null));
         assert_eq!(state.get("gone"), None);
+    }
+
+    /// An attribute whose value for objects made before it existed is not its default for new
+    /// ones (a version that new objects get at its newest): the fill writes `state_fill` into
+    /// stored state without the key, keeps what is stored, and a plain computed one with a
+    /// fill value but no default gets it too.
+    #[test]
+    fn state_fill_is_written_instead_of_the_default_where_the_key_is_missing() {
+        let schema = Schema::new(
+            "",
+            vec![
+                Attribute::string("name").required(),
+                Attribute::string("version")
+                    .optional_computed()
+                    .stable()
+                    .fill_stored_state_with(Value::string("v1")),
+                Attribute::string("mode")
+                    .default_value(Value::string("new"))
+                    .fill_stored_state_with(Value::string("old")),
+            ],
+        );
+        let state = upgrade_state("t", &schema, 0, br#"{"name":"a"}"#).expect("upgrade");
+        assert_eq!(state.get("version"), Some(&Value::string("v1")));
+        assert_eq!(state.get("mode"), Some(&Value::string("old")));
+        let stored =
+            upgrade_state("t", &schema, 0, br#"{"name":"a","version":"v2","mode":"new"}"#).expect("upgrade");
+        assert_eq!(stored.get("version"), Some(&Value::string("v2")));
+        assert_eq!(stored.get("mode"), Some(&Value::string("new")));
     }
 
     #[test]

@@ -186,11 +186,31 @@ fn attached_losses(prior: &Value, planned: &Value, diags: &mut Diagnostics) {
     }
 }
 
-/// The statements of the permissions this resource writes (`policy`), in normal form, with
-/// what each reads as in a message.
-fn policy_statements(value: &Value) -> Option<BTreeMap<String, String>> {
+/// The statements of the permissions this resource writes (`policy`).
+fn policy_statements(value: &Value) -> Option<Vec<Json>> {
     let doc: Json = serde_json::from_str(get_str(value, "policy")?).ok()?;
-    Some(described(&doc))
+    Some(statements(&doc).unwrap_or_default())
+}
+
+/// Whether `after` grants all `before` does: the same statement, or the same but for more
+/// actions (a newer release's statement that adds one, e.g. v1.15's `ec2:RebootInstances`).
+fn covers(after: &Json, before: &Json) -> bool {
+    if normal_statement(after) == normal_statement(before) {
+        return true;
+    }
+    let without_actions = |st: &Json| {
+        let mut st = st.clone();
+        if let Some(fields) = st.as_object_mut() {
+            fields.remove("Action");
+        }
+        normal_statement(&st)
+    };
+    let actions = |st: &Json| {
+        values_of(st.get("Action"))
+            .into_iter()
+            .collect::<BTreeSet<String>>()
+    };
+    without_actions(after) == without_actions(before) && actions(after).is_superset(&actions(before))
 }
 
 /// Each statement of `doc` by its normal form, with a description for messages.
@@ -215,6 +235,7 @@ fn describe(st: &Json) -> String {
 /// The inputs of the permissions, in the order a message names the one that changed.
 const POLICY_INPUTS: &[&str] = &[
     "policy_attachment",
+    "karpenter_version",
     "cluster_name",
     "node_role_arn",
     "interruption_queue_arn",
@@ -227,17 +248,17 @@ fn statement_losses(prior: &Value, planned: &Value, diags: &mut Diagnostics) {
         return;
     };
     let after = match planned.get("policy") {
-        Some(Value::Null) | None => BTreeMap::new(),
+        Some(Value::Null) | None => Vec::new(),
         Some(v) if v.is_unknown() => return,
         Some(_) => match policy_statements(planned) {
             Some(a) => a,
             None => return,
         },
     };
-    let lost: Vec<&String> = before
+    let lost: Vec<String> = before
         .iter()
-        .filter(|(k, _)| !after.contains_key(*k))
-        .map(|(_, d)| d)
+        .filter(|b| !after.iter().any(|a| covers(a, b)))
+        .map(describe)
         .collect();
     if lost.is_empty() {
         return;

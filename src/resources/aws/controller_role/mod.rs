@@ -19,6 +19,7 @@ use crate::context::{KarpenterContext, ProviderDefault};
 use crate::policy::arn::{self, Arn};
 use crate::policy::controller::policy_groups;
 use crate::policy::equivalence::{statements, values_of};
+use crate::policy::releases;
 use crate::resources::aws::iam_role::{self, Actual};
 use crate::resources::aws::tags_all;
 use crate::terraform::framework::values::{get_str, object, string_list};
@@ -29,8 +30,8 @@ use crate::terraform::tfvalue::{AttributePath, Value};
 use calls::{iam, iam_to_change, read_role};
 use list::{CONTROLLER_ROLE_LIST, list_controller_roles};
 use model::{
-    GROUPS, all_group_arns, check_sizes, desired, expected_policy, group_arn, inputs, managed,
-    policy_in_force, state, trust_policy, unmanaged,
+    all_group_arns, check_sizes, desired, expected_policy, group_arn, groups, inputs, managed,
+    policy_in_force, state, trust_policy, unmanaged, version_of,
 };
 use schema::{
     ADDITIONAL_INLINE, DEFAULT_PREFIX, INLINE_POLICY, POD_IDENTITY_PRINCIPAL, SCHEMA, TYPE_NAME,
@@ -70,7 +71,7 @@ impl ControllerRole {
         let fail = |e| iam_role::diagnostics("check the controller role's parts", &e);
         if managed(planned) && (prior.is_null() || !managed(prior)) && !account.is_empty() {
             let path = get_str(planned, "path").unwrap_or("/");
-            let arns: Vec<String> = GROUPS
+            let arns: Vec<String> = groups()
                 .iter()
                 .map(|g| group_arn(&partition, &account, path, name, g))
                 .collect();
@@ -305,10 +306,21 @@ impl Resource<KarpenterContext> for ControllerRole {
         self.modify_plan(config, prior, planned, diags);
     }
 
-    fn modify_plan(&self, _config: &Value, prior: &Value, planned: &mut Value, diags: &mut Diagnostics) {
+    fn modify_plan(&self, config: &Value, prior: &Value, planned: &mut Value, diags: &mut Diagnostics) {
         iam_role::plan_unmanaged_inline(planned);
         let snapshot = planned.clone();
         let Value::Object(fields) = planned else { return };
+        // Unset: a new role gets the newest release; an existing one keeps its own (stable).
+        if config.get("karpenter_version").is_none_or(Value::is_null)
+            && fields
+                .get("karpenter_version")
+                .is_none_or(|v| v.is_null() || v.is_unknown())
+        {
+            fields.insert(
+                "karpenter_version".into(),
+                Value::string(releases::newest().version),
+            );
+        }
         let node_role = get_str(&snapshot, "node_role_arn").and_then(|s| Arn::parse_role(s).ok());
         if fields.get("account_id").is_some_and(Value::is_null)
             || fields.get("account_id").is_some_and(Value::is_unknown)
@@ -628,6 +640,11 @@ fn infer(actual: &Actual, foreign: &[Json]) -> Result<Value, NotImportable> {
         .map(|a| (a.name.to_string(), Value::Null))
         .collect();
     let (irsa, pod_identity) = infer_trust(&actual.role.trust_policy)?;
+    // Replaced below by the release whose policy the role has, when it has one.
+    fields.insert(
+        "karpenter_version".into(),
+        Value::string(releases::newest().version),
+    );
     fields.insert("irsa".into(), irsa);
     fields.insert("pod_identity".into(), Value::Bool(pod_identity));
     let all = all_group_arns(&actual.role.arn, &actual.role.path, &actual.role.name);
@@ -690,6 +707,8 @@ fn infer(actual: &Actual, foreign: &[Json]) -> Result<Value, NotImportable> {
             not_a_controller("no AllowPassingInstanceRole or AllowAPIServerEndpointDiscovery statement")
         })?;
     fields.extend(inputs);
+    let version = version_of(&Value::Object(fields.clone()), &doc);
+    fields.insert("karpenter_version".into(), Value::string(version));
     Ok(Value::Object(fields))
 }
 

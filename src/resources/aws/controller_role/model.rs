@@ -11,25 +11,37 @@ use super::schema::{ADDITIONAL_INLINE, INLINE_POLICY, TYPE_NAME, parse_oidc_prov
 use crate::policy::PolicyDocument;
 use crate::policy::arn::Arn;
 use crate::policy::controller::{ControllerPolicyInputs, policy_document, policy_groups};
+use crate::policy::releases::{self, Release};
 use crate::resources::aws::iam_role::{Actual, Desired, OwnedPolicy};
 use crate::resources::aws::{iam_role, tags_all};
 use crate::terraform::framework::Diagnostics;
 use crate::terraform::framework::values::{get_str, string_list};
 use crate::terraform::tfvalue::{AttributePath, Value};
 
-/// The upstream groups, one managed policy each (`<role name>-<group>`).
-pub const GROUPS: &[&str] = &[
-    "NodeLifecycle",
-    "IAMIntegration",
-    "EKSIntegration",
-    "Interruption",
-    "ZonalShift",
-    "ResourceDiscovery",
-];
+/// The upstream groups of every Karpenter release the provider knows, one managed policy each
+/// (`<role name>-<group>`): `NodeLifecycle`, `IAMIntegration`, …, and `Controller` (the one
+/// policy of v1.0–v1.8). All of them are the resource's own whatever `karpenter_version` says,
+/// so a change of version removes the groups the new one does not have.
+pub fn groups() -> Vec<&'static str> {
+    releases::all_group_names()
+}
 /// IAM's limit on one managed policy document.
 pub const MANAGED_POLICY_LIMIT: usize = 6144;
 /// IAM's limit on all inline policies of a role together.
 pub const INLINE_POLICY_LIMIT: usize = 10240;
+
+/// The release `karpenter_version` names (the newest when unset); None while it is unknown or
+/// names no release the provider knows (validation says so).
+pub(super) fn release_of(value: &Value) -> Option<&'static Release> {
+    match value.get("karpenter_version") {
+        Some(v) if v.is_unknown() => None,
+        Some(v) => match v.as_str() {
+            Some(version) => releases::release(version).ok(),
+            None => Some(releases::newest()),
+        },
+        None => Some(releases::newest()),
+    }
+}
 
 /// The policy inputs of a (planned, prior or imported) value, when all are known.
 pub(super) fn inputs(value: &Value) -> Option<ControllerPolicyInputs> {
@@ -51,6 +63,7 @@ pub(super) fn inputs(value: &Value) -> Option<ControllerPolicyInputs> {
         account_id: account,
         node_role_arn: node_role_arn.to_string(),
         interruption_queue_arn: queue.as_str().map(str::to_string),
+        release: release_of(value)?,
     })
 }
 
@@ -107,7 +120,32 @@ pub(super) fn group_arn(partition: &str, account: &str, path: &str, role: &str, 
 /// Every owned policy ARN this role could have (all groups).
 pub(super) fn all_group_arns(role_arn: &str, path: &str, role: &str) -> Vec<String> {
     let (p, a) = iam_role::partition_and_account(role_arn).unwrap_or_default();
-    GROUPS.iter().map(|g| group_arn(&p, &a, path, role, g)).collect()
+    groups()
+        .iter()
+        .map(|g| group_arn(&p, &a, path, role, g))
+        .collect()
+}
+
+/// The release whose policy `doc` is, for an import: the newest whose statements for the
+/// inputs of `value` are equivalent to `doc`'s; the newest release when none is (the plan after
+/// the import then shows what differs).
+pub(super) fn version_of(value: &Value, doc: &Json) -> &'static str {
+    let Some(i) = inputs(value) else {
+        return releases::newest().version;
+    };
+    releases::RELEASES
+        .iter()
+        .rev()
+        .find(|r| {
+            let ours = ControllerPolicyInputs {
+                release: r,
+                ..i.clone()
+            };
+            serde_json::from_str::<Json>(&policy_document(&ours).to_json())
+                .is_ok_and(|d| crate::policy::equivalence::equivalent(&d, doc))
+        })
+        .unwrap_or(releases::newest())
+        .version
 }
 
 /// The full document in canonical form.

@@ -6,6 +6,7 @@ use std::sync::LazyLock;
 use crate::aws_names;
 use crate::policy::arn;
 use crate::policy::arn::Arn;
+use crate::resources::aws::controller_policy::karpenter_version_attribute;
 use crate::resources::aws::{iam_role, tags_all};
 use crate::terraform::framework::validate::{self as v, Validator};
 use crate::terraform::framework::{Attribute, Schema};
@@ -15,6 +16,9 @@ pub(super) const DEFAULT_PREFIX: &str = "karpenter-controller-";
 pub(super) const TYPE_NAME: &str = "karpenter_controller_role";
 /// Name of the inline policy holding the controller's permissions.
 pub const INLINE_POLICY: &str = "KarpenterControllerPolicy";
+/// The `karpenter_version` of roles made before the attribute existed (provider 0.1.x wrote
+/// v1.14's policy): the default fill writes it into their state, so they keep that policy.
+pub const VERSION_OF_EARLIER_ROLES: &str = "v1.14";
 /// The attribute of the role's other inline policies, by name.
 pub const ADDITIONAL_INLINE: &str = "additional_inline_policies";
 
@@ -97,6 +101,18 @@ pub(super) static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
             .describe("AWS account ID of the cluster. Defaults to the node role's account.")
             .validate(v::matches(r"^[0-9]{12}$", "a 12-digit AWS account ID")),
         Attribute::string("partition").computed().describe("AWS partition, taken from `node_role_arn`."),
+        karpenter_version_attribute(&format!(
+            "Unset, a new role gets the newest, {newest}, and keeps it: a later provider that knows a newer \
+             release does not change the permissions of an existing role, and neither does removing the \
+             setting; roles made by provider 0.1.x, before this attribute, keep the {VERSION_OF_EARLIER_ROLES} \
+             policy they were given. Change it to change the permissions (the plan shows the statements \
+             that change, and warns on this attribute when one would be taken away). Import reads it from \
+             the permissions: the newest release whose policy they are, written `vX.Y` (write it so, and \
+             the plan after the import is empty).",
+            newest = crate::policy::releases::newest().version
+        ))
+        .stable()
+        .fill_stored_state_with(Value::string(VERSION_OF_EARLIER_ROLES)),
         Attribute::object(
             "irsa",
             vec![
@@ -135,7 +151,7 @@ pub(super) static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
             .describe("Trust EKS Pod Identity (`pods.eks.amazonaws.com`). Pod Identity does not work on Fargate; use `irsa` there. Both may be set. A bool, since Pod Identity's trust has nothing to configure; the association itself is made with `aws_eks_pod_identity_association`."),
         Attribute::string("policy_attachment")
             .default_value(Value::string("inline"))
-            .describe("How the permissions are attached: `inline` (one inline policy, `KarpenterControllerPolicy`), `managed` (one customer managed policy per upstream group, named `<role name>-<group>`, each under IAM's 6,144-character limit), or `none`: the provider writes no permissions, and the role has exactly the policies of `additional_policy_arns` and `additional_inline_policies` (for a role whose policy is managed elsewhere, e.g. the policy terraform-aws-eks's Karpenter module made; import gives this mode for a role with only such policies, and reads `cluster_name`, `region`, `node_role_arn` and `interruption_queue_arn` from their statements when they have Karpenter's statement IDs).")
+            .describe("How the permissions are attached: `inline` (one inline policy, `KarpenterControllerPolicy`), `managed` (one customer managed policy per upstream group, named `<role name>-<group>`: from v1.9 each under IAM's 6,144-character limit; up to v1.8 the one group `Controller`), or `none`: the provider writes no permissions, and the role has exactly the policies of `additional_policy_arns` and `additional_inline_policies` (for a role whose policy is managed elsewhere, e.g. the policy terraform-aws-eks's Karpenter module made; import gives this mode for a role with only such policies, and reads `cluster_name`, `region`, `node_role_arn` and `interruption_queue_arn` from their statements when they have Karpenter's statement IDs).")
             .validate(v::one_of(&["inline", "managed", "none"])),
         Attribute::map_of(ADDITIONAL_INLINE, Type::String)
             .optional()
@@ -172,7 +188,7 @@ pub(super) static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
             ))),
         Attribute::string("policy")
             .computed()
-            .describe("The controller permissions in force, as one canonical JSON document (keys sorted); the statements `karpenter_controller_policy` renders for the same inputs."),
+            .describe("The controller permissions in force, as one canonical JSON document (keys sorted); the statements `karpenter_controller_policy` renders for the same inputs and `karpenter_version`."),
         Attribute::list_of("managed_policy_arns", Type::String)
             .computed()
             .describe("ARNs of the managed policies this resource created and attached (`policy_attachment = \"managed\"`), in upstream group order."),

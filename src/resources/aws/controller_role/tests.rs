@@ -3,13 +3,14 @@ use std::collections::BTreeSet;
 use serde_json::json;
 
 use super::model::{
-    GROUPS, INLINE_POLICY_LIMIT, check_sizes, desired, group_arn, inputs, state, trust_policy,
+    INLINE_POLICY_LIMIT, check_sizes, desired, group_arn, groups, inputs, state, trust_policy,
 };
 use super::schema::{ADDITIONAL_INLINE, INLINE_POLICY, SCHEMA};
 use super::*;
 use crate::aws::iam::RoleInfo;
 use crate::policy::PolicyDocument;
 use crate::policy::controller::{ControllerPolicyInputs, policy_document};
+use crate::policy::releases::{newest, release};
 use crate::terraform::framework::plan::plan;
 use crate::terraform::framework::schema::validate_attributes;
 
@@ -74,7 +75,9 @@ fn groups_match_the_policy_module() {
     ))
     .expect("inputs");
     let names: Vec<&str> = policy_groups(&i).iter().map(|g| g.name).collect();
-    assert_eq!(names, GROUPS);
+    // The newest release's groups first, in its order; then those only older ones have.
+    assert_eq!(names, groups()[..names.len()]);
+    assert_eq!(groups()[names.len()..], ["Controller"]);
 }
 
 #[test]
@@ -127,6 +130,7 @@ fn the_policy_is_the_data_sources_policy() {
         account_id: "123456789012".into(),
         node_role_arn: NODE.into(),
         interruption_queue_arn: Some(QUEUE.into()),
+        release: newest(),
     };
     let want: Json = serde_json::from_str(&policy_document(&i).to_json()).expect("json");
     let got: Json = serde_json::from_str(get_str(&p, "policy").expect("policy")).expect("json");
@@ -315,6 +319,7 @@ fn oversized_managed_policies_are_a_plan_error() {
         account_id: "123456789012".into(),
         node_role_arn: NODE.into(),
         interruption_queue_arn: Some(QUEUE.into()),
+        release: newest(),
     };
     let mut d = Diagnostics::new();
     check_sizes(&i, true, &mut d);
@@ -533,4 +538,113 @@ fn import_refuses_a_trust_it_cannot_say_and_says_why() {
     bare.inline.clear();
     bare.inline_names.clear();
     assert!(matches!(infer(&bare, &[]), Err(NotImportable::NotAController(_))));
+}
+
+/// `karpenter_version` unset: a new role gets the newest release; an existing role keeps the
+/// release it has, so neither a provider upgrade nor removing the setting changes its
+/// permissions; setting it moves the role, and only a move that takes a permission away warns.
+#[test]
+fn a_new_role_gets_the_newest_release_and_an_existing_one_keeps_its_own() {
+    let unset = config(vec![
+        ("name", Value::string("ctl")),
+        ("pod_identity", Value::Bool(true)),
+    ]);
+    let created = planned(&unset, &Value::Null);
+    assert_eq!(get_str(&created, "karpenter_version"), Some(newest().version));
+    assert!(get_str(&created, "policy").is_some_and(|p| p.contains("ec2:RebootInstances")));
+    let pinned = |v: &str| {
+        config(vec![
+            ("name", Value::string("ctl")),
+            ("pod_identity", Value::Bool(true)),
+            ("karpenter_version", Value::string(v)),
+        ])
+    };
+    let p14 = planned(&pinned("v1.14"), &Value::Null);
+    let v14 = state(&p14, &actual_for(&p14, false, None), &BTreeMap::new());
+    assert!(get_str(&v14, "policy").is_some_and(|p| !p.contains("ec2:RebootInstances")));
+    // Unset over a v1.14 role: nothing changes.
+    assert_eq!(planned(&unset, &v14), v14);
+    assert!(warnings(&unset, &v14).is_empty());
+    // Pinned to v1.15: RebootInstances is added, and nothing is taken away (no warning).
+    let up = planned(&pinned("1.15.1"), &v14);
+    assert!(get_str(&up, "policy").is_some_and(|p| p.contains("ec2:RebootInstances")));
+    assert!(
+        warnings(&pinned("1.15.1"), &v14).is_empty(),
+        "{:?}",
+        warnings(&pinned("v1.15"), &v14)
+    );
+    // Back to v1.8 from v1.14: statements go (placement groups, zonal shift…): a warning on the
+    // attribute that causes it.
+    let w = warnings(&pinned("v1.8"), &v14);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert_eq!(w[0].0, "karpenter_version");
+    assert!(w[0].1.contains("AllowZonalShiftStatusReadOnly"), "{}", w[0].1);
+    // v1.8 in managed mode: its one policy, `Controller`.
+    let managed = config(vec![
+        ("name", Value::string("ctl")),
+        ("pod_identity", Value::Bool(true)),
+        ("policy_attachment", Value::string("managed")),
+        ("karpenter_version", Value::string("v1.8")),
+    ]);
+    let p = planned(&managed, &Value::Null);
+    let s = state(&p, &actual_for(&p, true, None), &BTreeMap::new());
+    assert_eq!(
+        s.get("managed_policy_arns")
+            .and_then(Value::as_elements)
+            .map(<[Value]>::to_vec),
+        Some(vec![Value::string(group_arn(
+            "aws",
+            "123456789012",
+            "/",
+            "ctl",
+            "Controller"
+        ))])
+    );
+    assert_eq!(planned(&managed, &s), s);
+    assert!(
+        diagnose(&pinned("v1.99"))
+            .iter()
+            .any(|d| d.path.as_ref().map(ToString::to_string).as_deref() == Some("karpenter_version"))
+    );
+}
+
+/// State written before `karpenter_version` existed (provider 0.1.x, which wrote v1.14's
+/// policy) reads back as v1.14, not as the newest: its plan stays empty.
+#[test]
+fn state_from_before_the_version_reads_back_as_v1_14() {
+    let stored = serde_json::json!({"name": "ctl", "cluster_name": "demo", "policy_attachment": "inline"});
+    let upgraded = crate::terraform::framework::upgrade::upgrade_state(
+        "karpenter_controller_role",
+        &SCHEMA,
+        0,
+        stored.to_string().as_bytes(),
+    )
+    .expect("upgrade");
+    assert_eq!(get_str(&upgraded, "karpenter_version"), Some("v1.14"));
+    assert_eq!(
+        release("v1.14").map(|r| r.version),
+        Ok(super::schema::VERSION_OF_EARLIER_ROLES)
+    );
+}
+
+/// Import names the newest release whose policy the role has.
+#[test]
+fn import_reads_the_version_from_the_permissions() {
+    for (version, want) in [
+        ("v1.14", "v1.14"),
+        ("v1.15", "v1.15"),
+        ("v1.9", "v1.10"),
+        ("v1.3", "v1.6"),
+    ] {
+        let c = config(vec![
+            ("name", Value::string("ctl")),
+            ("pod_identity", Value::Bool(true)),
+            ("karpenter_version", Value::string(version)),
+        ]);
+        let p = planned(&c, &Value::Null);
+        let a = actual_for(&p, false, None);
+        let imported = infer(&a, &[]).expect("infer");
+        // Releases with the same policy: the newest of them (v1.9 = v1.10, v1.3 = … = v1.6).
+        assert_eq!(get_str(&imported, "karpenter_version"), Some(want), "{version}");
+    }
 }

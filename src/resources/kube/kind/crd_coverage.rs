@@ -1,8 +1,11 @@
-//! Checks the schemas against the upstream CRDs (v1.14.1): every `spec` field of the CRD is an
-//! attribute (by wire name, recursively) and every on-wire attribute is a CRD field, with the
-//! same shape; required fields agree; server defaults are declared with the CRD's values; the
-//! `status` attributes mirror the CRD's status fields. This is the comparison; each kind's
-//! tests run it on their schemas.
+//! Checks the schemas against the upstream CRDs. [`compare_root`], against one CRD file (the
+//! newest release's): every `spec` field of the CRD is an attribute (by wire name, recursively)
+//! and every on-wire attribute is a CRD field, with the same shape; required fields agree;
+//! server defaults are declared with the CRD's values; the `status` attributes mirror the CRD's
+//! status fields. [`uncovered`], against the property inventory of every Karpenter minor
+//! (`data/karpenter/crds/<minor>.tsv`, [`inventories`]): every property is an attribute of a
+//! compatible shape, or deliberately left out. This is the comparison; each kind's tests, and
+//! `resources/kube/every_minor.rs`, run it on their schemas.
 
 use std::collections::BTreeMap;
 
@@ -166,6 +169,110 @@ pub(crate) fn our_fields(attributes: &[Attribute], prefix: &str, out: &mut BTree
             None => {}
         }
     }
+}
+
+/// One CRD's properties in one release: path (`spec.template.spec.taints[].key`) → shape.
+pub(crate) type Properties = BTreeMap<String, String>;
+
+/// Every committed CRD inventory, oldest release first: (minor, CRD name → its properties).
+pub(crate) fn inventories() -> Vec<(String, BTreeMap<String, Properties>)> {
+    let dir = format!("{}/data/karpenter/crds", env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<(Vec<u64>, String)> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{dir}: {e}"))
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().into_string().ok()?;
+            let minor = name.strip_suffix(".tsv")?.to_string();
+            let key = minor
+                .trim_start_matches('v')
+                .split('.')
+                .map(|p| p.parse().unwrap_or(0))
+                .collect();
+            Some((key, minor))
+        })
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|(_, minor)| {
+            let path = format!("{dir}/{minor}.tsv");
+            let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+            let mut crds: BTreeMap<String, Properties> = BTreeMap::new();
+            for line in text
+                .lines()
+                .filter(|l| !l.starts_with('#') && !l.starts_with('@'))
+            {
+                let [crd, _version, property, shape] = line.split('\t').collect::<Vec<_>>()[..] else {
+                    panic!("{path}: {line:?} is not <CRD> <version> <path> <shape>");
+                };
+                crds.entry(crd.to_string())
+                    .or_default()
+                    .insert(property.to_string(), shape.to_string());
+            }
+            (minor, crds)
+        })
+        .collect()
+}
+
+/// Whether our attribute of shape `ours` covers a CRD property of shape `theirs`: the same
+/// shape, or a typed object (or a map) for a free-form one (v1.15's open `kubelet`: our
+/// attribute names its fields), or a JSON attribute for anything.
+fn covers(ours: &str, theirs: &str) -> bool {
+    ours == theirs || ours == "free-form" || (theirs == "free-form" && matches!(ours, "object" | "map"))
+}
+
+/// The properties of one release's CRD (`properties`) that `schema` does not cover: not an
+/// attribute (by wire path; `status.…` under the `status` attribute), not below a JSON
+/// attribute, or of a shape the attribute does not cover ([`covers`]), and not in `left_out`
+/// (path, reason). Each names `what` (the release and the kind) and the property.
+pub(crate) fn uncovered(
+    schema: &Schema,
+    properties: &Properties,
+    left_out: &[(&str, &str)],
+    what: &str,
+) -> Vec<String> {
+    let mut ours = BTreeMap::new();
+    our_fields(&schema.attributes, "", &mut ours);
+    let mut our_status = BTreeMap::new();
+    if let Some((_, nested)) = schema.attribute("status").and_then(Attribute::nested) {
+        our_fields(nested, "", &mut our_status);
+    }
+    let ours_at = |path: &str| -> Option<&Field> {
+        match path.split_once('.') {
+            Some(("spec", rest)) => ours.get(rest),
+            Some(("status", rest)) => our_status.get(rest),
+            _ => None,
+        }
+    };
+    let mut problems = Vec::new();
+    for (path, shape) in properties {
+        if left_out.iter().any(|(p, _)| p == path) {
+            continue;
+        }
+        // Below a JSON attribute (its free-form value holds the whole subtree).
+        let mut ancestor = path.as_str();
+        let mut under_json = false;
+        while let Some((parent, _)) = ancestor.rsplit_once('.') {
+            ancestor = parent.trim_end_matches("[]");
+            if ours_at(ancestor).is_some_and(|f| f.shape == "free-form") {
+                under_json = true;
+                break;
+            }
+        }
+        if under_json {
+            continue;
+        }
+        match ours_at(path) {
+            None => problems.push(format!(
+                "{what}: CRD property {path} ({shape}) is neither an attribute nor left out on purpose"
+            )),
+            Some(f) if !covers(f.shape, shape) => problems.push(format!(
+                "{what}: CRD property {path} is {shape}, the attribute {}",
+                f.shape
+            )),
+            Some(_) => {}
+        }
+    }
+    problems
 }
 
 /// The differences between `schema` and the CRD schema `root` (see the module comment),

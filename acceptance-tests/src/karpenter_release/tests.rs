@@ -1,0 +1,259 @@
+//! The committed data is what the generator writes from the upstream files at hand in
+//! `../shared/karpenter` (the v1.14 instance-type reference and prices, the v1.14
+//! cloudformation.yaml, the CRDs of every v1 minor and of `main` as v1.15's stand-in), and the
+//! parsers read what they should. The ENI columns of the instance-type table come from the
+//! release's `zz_generated.vpclimits.go`, which `../shared` does not hold: they cannot be
+//! regenerated here, and the provider's `instance_types` tests check them against the pod
+//! counts instead (Karpenter's ENI-limited formula).
+
+use std::path::{Path, PathBuf};
+
+use super::cloudformation::{self, AddedAction};
+use super::instance_types::{self, ENI_COLUMNS, Sources};
+use super::{Args, crds, data_dir, minor};
+use crate::shared_karpenter;
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The lines that carry data: `@` metadata and rows (the `#` header says where they came from).
+fn data_lines(text: &str) -> Vec<&str> {
+    text.lines().filter(|l| !l.starts_with('#')).collect()
+}
+
+fn assert_same(what: &str, ours: &str, committed: &str) {
+    let (ours, committed) = (data_lines(ours), data_lines(committed));
+    let first = ours.iter().zip(&committed).position(|(a, b)| a != b);
+    assert!(
+        ours == committed,
+        "{what} is stale (first difference at data line {first:?}; {} lines generated, {} committed): \
+         run scripts/karpenter-release.sh (CONTRIBUTING.md, \"A new Karpenter release\")",
+        ours.len(),
+        committed.len()
+    );
+}
+
+#[test]
+fn the_instance_type_table_is_the_shared_reference_and_prices() {
+    let dir = shared_karpenter().join("reference/instance-types");
+    let types =
+        instance_types::parse_reference(&read(&dir.join("instance-types-v1.14.md"))).expect("reference");
+    let (prices, at) =
+        instance_types::parse_prices(&read(&dir.join("zz_generated.pricing_aws.go"))).expect("prices");
+    let ours = instance_types::render(&Sources {
+        version: "v1.14",
+        types: &types,
+        prices: &prices,
+        prices_generated_at: &at,
+        vpc_limits: None,
+    });
+    let committed = read(&data_dir().join("instance-types.tsv"));
+    // Everything but the two ENI columns, which need the VPC limits file.
+    let strip = |text: &str| -> Vec<String> {
+        let rows = instance_types::rows(text);
+        rows.iter()
+            .map(|r| r[..r.len() - ENI_COLUMNS.len()].join("\t"))
+            .collect()
+    };
+    let (ours_rows, committed_rows) = (strip(&ours), strip(&committed));
+    assert_eq!(ours_rows.len(), 1364, "a header and 1363 types");
+    assert!(
+        ours_rows == committed_rows,
+        "data/karpenter/instance-types.tsv is stale: run scripts/karpenter-release.sh"
+    );
+    let meta = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.starts_with('@'))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(meta(&ours), meta(&committed));
+    // The committed table has the ENI columns for the types the VPC limits name.
+    let rows = instance_types::rows(&committed);
+    let header = &rows[0];
+    assert_eq!(&header[header.len() - 2..], ENI_COLUMNS);
+    let with_enis = rows[1..]
+        .iter()
+        .filter(|r| r[r.len() - 1] != instance_types::ABSENT)
+        .count();
+    assert!(with_enis > 1200, "only {with_enis} types have ENI limits");
+}
+
+#[test]
+fn the_v1_14_policy_is_the_shared_cloudformation_template() {
+    let policies = cloudformation::parse(&read(&shared_karpenter().join("reference/cloudformation.yaml")))
+        .expect("template");
+    let groups: Vec<&str> = policies.iter().map(|p| p.group.as_str()).collect();
+    assert_eq!(
+        groups,
+        [
+            "NodeLifecycle",
+            "IAMIntegration",
+            "EKSIntegration",
+            "Interruption",
+            "ZonalShift",
+            "ResourceDiscovery"
+        ]
+    );
+    let ours = cloudformation::render("v1.14", &policies);
+    let committed = read(&data_dir().join("controller-policy/v1.14.tsv"));
+    assert_eq!(
+        ours, committed,
+        "data/karpenter/controller-policy/v1.14.tsv is stale"
+    );
+}
+
+/// v1.15's table is v1.14's with the one change the v1.15 documentation describes, written by
+/// the generator's `--policy-from` (the command is in CONTRIBUTING.md).
+#[test]
+fn the_v1_15_policy_is_derived_from_v1_14_with_reboot_instances() {
+    let v114 = read(&data_dir().join("controller-policy/v1.14.tsv"));
+    let committed = read(&data_dir().join("controller-policy/v1.15.tsv"));
+    let note = committed
+        .lines()
+        .find_map(|l| l.strip_prefix("# v1.14's table with the change v1.15's documentation describes: "))
+        .expect("the derivation note");
+    let added = [AddedAction {
+        sid: "AllowScopedDeletion".into(),
+        action: "ec2:RebootInstances".into(),
+        after: "ec2:TerminateInstances".into(),
+    }];
+    let ours = cloudformation::derive("v1.15", "v1.14", &v114, &added, note).expect("derive");
+    assert_eq!(ours, committed);
+    let diff: Vec<&str> = data_lines(&ours)
+        .into_iter()
+        .filter(|l| !data_lines(&v114).contains(l))
+        .collect();
+    assert_eq!(
+        diff,
+        [
+            "@karpenter_version\tv1.15",
+            "@derived_from\tv1.14",
+            "action\tAllowScopedDeletion\tec2:RebootInstances"
+        ]
+    );
+}
+
+/// Every CRD directory of `../shared` as (minor, directory): the releases, and `main` as v1.15.
+fn crd_directories() -> Vec<(String, PathBuf)> {
+    let versions = shared_karpenter().join("crds/versions");
+    let mut out: Vec<(String, PathBuf)> = std::fs::read_dir(&versions)
+        .expect("crds/versions")
+        .filter_map(Result::ok)
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().to_string();
+            (minor(&name).expect("a release directory"), e.path())
+        })
+        .collect();
+    out.push(("v1.15".into(), shared_karpenter().join("crds/v1-main")));
+    out
+}
+
+#[test]
+fn the_crd_inventories_are_the_shared_crds() {
+    let dirs = crd_directories();
+    assert!(dirs.len() >= 16, "{dirs:?}");
+    for (version, dir) in dirs {
+        let ours = crds::render(&version, &crds::inventory(&dir).expect("CRDs"), None);
+        let committed = read(&data_dir().join(format!("crds/{version}.tsv")));
+        assert_same(
+            &format!("data/karpenter/crds/{version}.tsv ({})", dir.display()),
+            &ours,
+            &committed,
+        );
+    }
+    // Every committed inventory has its CRDs here (no orphan a test could not regenerate).
+    let committed = std::fs::read_dir(data_dir().join("crds"))
+        .expect("data/karpenter/crds")
+        .count();
+    assert_eq!(committed, crd_directories().len());
+}
+
+#[test]
+fn every_committed_table_says_how_it_was_made() {
+    let mut files = vec![data_dir().join("instance-types.tsv")];
+    for sub in ["controller-policy", "crds"] {
+        files.extend(
+            std::fs::read_dir(data_dir().join(sub))
+                .expect("dir")
+                .filter_map(|e| Some(e.ok()?.path())),
+        );
+    }
+    for file in files {
+        let text = read(&file);
+        assert!(text.starts_with("# "), "{}: no header", file.display());
+        assert!(
+            text.contains("Written by scripts/karpenter-release.sh; do not edit."),
+            "{}",
+            file.display()
+        );
+        let stem = file
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default()
+            .to_string();
+        if stem.starts_with('v') {
+            assert!(
+                text.contains(&format!("@karpenter_version\t{stem}\n")),
+                "{}",
+                file.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn vpc_limits_take_the_default_network_cards_interfaces() {
+    // Our own example in the file's layout: two cards, the default one is the second.
+    let entry = |i: usize| {
+        format!(
+            "\t\"x{i}.big\": {{\n\t\tInterface:               10,\n\t\tIPv4PerInterface:        30,\n\
+             \t\tDefaultNetworkCardIndex: 1,\n\t\tNetworkCards: []NetworkCard{{\n\
+             \t\t\t{{\n\t\t\t\tMaximumNetworkInterfaces: 2,\n\t\t\t\tNetworkCardIndex:         0,\n\t\t\t}},\n\
+             \t\t\t{{\n\t\t\t\tMaximumNetworkInterfaces: 8,\n\t\t\t\tNetworkCardIndex:         1,\n\t\t\t}},\n\
+             \t\t}},\n\t}},\n"
+        )
+    };
+    let entries: String = (0..120).map(entry).collect();
+    let file = format!(
+        "// This file was generated at 2026-01-02T03:04:05Z\nvar Limits = map[string]*VPCLimits{{\n{entries}}}\n"
+    );
+    let (limits, at) = instance_types::parse_vpc_limits(&file).expect("parse");
+    assert_eq!(at, "2026-01-02T03:04:05Z");
+    assert_eq!(limits.len(), 120);
+    let x = limits["x7.big"];
+    assert_eq!((x.default_enis, x.ips_per_eni), (8, 30));
+}
+
+#[test]
+fn names_versions_and_prices() {
+    assert_eq!(cloudformation::group_name("NodeLifecyclePolicy"), "NodeLifecycle");
+    assert_eq!(
+        cloudformation::group_name("KarpenterControllerPolicy"),
+        "Controller"
+    );
+    assert_eq!(minor("v1.15.1").expect("minor"), "v1.15");
+    assert_eq!(minor("1.9").expect("minor"), "v1.9");
+    assert!(minor("latest").is_err());
+    assert_eq!(instance_types::micro_dollars("0.025500"), Some(25_500));
+    assert_eq!(instance_types::micro_dollars("0.1234567"), None);
+    let args =
+        Args::parse(["--version", "1.15.0", "--cloudformation", "cf.yaml"].map(String::from)).expect("args");
+    assert_eq!(args.version, "v1.15");
+    assert!(
+        Args::parse(
+            [
+                "--version",
+                "v1.15",
+                "--instance-types",
+                "a.md",
+                "--pricing",
+                "p.go"
+            ]
+            .map(String::from)
+        )
+        .is_err()
+    );
+    assert!(Args::parse(["--cloudformation", "cf.yaml"].map(String::from)).is_err());
+}
