@@ -217,7 +217,12 @@ pub(crate) fn inventories() -> Vec<(String, BTreeMap<String, Properties>)> {
 /// shape, or a typed object (or a map) for a free-form one (v1.15's open `kubelet`: our
 /// attribute names its fields), or a JSON attribute for anything.
 fn covers(ours: &str, theirs: &str) -> bool {
-    ours == theirs || ours == "free-form" || (theirs == "free-form" && matches!(ours, "object" | "map"))
+    ours == theirs
+        || ours == "free-form"
+        || (theirs == "free-form" && matches!(ours, "object" | "map"))
+        // A value with its own type: an int-or-string field, a map of them, or a field that
+        // takes a number or (from a later release) an expression string.
+        || (ours == "dynamic" && matches!(theirs, "map" | "number" | "string"))
 }
 
 /// The properties of one release's CRD (`properties`) that `schema` does not cover: not an
@@ -299,7 +304,7 @@ pub(crate) fn compare_root(
             problems.push(format!("{kind}: CRD field spec.{path} has no attribute"));
             continue;
         };
-        if o.shape != f.shape && !(o.shape == "dynamic" && matches!(f.shape, "map" | "number" | "string")) {
+        if !covers(o.shape, f.shape) || (o.shape == "free-form") != (f.shape == "free-form") {
             problems.push(format!(
                 "{kind}: spec.{path} is {} in the CRD but {} here",
                 f.shape, o.shape
