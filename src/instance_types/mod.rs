@@ -10,6 +10,8 @@
 //! - [`ec2`]: the same description of a type derived from EC2's `DescribeInstanceTypes`, as
 //!   Karpenter derives it;
 //! - [`quantity`]: Kubernetes quantities as numbers;
+//! - [`kubelet_cel`]: Karpenter's CEL kubelet expressions (`maxPods`, `kubeReserved`,
+//!   `systemReserved`), checked and evaluated over a set of types;
 //! - `model`: the [`InstanceType`] view both sources give, and Karpenter's memory capacity.
 //!
 //! Only the label keys the data describes take part ([`described`]): the `karpenter.k8s.aws/…`
@@ -19,6 +21,7 @@
 
 pub mod catalog;
 pub mod ec2;
+pub mod kubelet_cel;
 mod model;
 pub mod quantity;
 pub mod requirements;

@@ -1,6 +1,7 @@
 //! The Kubernetes-side figures (1–5) and the orchestration of the whole run: plan and apply
 //! of N node pools against `terraform_data`, the CRD gate's reaction, API requests per node
-//! pool, and the plugin's peak RSS; then the handshake (6) and the interruption queue (7).
+//! pool, and the plugin's peak RSS; then the handshake (6), the interruption queue (7), the
+//! instance-type data source (8) and the CEL kubelet expressions (9).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -78,6 +79,7 @@ pub struct Results {
     pub binary_bytes: u64,
     pub queue: queue::QueueFigures,
     pub instance_types: crate::instance_types::InstanceTypeFigures,
+    pub kubelet_cel: crate::kubelet_cel::CelFigures,
     pub load_before: String,
     pub load_after: String,
     pub terraform_version: String,
@@ -129,6 +131,10 @@ pub fn run_all(o: &Options, p: &ProviderDir) -> Result<Results, BenchError> {
     if o.wants(8) {
         eprintln!("bench: 8. instance-type data source");
         r.instance_types = crate::instance_types::measure(o.reps, p, &|out| rss_wrapper(&p.binary, out))?;
+    }
+    if o.wants(9) {
+        eprintln!("bench: 9. CEL kubelet expressions over the offline table");
+        r.kubelet_cel = crate::kubelet_cel::measure(o.reps)?;
     }
     r.load_after = load_average();
     Ok(r)

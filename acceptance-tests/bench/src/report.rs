@@ -331,6 +331,37 @@ pub fn rows(r: &Results) -> Vec<Row> {
         target: "≤ 25 MB".into(),
         verdict: Verdict::of(it.peak_kb.max() * 1024.0 / MB <= 25.0),
     });
+    let cel = &r.kubelet_cel;
+    rows.push(Row {
+        figure: 9,
+        key: "kubelet_cel_ms".into(),
+        what: format!(
+            "CEL kubelet expressions: compile 3, read the inputs of the table's {} types, evaluate",
+            cel.types
+        ),
+        value: cel.total_ms.median(),
+        unit: "ms",
+        shown: format!("{} ms", cel.total_ms.summary(2)),
+        baseline: None,
+        ratio: None,
+        target: "≤ 20 ms".into(),
+        verdict: Verdict::of(cel.total_ms.median() <= 20.0),
+    });
+    rows.push(Row {
+        figure: 9,
+        key: "kubelet_cel_evaluate_ms".into(),
+        what: format!(
+            "CEL kubelet expressions: the evaluation alone (3 × {})",
+            cel.types
+        ),
+        value: cel.evaluate_ms.median(),
+        unit: "ms",
+        shown: format!("{} ms", cel.evaluate_ms.summary(2)),
+        baseline: None,
+        ratio: None,
+        target: "no target".into(),
+        verdict: Verdict::NotJudged,
+    });
     rows
 }
 
@@ -448,6 +479,10 @@ const METHOD: &[(u8, &str)] = &[
     (
         8,
         "`terraform plan` of one `data \"karpenter_instance_types\"` (offline) at a time, with `TF_LOG_PROVIDER=debug`: the provider logs each `ReadDataSource` from the request's decoding to the answer's encoding (µs); one untimed warm-up, then the repetitions. The RSS row is a plan reading all three under the figure-5 GNU time wrapper, its largest plugin process.",
+    ),
+    (
+        9,
+        "In the bench's own process (so the release figure needs `cargo run --release -p bench`), the provider's `instance_types::kubelet_cel` does what a plan does with Karpenter's CEL kubelet expressions, three from its documentation (`maxPods`, `kubeReserved.memory`, `systemReserved.cpu`): compile them, read the inputs of every type of the offline table, evaluate each expression for each type (on its own thread, as the provider does); three untimed runs, then 20 per repetition. The ENI figures are a stand-in, the same for every type, until the table carries Karpenter's.",
     ),
 ];
 
