@@ -34,6 +34,9 @@ pub struct Served {
     pub schema: Option<Json>,
 }
 
+/// What one plan-time read of a CRD found, shared by every caller ([`CrdGate::served_now`]).
+type Looked = Arc<OnceCell<Option<Arc<Served>>>>;
+
 /// Whether a CRD exists (`Ok`), or how long it was looked for in vain (`Err`).
 pub type Presence = Result<(), Duration>;
 
@@ -45,7 +48,7 @@ pub struct CrdGate {
     /// for once per process ([`CrdGate::present`]).
     present: Mutex<HashMap<String, Arc<OnceCell<Presence>>>>,
     /// Per CRD: what one plan-time read found ([`CrdGate::served_now`]).
-    looked: Mutex<HashMap<String, Arc<OnceCell<Option<Arc<Served>>>>>>,
+    looked: Mutex<HashMap<String, Looked>>,
     waits: AtomicU64,
 }
 

@@ -343,3 +343,79 @@ fn an_older_karpenter_refuses_v1_15_kubelet_settings_naming_the_release() {
         assert!(cluster.node_class("cel").is_none(), "{kubelet}: written anyway");
     }
 }
+
+/// Item 2: kubelet expressions are checked at plan, with Karpenter's rules, and shown: the
+/// range over the offline table on the node class, over the types a pool can launch on the
+/// pool; an expression that goes negative for some type is a plan error on its attribute.
+#[test]
+fn kubelet_expressions_are_checked_and_shown_at_plan() {
+    let cluster = Cluster::with_v1_15_crds();
+    let pool = r#"
+resource "karpenter_node_pool" "small" {
+  name = "small"
+  template = {
+    spec = {
+      node_class_ref = { group = "karpenter.k8s.aws", kind = "EC2NodeClass", name = karpenter_ec2_node_class.cel.name }
+      requirements = [
+        { key = "karpenter.k8s.aws/instance-family", operator = "In", values = ["m5", "c5"] },
+        { key = "karpenter.k8s.aws/instance-size", operator = "In", values = ["large", "xlarge"] },
+      ]
+    }
+  }
+}
+"#;
+    let work = acceptance_tests::Workdir::new(&format!(
+        "{}\n{}\n{pool}",
+        cluster.provider_block(),
+        node_class_hcl(
+            r#"{
+    max_pods       = "min(110, max_pods)"
+    kube_reserved  = { cpu = "max(60, vcpus * 30)", memory = "11 * max_pods + 255" }
+  }"#
+        )
+    ));
+    let run = work.plan().ok();
+    let output = run.output().split_whitespace().collect::<Vec<_>>().join(" ");
+    for expected in [
+        "What the kubelet expressions come to",
+        "types of Karpenter v1.14's instance-type table",
+        "max_pods evaluates to",
+        "kube_reserved[\"cpu\"] evaluates to",
+        "What the node class's kubelet expressions come to for this pool",
+        "max_pods evaluates to 29–58 over the 4 types this pool can launch",
+    ] {
+        assert!(
+            output.contains(expected),
+            "missing {expected:?} in:\n{}",
+            run.output()
+        );
+    }
+    work.apply().ok();
+    // An unchanged plan says nothing more.
+    let again = work.plan().ok();
+    assert!(
+        !again.output().contains("kubelet expressions come to"),
+        "{}",
+        again.output()
+    );
+
+    // A reservation that goes negative on small types: an error on its attribute, at plan.
+    work.set_config(&format!(
+        "{}\n{}\n{pool}",
+        cluster.provider_block(),
+        node_class_hcl(r#"{ kube_reserved = { cpu = "vcpus * 100 - 400" } }"#)
+    ));
+    let run = work.plan().failed();
+    let output = run.output().split_whitespace().collect::<Vec<_>>().join(" ");
+    for expected in [
+        "Kubelet expression fails for some instance types",
+        "kube_reserved[\"cpu\"] fails for",
+        "KubeletExpressionEvaluationFailed",
+    ] {
+        assert!(
+            output.contains(expected),
+            "missing {expected:?} in:\n{}",
+            run.output()
+        );
+    }
+}

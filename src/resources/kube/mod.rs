@@ -47,7 +47,7 @@ pub fn node_pool() -> KubeObjectType {
         force_destroy_cleanup: Some(v1::node_pool::NODE_POOL_CLEANUP),
         requires: Some(&availability::V1),
         class_ref: Some(&NODE_POOL_CLASS),
-        plan_defaults: v1::node_pool::auto_mode::plan_defaults,
+        plan_defaults: v1::node_pool::plan_defaults,
         ..KubeObjectType::new("karpenter_node_pool", kinds::NODE_POOL, &v1::NODE_POOL)
     }
 }
@@ -59,6 +59,7 @@ pub fn ec2_node_class() -> KubeObjectType {
         validate: v1::validate_ec2_node_class,
         wait_for_ready: Some("wait_for_ready"),
         validated_by_karpenter: true,
+        plan_defaults: v1::ec2_node_class::kubelet_notes::for_class,
         // Karpenter makes the instance profile from `role` (or takes the one named).
         status_follows: &[("instance_profile", &["role", "instance_profile"])],
         force_destroy_cleanup: Some(v1::ec2_node_class::EC2_NODE_CLASS_CLEANUP),

@@ -23,6 +23,7 @@ use crate::terraform::tfvalue::{AttributePath, Type, Value};
 pub(crate) mod instance;
 pub(crate) mod kubelet;
 pub(crate) mod kubelet_expressions;
+pub(crate) mod kubelet_notes;
 pub(crate) mod selectors;
 pub(crate) mod status;
 
@@ -302,6 +303,7 @@ pub fn validate_ec2_node_class(config: &Value, diags: &mut Diagnostics) {
     }
 
     kubelet::families::check(config, diags);
+    kubelet_expressions::check_evaluation(config, diags);
     let terms = config.get("ami_selector_terms").unwrap_or(&Value::Null);
     if terms.is_unknown() || terms.is_null() {
         return;

@@ -634,3 +634,160 @@ fn second_plan_is_empty_and_name_replaces() {
     );
     assert_eq!(p.requires_replace, vec![AttributePath::root().attr("name")]);
 }
+
+// ----- Karpenter v1.15's kubelet (#50) -----
+
+/// The docs' CEL example and common expressions: clean at plan, and they evaluate over the
+/// table.
+#[test]
+fn the_documented_kubelet_expressions_check_clean_and_evaluate() {
+    for kubelet in [
+        json!({"max_pods": "((default_enis - 1) * (ips_per_eni - 1)) + 2",
+               "kube_reserved": {"cpu": "max(60, vcpus * 30)", "memory": "11 * max_pods + 255"},
+               "system_reserved": {"cpu": "max(20, vcpus * 10)", "memory": "max(100, memory_mib / 64)"}}),
+        json!({"max_pods": "min(250, ((default_enis - 1) * (ips_per_eni - 1)) * 16 + 2)"}),
+        json!({"max_pods": "min(110, max_pods)"}),
+    ] {
+        let mut class = with_alias();
+        put(&mut class, "/kubelet", kubelet.clone());
+        let d = check(&class);
+        assert!(!d.has_errors(), "{kubelet}: {d}");
+        let evaluation =
+            kubelet_expressions::over_the_table(&config(&EC2_NODE_CLASS, &class)).expect("expressions");
+        assert!(evaluation.types > 1000, "{}", evaluation.types);
+        assert!(evaluation.succeeded(), "{evaluation:?}");
+    }
+}
+
+/// What Karpenter refuses after the apply is a plan error on the attribute: an expression that
+/// does not compile, names an unknown variable, calls max with three arguments, mixes int and
+/// double, or goes negative for some type of the table; a reservation neither quantity nor
+/// expression.
+#[test]
+fn kubelet_expressions_karpenter_refuses_fail_at_plan_on_their_attribute() {
+    for (pointer, value, expected) in [
+        ("/kubelet/max_pods", json!("min(110,"), "kubelet.max_pods"),
+        (
+            "/kubelet/max_pods",
+            json!("undefined_var + 1"),
+            "kubelet.max_pods",
+        ),
+        (
+            "/kubelet/max_pods",
+            json!("max(vcpus, 8, 16)"),
+            "kubelet.max_pods",
+        ),
+        ("/kubelet/max_pods", json!("vcpus * 1.5"), "kubelet.max_pods"),
+        ("/kubelet/max_pods", json!(-1), "kubelet.max_pods"),
+        (
+            "/kubelet/kube_reserved/cpu",
+            json!("0 - 1"),
+            "kubelet.kube_reserved[\"cpu\"]",
+        ),
+        (
+            "/kubelet/kube_reserved/cpu",
+            json!("vcpus * 100 - 400"),
+            "kubelet.kube_reserved[\"cpu\"]",
+        ),
+        (
+            "/kubelet/system_reserved/memory",
+            json!("1048576 / (vcpus - vcpus)"),
+            "kubelet.system_reserved[\"memory\"]",
+        ),
+        (
+            "/kubelet/kube_reserved/memory",
+            json!("lots"),
+            "kubelet.kube_reserved[\"memory\"]",
+        ),
+    ] {
+        let mut class = with_alias();
+        put(&mut class, pointer, value.clone());
+        let paths = error_paths(&check(&class));
+        assert!(
+            paths.iter().any(|p| p == expected),
+            "{pointer} = {value}: {paths:?}"
+        );
+    }
+}
+
+/// A string max_pods that is a plain number works only with Karpenter's NodeClassCEL gate: a
+/// warning, which says how to write the number.
+#[test]
+fn a_quoted_max_pods_warns_that_it_is_an_expression() {
+    let mut class = with_alias();
+    put(&mut class, "/kubelet/max_pods", json!("110"));
+    let d = check(&class);
+    assert!(!d.has_errors(), "{d}");
+    assert!(d.to_string().contains("max_pods = 110"), "{d}");
+}
+
+/// The AMI families other than AL2023 and Custom apply only the 12 fields Karpenter reads.
+#[test]
+fn upstream_kubelet_fields_need_al2023_or_custom() {
+    for (alias, family, ok) in [
+        ("al2023@latest", None, true),
+        ("bottlerocket@latest", None, false),
+        ("al2@latest", None, false),
+        ("windows2022@latest", None, false),
+        ("al2023@latest", Some("Custom"), true),
+    ] {
+        let mut class = with_alias();
+        put(&mut class, "/ami_selector_terms/0/alias", json!(alias));
+        if let Some(f) = family {
+            put(&mut class, "/ami_family", json!(f));
+        }
+        put(&mut class, "/kubelet/registry_pull_qps", json!(10));
+        let paths = error_paths(&check(&class));
+        assert_eq!(paths.is_empty(), ok, "{alias} {family:?}: {paths:?}");
+        if !ok {
+            assert_eq!(paths, ["kubelet.registry_pull_qps"], "{alias}");
+        }
+    }
+    let mut class = with_alias();
+    put(
+        &mut class,
+        "/ami_selector_terms/0/alias",
+        json!("bottlerocket@latest"),
+    );
+    put(&mut class, "/kubelet/pods_per_core", json!(2));
+    let d = check(&class);
+    assert!(
+        !d.has_errors()
+            && d.to_string()
+                .contains("Bottlerocket does not apply pods_per_core"),
+        "{d}"
+    );
+}
+
+/// register_with_taints is Karpenter's: any value is refused, with its reason.
+#[test]
+fn register_with_taints_is_refused_with_karpenters_reason() {
+    let mut class = with_alias();
+    put(
+        &mut class,
+        "/kubelet/register_with_taints",
+        json!([{"key": "a", "effect": "NoSchedule"}]),
+    );
+    let d = check(&class);
+    assert_eq!(error_paths(&d), ["kubelet.register_with_taints"]);
+    assert!(
+        d.to_string()
+            .contains("Karpenter sets it from the node pool's taints"),
+        "{d}"
+    );
+}
+
+/// Stored state of 0.1.x (a number max_pods) reads back in the dynamic form, the same value.
+#[test]
+fn a_stored_number_max_pods_becomes_a_dynamic_number() {
+    let stored = json!({"name": "default", "kubelet": {"max_pods": 110, "pods_per_core": 2}});
+    let upgraded = max_pods_to_dynamic(stored.as_object().cloned().expect("object")).expect("upgrades");
+    assert_eq!(
+        upgraded["kubelet"]["max_pods"],
+        json!({"value": 110, "type": "number"})
+    );
+    assert_eq!(upgraded["kubelet"]["pods_per_core"], json!(2));
+    let none = max_pods_to_dynamic(json!({"kubelet": null}).as_object().cloned().expect("object"))
+        .expect("upgrades");
+    assert_eq!(none["kubelet"], Json::Null);
+}

@@ -68,6 +68,13 @@ pub static NODE_POOL: LazyLock<Schema> = LazyLock::new(|| {
     .with_upgrade_steps(&[limits_to_dynamic])
 });
 
+/// The pool's plan beyond the schema: Auto Mode's `expire_after` default, and what its node
+/// class's kubelet expressions come to for the types it can launch.
+pub fn plan_defaults(config: &Value, prior: &Value, planned: &mut Value, diags: &mut Diagnostics) {
+    auto_mode::plan_defaults(config, prior, planned, diags);
+    crate::resources::kube::v1::ec2_node_class::kubelet_notes::for_pool(config, prior, planned, diags);
+}
+
 fn template() -> Attribute {
     Attribute::object(
         "template",

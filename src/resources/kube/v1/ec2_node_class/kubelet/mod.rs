@@ -73,7 +73,7 @@ fn karpenter_fields(shape: Shape) -> Vec<Attribute> {
              `ephemeral-storage`, rounded up as Karpenter does)"
         }
     };
-    let reserved = |name: &'static str, what: &'static str| {
+    let reserved = |name: &'static str, what: &'static str, kube: bool| {
         let a = Attribute::map_of(name, Type::String)
             .describe(format!(
                 "Resources reserved for {what} (`cpu`, `memory`, `ephemeral-storage`, `pid`), {reservations}."
@@ -81,7 +81,7 @@ fn karpenter_fields(shape: Shape) -> Vec<Attribute> {
             .validate(keys_in(RESERVED_KEYS));
         let a = match shape {
             Shape::V1Alpha5 => a.validate(v::each(rules::numbers::quantity())),
-            Shape::V1 => a.validate(v::each(expressions::quantity_or_expression())),
+            Shape::V1 => a.validate(expressions::quantities_or_expressions(kube)),
         };
         a.validate(v::each(v::check("Must not be negative.", |value| {
             let s = value.as_str()?;
@@ -119,8 +119,8 @@ fn karpenter_fields(shape: Shape) -> Vec<Attribute> {
             Attribute::number("pods_per_core")
                 .describe("Maximum number of pods per CPU core; the lower of this and `max_pods` applies (0 or more).")
                 .validate(rules::numbers::whole_number(Some(0), true)),
-            reserved("system_reserved", "the operating system"),
-            reserved("kube_reserved", "Kubernetes daemons"),
+            reserved("system_reserved", "the operating system", false),
+            reserved("kube_reserved", "Kubernetes daemons", true),
             eviction(
                 "eviction_hard",
                 "Hard eviction thresholds by signal (`memory.available`, `nodefs.available`, `nodefs.inodesFree`, \
