@@ -54,9 +54,9 @@ pub fn preview(
     let already = match preview.already.len() {
         0 => String::new(),
         n => format!(
-            " {n} more {} already drifted and {} replaced whatever this plan does: {}.",
-            if n == 1 { "is" } else { "are" },
-            if n == 1 { "is" } else { "are" },
+            " Already drifted, and replaced whatever this plan does: {} {}: {}.",
+            n,
+            nodes(n),
             some(&preview.already)
         ),
     };
@@ -86,8 +86,8 @@ pub fn preview(
                     )
                 }
                 _ => format!(
-                    "{path} is part of what Karpenter hashes into the {} annotation: once it changes, every \
-                     NodeClaim launched with the old value is marked drifted ({}) and its node replaced: {}.",
+                    "Karpenter hashes {path} into the {} annotation: once it changes, every NodeClaim launched \
+                     with the old value is marked drifted ({}) and its node replaced: {}.",
                     subject.hash_annotation,
                     subject.static_reason,
                     some(&drifting)
@@ -122,14 +122,14 @@ pub fn preview(
         } else if !v.possibly.is_empty() {
             let why = if v.change.known {
                 format!(
-                    "{path} is not hashed: Karpenter resolves it (to subnets, security groups, AMIs or capacity \
-                     reservations) and replaces the nodes whose resolved values no longer match. The provider \
-                     does not resolve selectors at plan, so it cannot tell how many"
+                    "Karpenter does not hash {path}: it resolves it (to subnets, security groups, AMIs or \
+                     capacity reservations) and replaces the nodes whose resolved values no longer match. The \
+                     provider does not resolve selectors at plan, so it cannot tell how many of these"
                 )
             } else {
                 format!(
-                    "{path} is not known until apply; if its value changes, Karpenter replaces the nodes \
-                     launched with the old one"
+                    "The planned {path} is not known until apply; if its value changes, Karpenter replaces the \
+                     nodes launched with the old one"
                 )
             };
             diags.warning_at(

@@ -565,7 +565,12 @@ fn a_static_change_drifts_exactly_the_claims_with_the_pools_current_hash() {
     let h = "karpenter.sh/nodepool-hash";
     let v = "karpenter.sh/nodepool-hash-version";
     // (claim's annotations, Drifted condition, pool's annotations read) → (drifts, already, unhashed)
-    type Case<'a> = (&'a [(&'a str, &'a str)], Option<&'a str>, bool, (usize, usize, usize));
+    type Case<'a> = (
+        &'a [(&'a str, &'a str)],
+        Option<&'a str>,
+        bool,
+        (usize, usize, usize),
+    );
     let cases: &[Case<'_>] = &[
         (&[(h, "111"), (v, "v3")], None, true, (1, 0, 0)),
         (&[(h, "999"), (v, "v3")], None, true, (0, 1, 0)),
