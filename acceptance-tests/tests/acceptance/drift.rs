@@ -269,6 +269,24 @@ fn a_plan_says_which_running_nodes_a_change_replaces() {
     }
     assert!(!text.contains("NodePool \"batch\""), "{text}");
     assert_eq!(n, 1, "one NodeClaim list per plan");
+    // Without a refresh, the pool's hash annotations are read for the purpose: same answer.
+    cluster.server.clear_request_log();
+    let run = work
+        .terraform(&["plan", "-refresh=false", "-no-color", "-input=false"])
+        .ok();
+    assert!(
+        run.text()
+            .contains("Warning: This change replaces 3 of 5 nodes of NodePool \"general\""),
+        "{}",
+        run.output()
+    );
+    assert_eq!(
+        cluster
+            .requests(Some("GET"), "/apis/karpenter.sh/v1/nodepools/general")
+            .len(),
+        1,
+        "the pool read once for its annotations"
+    );
 
     // Requirements narrowed to m5.large: c (c5) drifts; d is already drifted; e (m5) stays,
     // hash or not.
