@@ -1,6 +1,7 @@
 //! The Kubernetes-side figures (1–5) and the orchestration of the whole run: plan and apply
 //! of N node pools against `terraform_data`, the CRD gate's reaction, API requests per node
-//! pool, and the plugin's peak RSS; then the handshake (6) and the interruption queue (7).
+//! pool, and the plugin's peak RSS; then the handshake (6), the interruption queue (7), the
+//! instance-type data source (8) and the drift preview (9).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -78,6 +79,7 @@ pub struct Results {
     pub binary_bytes: u64,
     pub queue: queue::QueueFigures,
     pub instance_types: crate::instance_types::InstanceTypeFigures,
+    pub drift: crate::drift::DriftFigures,
     pub load_before: String,
     pub load_after: String,
     pub terraform_version: String,
@@ -129,6 +131,13 @@ pub fn run_all(o: &Options, p: &ProviderDir) -> Result<Results, BenchError> {
     if o.wants(8) {
         eprintln!("bench: 8. instance-type data source");
         r.instance_types = crate::instance_types::measure(o.reps, p, &|out| rss_wrapper(&p.binary, out))?;
+    }
+    if o.wants(9) {
+        eprintln!(
+            "bench: 9. plan of a drifting change with {} NodeClaims",
+            crate::drift::CLAIMS
+        );
+        r.drift = crate::drift::measure(o.reps, p)?;
     }
     r.load_after = load_average();
     Ok(r)

@@ -331,6 +331,38 @@ pub fn rows(r: &Results) -> Vec<Row> {
         target: "≤ 25 MB".into(),
         verdict: Verdict::of(it.peak_kb.max() * 1024.0 / MB <= 25.0),
     });
+    let d = &r.drift;
+    rows.push(Row {
+        figure: 9,
+        key: "drift_plan_s".into(),
+        what: format!(
+            "`terraform plan` of a template label change over {} NodeClaims (warns \"replaces N of M nodes\"; {} NodeClaim list), beside a `weight` change (no list)",
+            crate::drift::CLAIMS,
+            d.lists
+        ),
+        value: d.plan.provider.median(),
+        unit: "s",
+        shown: secs(&d.plan.provider),
+        baseline: Some((d.plan.baseline.median(), secs(&d.plan.baseline))),
+        ratio: Some(d.plan.ratio()),
+        target: "one list per plan".into(),
+        verdict: Verdict::of(d.lists == 1),
+    });
+    rows.push(Row {
+        figure: 9,
+        key: "drift_preview_ms".into(),
+        what: format!(
+            "the preview inside that plan, {} NodeClaims: list, verdicts, warning",
+            crate::drift::CLAIMS
+        ),
+        value: d.preview_ms.median(),
+        unit: "ms",
+        shown: format!("{} ms", d.preview_ms.summary(1)),
+        baseline: None,
+        ratio: None,
+        target: "no target".into(),
+        verdict: Verdict::NotJudged,
+    });
     rows
 }
 
@@ -448,6 +480,10 @@ const METHOD: &[(u8, &str)] = &[
     (
         8,
         "`terraform plan` of one `data \"karpenter_instance_types\"` (offline) at a time, with `TF_LOG_PROVIDER=debug`: the provider logs each `ReadDataSource` from the request's decoding to the answer's encoding (µs); one untimed warm-up, then the repetitions. The RSS row is a plan reading all three under the figure-5 GNU time wrapper, its largest plugin process.",
+    ),
+    (
+        9,
+        "One NodePool applied, then 500 NodeClaims of it created in the test server as Karpenter labels and annotates them (instance labels, the pool's hash). Interleaved: `terraform plan` of a template label change (the provider lists the NodeClaims once and warns that it replaces 500 of 500 nodes) and `terraform plan` of a `weight` change (behavioural: no list); one untimed warm-up each. With `TF_LOG_PROVIDER=debug` the provider logs the preview's own time (\"drift preview\", µs), from the cluster's client to the warning; the NodeClaim lists are counted in the server's request log.",
     ),
 ];
 

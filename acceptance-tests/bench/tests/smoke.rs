@@ -41,7 +41,7 @@ fn quick_mode_produces_every_figure() {
     let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(report["quick"], true);
     let figures = report["figures"].as_array().unwrap();
-    for n in 1..=8u64 {
+    for n in 1..=9u64 {
         assert!(
             figures.iter().any(|f| f["figure"] == n),
             "figure {n} missing: {report:#}"
