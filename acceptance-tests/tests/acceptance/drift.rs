@@ -249,7 +249,11 @@ fn a_plan_says_which_running_nodes_a_change_replaces() {
     let work = Workdir::new(&base(&cluster));
     let run = work.apply().ok();
     assert!(!run.text().contains("This change"), "{}", run.output());
-    assert_eq!(lists(&cluster), 0, "creating pools and a class lists no NodeClaim");
+    assert_eq!(
+        lists(&cluster),
+        0,
+        "creating pools and a class lists no NodeClaim"
+    );
     claims(&cluster);
 
     // A template label: hashed. a, b, c carry the pool's hash; d is already drifted; e has no
