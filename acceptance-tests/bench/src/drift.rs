@@ -9,7 +9,6 @@ use acceptance_tests::Workdir;
 use acceptance_tests::kube::{Cluster, Config, ControllerConfig, TestServer};
 use serde_json::json;
 
-use crate::figures::Pair;
 use crate::stats::Samples;
 use crate::{BenchError, ProviderDir};
 
@@ -17,27 +16,23 @@ use crate::{BenchError, ProviderDir};
 pub const CLAIMS: usize = 500;
 
 /// What figure 9 measured.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct DriftFigures {
-    /// Plan wall time (s): the label change (provider) beside the weight change (baseline).
-    pub plan: Pair,
+    /// Plan wall time (s) of the label change.
+    pub plan: Samples,
+    /// Plan wall time (s) of the weight change, the baseline.
+    pub baseline: Samples,
     /// The provider's own time for the preview, ms.
     pub preview_ms: Samples,
     /// NodeClaim lists per plan with the label change (from the last repetition).
     pub lists: usize,
 }
 
-impl Default for DriftFigures {
-    fn default() -> Self {
-        DriftFigures {
-            plan: Pair {
-                n: CLAIMS,
-                provider: Samples::new(),
-                baseline: Samples::new(),
-            },
-            preview_ms: Samples::new(),
-            lists: 0,
-        }
+impl DriftFigures {
+    /// Median over median.
+    pub fn ratio(&self) -> f64 {
+        let b = self.baseline.median();
+        if b > 0.0 { self.plan.median() / b } else { 0.0 }
     }
 }
 
@@ -194,7 +189,7 @@ pub fn measure(reps: usize, p: &ProviderDir) -> Result<DriftFigures, BenchError>
                 let us = preview_micros(&out).ok_or_else(|| {
                     BenchError::Measure("no \"drift preview\" line in the provider's log".into())
                 })?;
-                figures.plan.provider.push(secs);
+                figures.plan.push(secs);
                 figures.preview_ms.push(us as f64 / 1000.0);
                 figures.lists = cluster
                     .requests(Some("GET"), "/nodeclaims")
@@ -203,7 +198,7 @@ pub fn measure(reps: usize, p: &ProviderDir) -> Result<DriftFigures, BenchError>
                     .count();
             } else {
                 let (secs, _) = plan(&behavioural, "plan of a behavioural change")?;
-                figures.plan.baseline.push(secs);
+                figures.baseline.push(secs);
             }
         }
     }
