@@ -4,6 +4,7 @@
 //! its clients); the provider module only creates it in `configure`.
 
 use crate::aws::AwsClients;
+use crate::k8s::plan_reads::PlanReads;
 use crate::k8s::{self, KubeError, gate::CrdGate};
 use crate::settings::ProviderSettings;
 use crate::terraform::framework::Diagnostics;
@@ -32,6 +33,8 @@ pub struct KarpenterContext {
     /// Node classes (`<kind>/<name>`) this process has seen exist, so the pools that name the
     /// same class look it up once.
     pub classes_seen: std::sync::Mutex<std::collections::HashSet<String>>,
+    /// What this process read for its plan-time previews (NodeClaims listed once per plan).
+    pub plan_reads: PlanReads,
 }
 
 impl KarpenterContext {
@@ -43,6 +46,7 @@ impl KarpenterContext {
             account: tokio::sync::OnceCell::new(),
             crd_gate: CrdGate::new(),
             classes_seen: Default::default(),
+            plan_reads: PlanReads::default(),
         }
     }
 

@@ -101,19 +101,10 @@ pub fn auto_mode_label(name: &str) -> Option<&'static AutoModeLabel> {
 /// The Kubernetes label keys the preview describes besides the instance labels.
 const WELL_KNOWN: &[&str] = &["node.kubernetes.io/instance-type", "kubernetes.io/arch"];
 
-/// Karpenter's key aliases (`NormalizedLabels`) that the preview describes.
-fn normalised(key: &str) -> &str {
-    match key {
-        "beta.kubernetes.io/arch" => "kubernetes.io/arch",
-        "beta.kubernetes.io/instance-type" => "node.kubernetes.io/instance-type",
-        other => other,
-    }
-}
-
 /// The index in [`catalog::LABEL_KEYS`] of the label `key` stands for, when the data describes
 /// it for pools of `flavor`; `None` leaves the key alone.
 pub fn described(key: &str, flavor: Flavor) -> Option<usize> {
-    let key = normalised(key);
+    let key = requirements::normalized_key(key);
     if WELL_KNOWN.contains(&key) {
         return catalog::label_index(key);
     }

@@ -11,8 +11,11 @@
 //! - a type without a label fits only a requirement that reads as `NotIn` or `DoesNotExist`
 //!   after intersection (`NotIn [8]` with `Gt 0` reads as `NotIn`, so types without GPUs fit);
 //! - a bound admits only values that parse as integers.
+//!
+//! [`LabelRequirements`] holds a pool's requirements per (normalised) label key and answers
+//! Karpenter's compatibility question for a node's labels, the test of requirement drift.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A requirement operator of the NodePool CRD.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -227,6 +230,88 @@ impl ValueSet {
             }
             None => matches!(self.reading(), Reading::NotIn | Reading::DoesNotExist),
         }
+    }
+}
+
+/// Karpenter's `NormalizedLabels`: the deprecated label keys it reads as their current names,
+/// in requirements and in node labels alike.
+pub fn normalized_key(key: &str) -> &str {
+    match key {
+        "failure-domain.beta.kubernetes.io/zone" => "topology.kubernetes.io/zone",
+        "failure-domain.beta.kubernetes.io/region" => "topology.kubernetes.io/region",
+        "beta.kubernetes.io/arch" => "kubernetes.io/arch",
+        "beta.kubernetes.io/os" => "kubernetes.io/os",
+        "beta.kubernetes.io/instance-type" => "node.kubernetes.io/instance-type",
+        other => other,
+    }
+}
+
+/// A list of requirements combined per label key (keys normalised), as Karpenter holds a
+/// pool's requirements, with what was written for each key (for messages).
+#[derive(Debug, Clone)]
+pub struct LabelRequirements {
+    keys: BTreeMap<String, (ValueSet, Vec<String>)>,
+}
+
+impl LabelRequirements {
+    /// `None` when a numeric requirement has no whole number (Karpenter refuses such a pool).
+    pub fn new(requirements: &[Requirement]) -> Option<Self> {
+        let mut keys: BTreeMap<String, (ValueSet, Vec<String>)> = BTreeMap::new();
+        for r in requirements {
+            let set = ValueSet::of(r)?;
+            let key = normalized_key(&r.key).to_string();
+            match keys.remove(&key) {
+                Some((before, mut written)) => {
+                    written.push(r.describe());
+                    keys.insert(key, (set.intersect(&before), written));
+                }
+                None => {
+                    keys.insert(key, (set, vec![r.describe()]));
+                }
+            }
+        }
+        Some(Self { keys })
+    }
+
+    /// Whether a node with `labels` meets every requirement (Karpenter's `Compatible` of the
+    /// node's labels, each an `In [value]`, with the pool's requirements: a key the node lacks
+    /// passes only a requirement that reads as `NotIn` or `DoesNotExist`, a value must lie in
+    /// the key's set and bounds). `None` when it does; otherwise the first key it fails, with
+    /// the node's value and the requirements written on that key.
+    pub fn unmet_by(&self, labels: &BTreeMap<String, String>) -> Option<Unmet> {
+        let normalised: BTreeMap<&str, &str> = labels
+            .iter()
+            .map(|(k, v)| (normalized_key(k), v.as_str()))
+            .collect();
+        self.keys.iter().find_map(|(key, (set, written))| {
+            let value = normalised.get(key.as_str()).copied();
+            (!set.admits(value)).then(|| Unmet {
+                key: key.clone(),
+                value: value.map(str::to_string),
+                requirements: written.clone(),
+            })
+        })
+    }
+}
+
+/// A requirement a node's labels do not meet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unmet {
+    pub key: String,
+    /// The node's value, `None` when it has no such label.
+    pub value: Option<String>,
+    /// The requirements written on the key, e.g. `["kubernetes.io/arch In [arm64]"]`.
+    pub requirements: Vec<String>,
+}
+
+impl Unmet {
+    /// "its label kubernetes.io/arch=amd64 does not meet kubernetes.io/arch In [arm64]".
+    pub fn describe(&self) -> String {
+        let what = match &self.value {
+            Some(v) => format!("its label {}={v}", self.key),
+            None => format!("it has no {} label", self.key),
+        };
+        format!("{what}, which {} requires", self.requirements.join(" and "))
     }
 }
 

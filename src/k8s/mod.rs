@@ -1,7 +1,8 @@
 //! The Kubernetes side: building a `kube` client from the provider block, the CRD readiness
 //! gate, server-side apply with retries, reads, and deletion that waits for finalizers. Knows
 //! also whether a Karpenter controller is running (its leader-election Lease) and what of
-//! Karpenter's holds an object being deleted. Knows
+//! Karpenter's holds an object being deleted, and what a plan reads for its previews of what a
+//! change does to the running nodes ([`plan_reads`]). Knows
 //! `kube`, not Terraform: the resources translate between the two.
 
 pub mod apply;
@@ -14,6 +15,7 @@ pub mod karpenter_liveness;
 pub mod kinds;
 pub mod ownership;
 pub mod permissions;
+pub mod plan_reads;
 pub mod retry;
 pub mod served_values;
 pub mod skew;

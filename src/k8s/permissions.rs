@@ -53,8 +53,9 @@ pub const PERMISSIONS: &[Permission] = &[
         group: "karpenter.sh",
         resources: &["nodeclaims"],
         verbs: &["get", "list", "patch", "delete"],
-        why: "a delete that waits names the NodeClaims that hold a NodePool; `force_destroy` removes their \
-              finalizers (patch) and deletes them",
+        why: "a plan that changes a NodePool or node class lists them (once) to say which nodes the change \
+              replaces; a delete that waits names the NodeClaims that hold a NodePool; `force_destroy` removes \
+              their finalizers (patch) and deletes them",
     },
     Permission {
         group: "",

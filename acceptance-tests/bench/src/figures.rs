@@ -1,7 +1,7 @@
 //! The Kubernetes-side figures (1–5) and the orchestration of the whole run: plan and apply
 //! of N node pools against `terraform_data`, the CRD gate's reaction, API requests per node
 //! pool, and the plugin's peak RSS; then the handshake (6), the interruption queue (7), the
-//! instance-type data source (8) and the CEL kubelet expressions (9).
+//! instance-type data source (8), the CEL kubelet expressions (9) and the drift preview (10).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -80,6 +80,7 @@ pub struct Results {
     pub queue: queue::QueueFigures,
     pub instance_types: crate::instance_types::InstanceTypeFigures,
     pub kubelet_cel: crate::kubelet_cel::CelFigures,
+    pub drift: crate::drift::DriftFigures,
     pub load_before: String,
     pub load_after: String,
     pub terraform_version: String,
@@ -135,6 +136,13 @@ pub fn run_all(o: &Options, p: &ProviderDir) -> Result<Results, BenchError> {
     if o.wants(9) {
         eprintln!("bench: 9. CEL kubelet expressions over the offline table");
         r.kubelet_cel = crate::kubelet_cel::measure(o.reps)?;
+    }
+    if o.wants(10) {
+        eprintln!(
+            "bench: 10. plan of a drifting change with {} NodeClaims",
+            crate::drift::CLAIMS
+        );
+        r.drift = crate::drift::measure(o.reps, p)?;
     }
     r.load_after = load_average();
     Ok(r)

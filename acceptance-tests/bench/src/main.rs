@@ -15,6 +15,7 @@
 //! rewrites the report.
 
 mod configs;
+mod drift;
 mod figures;
 mod handshake;
 mod instance_types;

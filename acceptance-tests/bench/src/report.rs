@@ -362,6 +362,38 @@ pub fn rows(r: &Results) -> Vec<Row> {
         target: "no target".into(),
         verdict: Verdict::NotJudged,
     });
+    let d = &r.drift;
+    rows.push(Row {
+        figure: 10,
+        key: "drift_plan_s".into(),
+        what: format!(
+            "`terraform plan` of a template label change over {} NodeClaims (warns \"replaces N of M nodes\"; {} NodeClaim list), beside a `weight` change (no list)",
+            crate::drift::CLAIMS,
+            d.lists
+        ),
+        value: d.plan.median(),
+        unit: "s",
+        shown: secs(&d.plan),
+        baseline: Some((d.baseline.median(), secs(&d.baseline))),
+        ratio: Some(d.ratio()),
+        target: "one list per plan".into(),
+        verdict: Verdict::of(d.lists == 1),
+    });
+    rows.push(Row {
+        figure: 10,
+        key: "drift_preview_ms".into(),
+        what: format!(
+            "the preview inside that plan, {} NodeClaims: list, verdicts, warning",
+            crate::drift::CLAIMS
+        ),
+        value: d.preview_ms.median(),
+        unit: "ms",
+        shown: format!("{} ms", d.preview_ms.summary(1)),
+        baseline: None,
+        ratio: None,
+        target: "no target".into(),
+        verdict: Verdict::NotJudged,
+    });
     rows
 }
 
@@ -483,6 +515,10 @@ const METHOD: &[(u8, &str)] = &[
     (
         9,
         "In the bench's own process (so the release figure needs `cargo run --release -p bench`), the provider's `instance_types::kubelet_cel` does what a plan does with Karpenter's CEL kubelet expressions, three from its documentation (`maxPods`, `kubeReserved.memory`, `systemReserved.cpu`): compile them, read the inputs of every type of the offline table, evaluate each expression for each type (on its own thread, as the provider does); three untimed runs, then 20 per repetition. The ENI figures are a stand-in, the same for every type, until the table carries Karpenter's.",
+    ),
+    (
+        10,
+        "One NodePool applied, then 500 NodeClaims of it created in the test server as Karpenter labels and annotates them (instance labels, the pool's hash). Interleaved: `terraform plan` of a template label change (the provider lists the NodeClaims once and warns that it replaces 500 of 500 nodes) and `terraform plan` of a `weight` change (behavioural: no list); one untimed warm-up each. With `TF_LOG_PROVIDER=debug` the provider logs the preview's own time (\"drift preview\", µs), from the cluster's client to the warning; the NodeClaim lists are counted in the server's request log.",
     ),
 ];
 

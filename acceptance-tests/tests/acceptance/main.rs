@@ -16,6 +16,7 @@ mod controller_role;
 mod data_sources;
 mod default_tags;
 mod doc_snippets;
+mod drift;
 mod eks_auth;
 mod eks_auto_mode;
 mod eks_auto_mode_blueprints;

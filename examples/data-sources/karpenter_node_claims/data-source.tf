@@ -12,3 +12,9 @@ output "default_pool_instances" {
     provider_id   = c.provider_id
   } }
 }
+
+# For a pipeline: the nodes Karpenter marked drifted (it replaces them within the pool's
+# disruption budgets), with why; gate a rollout on it being empty.
+output "default_pool_drifted" {
+  value = { for c in data.karpenter_node_claims.default.node_claims : c.name => c.drift_reason if c.drifted }
+}

@@ -2,13 +2,15 @@
 //! [`v1alpha5`], and [`capacity_buffer`]), the generic machinery they share ([`object`]: one
 //! `KubeObjectType` drives plan, apply, read, import and docs of a kind from its schema), their
 //! identity and listing ([`object::identity`]), state moves from `kubectl_manifest` ([`moves`]), the
-//! `force_destroy` cleanup ([`teardown`]), the CRD availability checks ([`availability`]) and
+//! `force_destroy` cleanup ([`teardown`]), what a plan does to the running nodes ([`drift`]),
+//! the CRD availability checks ([`availability`]) and
 //! the Kubernetes data sources ([`data_sources`]). The constructors below are the registry's
 //! one line per kind.
 
 pub mod availability;
 pub mod capacity_buffer;
 pub mod data_sources;
+pub mod drift;
 pub mod eks;
 pub mod kind;
 pub mod moves;
@@ -48,6 +50,7 @@ pub fn node_pool() -> KubeObjectType {
         requires: Some(&availability::V1),
         class_ref: Some(&NODE_POOL_CLASS),
         plan_defaults: v1::node_pool::plan_defaults,
+        drift: Some(&drift::rules::NODE_POOL),
         ..KubeObjectType::new("karpenter_node_pool", kinds::NODE_POOL, &v1::NODE_POOL)
     }
 }
@@ -64,6 +67,7 @@ pub fn ec2_node_class() -> KubeObjectType {
         status_follows: &[("instance_profile", &["role", "instance_profile"])],
         force_destroy_cleanup: Some(v1::ec2_node_class::EC2_NODE_CLASS_CLEANUP),
         requires: Some(&availability::V1),
+        drift: Some(&drift::rules::EC2_NODE_CLASS),
         ..KubeObjectType::new(
             "karpenter_ec2_node_class",
             kinds::EC2_NODE_CLASS,
@@ -81,6 +85,7 @@ pub fn eks_node_class() -> KubeObjectType {
         wait_for_ready: Some("wait_for_ready"),
         status_follows: &[("instance_profile", &["role", "instance_profile"])],
         requires: Some(&availability::EKS_AUTO_MODE),
+        drift: Some(&drift::rules::EKS_NODE_CLASS),
         ..KubeObjectType::new(
             "karpenter_eks_node_class",
             kinds::EKS_NODE_CLASS,

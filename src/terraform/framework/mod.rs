@@ -53,6 +53,25 @@ impl ApplyOutcome {
     }
 }
 
+/// A settled plan of one resource instance, as [`Resource::check_plan_remotely`] sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct PlanToCheck<'a> {
+    /// The state the plan was adjusted from: null for a create, or for the recreation of an
+    /// object found being deleted.
+    pub prior: &'a Value,
+    /// The planned state: null for a destroy.
+    pub planned: &'a Value,
+    /// Whether the plan replaces the object (an attribute that cannot change in place changed).
+    pub replaces: bool,
+}
+
+impl PlanToCheck<'_> {
+    /// Whether the plan destroys the object without replacing it.
+    pub fn is_destroy(&self) -> bool {
+        self.planned.is_null() && !self.prior.is_null()
+    }
+}
+
 /// The resource a `moved {}` block moves from.
 #[derive(Debug, Clone, Copy)]
 pub struct MoveSource<'a> {
@@ -112,11 +131,13 @@ pub trait Resource<C: Send + Sync>: Send + Sync {
     }
 
     /// Checks of a settled plan that need the remote side (an AWS lookup, say), for a mistake
-    /// that would otherwise surface only at apply. Best effort: when the remote side cannot
-    /// tell (not reachable, not created yet, no permission) it returns nothing, so plan never
-    /// depends on it. Runs only when the plan so far has no errors and the provider is
-    /// configured. The default checks nothing.
-    async fn check_plan_remotely(&self, _ctx: &C, _prior: &Value, _planned: &Value) -> Diagnostics {
+    /// that would otherwise surface only at apply, or for what the change will do there. Best
+    /// effort: when the remote side cannot tell (not reachable, not created yet, no permission)
+    /// it returns nothing, or a warning, so plan never depends on it. Runs for creates, updates,
+    /// replacements and destroys (a `terraform destroy`, or a resource removed from the
+    /// configuration: `planned` null), only when the plan so far has no errors and the
+    /// provider is configured. The default checks nothing.
+    async fn check_plan_remotely(&self, _ctx: &C, _change: &PlanToCheck<'_>) -> Diagnostics {
         Diagnostics::new()
     }
 

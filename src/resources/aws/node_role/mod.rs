@@ -18,7 +18,8 @@ use crate::resources::aws::iam_role;
 use crate::resources::aws::tags_all;
 use crate::terraform::framework::values::{get_str, string_list};
 use crate::terraform::framework::{
-    ApplyOutcome, Diagnostics, IdentitySchema, ListRequest, ListSink, ReadOutcome, Resource, Schema,
+    ApplyOutcome, Diagnostics, IdentitySchema, ListRequest, ListSink, PlanToCheck, ReadOutcome, Resource,
+    Schema,
 };
 use crate::terraform::tfvalue::{AttributePath, Value};
 use calls::{iam, iam_to_change, read_role};
@@ -232,13 +233,11 @@ impl Resource<KarpenterContext> for NodeRole {
 
     /// The access entry EKS made itself for the cluster's Auto Mode node role is refused at plan
     /// when the cluster already says this role is its node role.
-    async fn check_plan_remotely(
-        &self,
-        ctx: &KarpenterContext,
-        prior: &Value,
-        planned: &Value,
-    ) -> Diagnostics {
-        access_entry::plan_eks_managed(ctx, prior, planned).await
+    async fn check_plan_remotely(&self, ctx: &KarpenterContext, change: &PlanToCheck<'_>) -> Diagnostics {
+        if change.planned.is_null() {
+            return Diagnostics::new();
+        }
+        access_entry::plan_eks_managed(ctx, change.prior, change.planned).await
     }
 
     fn identity(&self, state: &Value) -> Value {

@@ -1,7 +1,8 @@
 //! Data source `karpenter_node_claims`: the NodeClaims (the machines Karpenter launched) of one
 //! NodePool, or of the whole cluster, with what a platform team wires elsewhere: node name,
-//! instance type, capacity type, zone, provider ID, image and conditions. Sorted by name, so
-//! the list is stable between runs.
+//! instance type, capacity type, zone, provider ID, image and conditions, and whether Karpenter
+//! marked it drifted (so a pipeline can gate on it). Sorted by name, so the list is stable
+//! between runs.
 
 use std::sync::LazyLock;
 
@@ -12,6 +13,7 @@ use tokio::time::Instant;
 
 use super::{READ_TIMEOUT, client, computed_copy, outcome_of, read_result};
 use crate::context::KarpenterContext;
+use crate::k8s::plan_reads::{NODE_POOL_LABEL, drifted_reason};
 use crate::k8s::retry::{Also, retry};
 use crate::k8s::{KubeError, kinds};
 use crate::resources::kube::kind::attributes::conditions_attribute;
@@ -21,8 +23,6 @@ use crate::terraform::framework::values::{get_str, object, opt_string};
 use crate::terraform::framework::{Attribute, DataReadOutcome, DataSource, Diagnostics, Schema};
 use crate::terraform::tfvalue::{AttributePath, Value};
 
-/// The label Karpenter puts on a NodeClaim (and its node) naming its NodePool.
-pub const NODE_POOL_LABEL: &str = "karpenter.sh/nodepool";
 const INSTANCE_TYPE_LABEL: &str = "node.kubernetes.io/instance-type";
 const CAPACITY_TYPE_LABEL: &str = "karpenter.sh/capacity-type";
 const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
@@ -33,8 +33,8 @@ pub struct NodeClaims;
 pub static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
     Schema::new(
         "Lists the NodeClaims (`karpenter.sh/v1`) Karpenter launched, for one NodePool (`node_pool`) or for the \
-         whole cluster: node name, instance type, capacity type, zone, provider ID and conditions of each. A \
-         NodeClaim that is still launching has no node name, instance type or zone yet (null). Read at plan \
+         whole cluster: node name, instance type, capacity type, zone, provider ID, conditions of each, and \
+         whether Karpenter marked it drifted (to be replaced). A NodeClaim that is still launching has no node name, instance type or zone yet (null). Read at plan \
          time; needs the cluster to be reachable then.",
         vec![
             Attribute::string("node_pool")
@@ -70,6 +70,18 @@ pub static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
                     Attribute::string("image_id")
                         .computed()
                         .describe("AMI the instance was launched from."),
+                    Attribute::bool("drifted").computed().describe(
+                        "Whether Karpenter marked the NodeClaim drifted (its `Drifted` condition is `True`): it no \
+                         longer matches its NodePool or node class, and Karpenter replaces its node within the pool's \
+                         disruption budgets.",
+                    ),
+                    Attribute::string("drift_reason").computed().describe(
+                        "Why Karpenter marked it drifted, the `Drifted` condition's reason: `NodePoolDrifted` (the \
+                         pool's template changed), `RequirementsDrifted` (its labels no longer meet the pool's \
+                         requirements), `NodeClassDrift` (the node class changed), `AMIDrift`, `SubnetDrift`, \
+                         `SecurityGroupDrift`, `CapacityReservationDrift`, `PlacementGroupDrift` (what the node class \
+                         resolves to changed) or `InstanceTypeNotFound`. Null when it is not drifted.",
+                    ),
                     conditions_attribute(),
                 ],
             )
@@ -92,6 +104,7 @@ pub fn claim_state(obj: &DynamicObject) -> Result<Value, Diagnostics> {
     let conditions = computed_copy(&[conditions_attribute()]);
     let conditions = from_wire(&conditions, &status, &Value::Null, &AttributePath::root())
         .map_err(|e| Diagnostics::from_error("Unexpected NodeClaim from the API server", e.to_string()))?;
+    let drift = drifted_reason(obj.data.get("status"));
     let state = object([
         (
             "name",
@@ -104,6 +117,8 @@ pub fn claim_state(obj: &DynamicObject) -> Result<Value, Diagnostics> {
         ("zone", label(ZONE_LABEL)),
         ("provider_id", text("providerID")),
         ("image_id", text("imageID")),
+        ("drifted", Value::Bool(drift.is_some())),
+        ("drift_reason", opt_string(drift)),
         (
             "conditions",
             conditions.get("conditions").cloned().unwrap_or(Value::Null),
@@ -194,7 +209,8 @@ mod tests {
                 j["metadata"]["labels"]["topology.kubernetes.io/zone"] = json!("us-east-1a");
                 j["status"] = json!({"nodeName": "ip-10-0-0-1.ec2.internal", "providerID": "aws:///us-east-1a/i-1",
                     "imageID": "ami-1", "conditions": [{"type": "Ready", "status": "True", "reason": "Ready",
-                    "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}]});
+                    "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}, {"type": "Drifted", "status": "True",
+                    "reason": "NodePoolDrifted", "message": "NodePoolDrifted", "lastTransitionTime": "2026-01-01T00:00:00Z"}]});
             }
             serde_json::from_value(j).expect("claim")
         };
@@ -214,6 +230,10 @@ mod tests {
         assert_eq!(get_str(&items[0], "provider_id"), Some("aws:///us-east-1a/i-1"));
         assert_eq!(get_str(&items[0], "node_pool"), Some("general"));
         assert!(items[1].get("node_name").is_some_and(Value::is_null));
+        assert_eq!(items[0].get("drifted"), Some(&Value::Bool(true)));
+        assert_eq!(get_str(&items[0], "drift_reason"), Some("NodePoolDrifted"));
+        assert_eq!(items[1].get("drifted"), Some(&Value::Bool(false)));
+        assert!(items[1].get("drift_reason").is_some_and(Value::is_null));
         let ready = items[0]
             .get("conditions")
             .and_then(Value::as_elements)

@@ -8,6 +8,8 @@
 //!   what was unknown (status) from the stored object (read once more after the write when
 //!   the answer has no status yet). An object found being deleted is waited for (bounded by
 //!   `timeouts.create`) and created again.
+//! - **plan, remotely**: for a kind whose changes drift Karpenter's nodes (`drift`), warnings
+//!   about which running nodes an update, a replacement or a destroy replaces ([`super::drift`]).
 //! - **plan**: `status` is planned unknown on create; an update keeps the prior status (a
 //!   one-value change reads as one line), except the fields that follow a changed spec
 //!   attribute (`status_follows`), and the next refresh reads what Karpenter wrote since.
@@ -40,6 +42,7 @@ use std::sync::LazyLock;
 use std::time::Duration;
 
 use super::availability::Availability;
+use super::drift::rules::DriftRules;
 use crate::k8s::{self, Kind};
 use crate::terraform::framework::Diagnostics;
 use crate::terraform::framework::schema::Schema;
@@ -103,6 +106,9 @@ pub struct KubeObjectType {
     /// state or null, the planned value to adjust, and diagnostics for what the default changes):
     /// e.g. an EKS Auto Mode NodePool's `expire_after`.
     pub plan_defaults: fn(&Value, &Value, &mut Value, &mut Diagnostics),
+    /// How changes of the kind drift Karpenter's nodes, for the plan's warnings about the
+    /// running nodes ([`super::drift`]); `None` for a kind whose changes replace no node.
+    pub drift: Option<&'static DriftRules>,
 }
 
 fn no_replacements(_: &Value, _: &Value) -> Vec<AttributePath> {
@@ -135,6 +141,7 @@ impl KubeObjectType {
             force_destroy_cleanup: None,
             class_ref: None,
             plan_defaults: |_, _, _, _| {},
+            drift: None,
         }
     }
 

@@ -11,12 +11,12 @@ use super::write::{DEFAULT_CREATE, DEFAULT_UPDATE};
 use super::{KubeObjectType, READ_TIMEOUT};
 use crate::context::KarpenterContext;
 use crate::k8s::{self, KubeError};
-use crate::resources::kube::moves;
+use crate::resources::kube::{drift, moves};
 use crate::terraform::framework::schema::Schema;
 use crate::terraform::framework::values::get_str;
 use crate::terraform::framework::{
-    ApplyOutcome, Diagnostics, IdentitySchema, ListRequest, ListSink, MoveSource, ReadOutcome, Resource,
-    timeouts,
+    ApplyOutcome, Diagnostics, IdentitySchema, ListRequest, ListSink, MoveSource, PlanToCheck, ReadOutcome,
+    Resource, timeouts,
 };
 use crate::terraform::tfvalue::{AttributePath, Value};
 
@@ -50,15 +50,20 @@ impl Resource<KarpenterContext> for KubeObjectType {
         keep_prior_status(prior, planned, self.status_follows);
     }
 
-    /// What the Karpenter installed in the cluster refuses, when the cluster can be read
-    /// ([`super::installed`]).
-    async fn check_plan_remotely(
-        &self,
-        ctx: &KarpenterContext,
-        prior: &Value,
-        planned: &Value,
-    ) -> Diagnostics {
-        self.check_installed_release(ctx, prior, planned).await
+    /// At plan, with the cluster readable: what the Karpenter installed there refuses
+    /// ([`super::installed`]), and what the change does to the running nodes, for a kind whose
+    /// changes drift them.
+    async fn check_plan_remotely(&self, ctx: &KarpenterContext, change: &PlanToCheck<'_>) -> Diagnostics {
+        let mut d = self
+            .check_installed_release(ctx, change.prior, change.planned)
+            .await;
+        if d.has_errors() {
+            return d;
+        }
+        if let Some(rules) = self.drift {
+            d.extend(drift::check(ctx, rules, self.schema, change).await);
+        }
+        d
     }
 
     async fn create(&self, ctx: &KarpenterContext, planned: &Value) -> ApplyOutcome {
@@ -108,7 +113,12 @@ impl Resource<KarpenterContext> for KubeObjectType {
                 let state = self.state_from_object(&obj, current)?;
                 Ok(ReadOutcome::BeingDeleted(state, self.being_deleted_warning(&obj)))
             }
-            Ok(Some(obj)) => self.state_from_object(&obj, current).map(ReadOutcome::Found),
+            Ok(Some(obj)) => {
+                if self.drift.is_some() {
+                    ctx.plan_reads.observe(&self.kind, &obj);
+                }
+                self.state_from_object(&obj, current).map(ReadOutcome::Found)
+            }
             Err(
                 e @ (KubeError::Transport(_) | KubeError::Unreachable { .. } | KubeError::Timeout { .. }),
             ) => Ok(ReadOutcome::KeptPrior(keep_prior_warning(

@@ -15,7 +15,7 @@ use crate::terraform::framework::identity::check_unchanged;
 use crate::terraform::framework::plan::{plan, plan_recreate};
 use crate::terraform::framework::upgrade::upgrade_state;
 use crate::terraform::framework::{
-    ApplyOutcome, Diagnostics, MoveSource, Provider, ReadOutcome, Resource, private,
+    ApplyOutcome, Diagnostics, MoveSource, PlanToCheck, Provider, ReadOutcome, Resource, private,
 };
 use crate::terraform::plugin::proto::tfplugin6 as pb;
 use crate::terraform::plugin::schema_proto::{diagnostics as pb_diags, path as pb_path};
@@ -201,15 +201,16 @@ impl<P: Provider> ProviderServer<P> {
             let proposed = decode(req.proposed_new_state.as_ref(), &ty, "proposed new state")?;
             let config = decode(req.config.as_ref(), &ty, "configuration")?;
             if proposed.is_null() {
-                // Destroy: nothing to plan; the identity stays what it was.
+                // Destroy: nothing to plan; the identity stays what it was. The remote checks
+                // still see it (what the destroy will take with it).
                 return Ok(PlannedChange {
                     planned: Value::Null,
-                    adjust_from: Value::Null,
+                    adjust_from: prior,
                     ty,
                     replace: vec![],
                     diagnostics: Diagnostics::new(),
                     identity: req.prior_identity.clone(),
-                    ctx: None,
+                    ctx: self.context().ok(),
                 });
             }
             let prior_identity = decode_identity(resource, req.prior_identity.as_ref())?;
@@ -280,7 +281,7 @@ impl<P: Provider> ProviderServer<P> {
         })();
         // Checks that ask the remote side (best effort, never failing on its absence) run after
         // the plan is settled, and only for a plan without errors; they see the prior the plan
-        // was adjusted from (null for a create or a recreation).
+        // was adjusted from (null for a create or a recreation), and a null plan for a destroy.
         let result = async {
             let PlannedChange {
                 planned,
@@ -295,7 +296,12 @@ impl<P: Provider> ProviderServer<P> {
                 && let Some(ctx) = ctx
             {
                 let resource = self.resource(&req.type_name)?;
-                d.extend(resource.check_plan_remotely(&ctx, &adjust_from, &planned).await);
+                let change = PlanToCheck {
+                    prior: &adjust_from,
+                    planned: &planned,
+                    replaces: !replace.is_empty(),
+                };
+                d.extend(resource.check_plan_remotely(&ctx, &change).await);
             }
             Ok::<_, Diagnostics>((encode(&planned, &ty, "plan")?, replace, d, identity))
         }

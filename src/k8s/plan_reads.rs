@@ -1,0 +1,313 @@
+//! What a plan reads from the cluster to say what a NodePool or node class change does to the
+//! running nodes: the NodeClaims (listed once per provider process, that is once per Terraform
+//! command, however many pools and classes change), the NodePools' disruption settings (listed
+//! once too, only when a node class change needs its pools' budgets), and the hash annotations
+//! Karpenter wrote on the objects this process refreshed (kept from the refresh, so the check
+//! costs no request for them). A failed list is kept as well: an unreachable cluster is asked
+//! once, not once per resource.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use kube::api::DynamicObject;
+use serde_json::Value as Json;
+use tokio::sync::OnceCell;
+use tokio::time::Instant;
+
+use super::apply;
+use super::kinds::{Kind, NODE_CLAIM, NODE_POOL};
+
+/// How long a plan-time list may take (its retries included). A plan never waits longer on
+/// a cluster it only asks for a preview.
+pub const PLAN_READ_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The label Karpenter puts on a NodeClaim naming its NodePool.
+pub const NODE_POOL_LABEL: &str = "karpenter.sh/nodepool";
+
+/// The condition Karpenter sets on a NodeClaim it decided to replace for drift.
+pub const DRIFTED_CONDITION: &str = "Drifted";
+
+/// The node class a NodeClaim was launched with (`spec.nodeClassRef`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClassRef {
+    pub group: String,
+    pub kind: String,
+    pub name: String,
+}
+
+/// What the drift preview needs of one NodeClaim.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct NodeClaim {
+    pub name: String,
+    /// The node's name, once it registered (`status.nodeName`).
+    pub node_name: Option<String>,
+    pub labels: BTreeMap<String, String>,
+    /// Only the annotations whose key ends in `-hash` or `-hash-version` (Karpenter's drift
+    /// hashes): the rest is of no use here.
+    pub hashes: BTreeMap<String, String>,
+    pub class: Option<ClassRef>,
+    /// Being deleted (a `deletionTimestamp`): on its way out already.
+    pub deleting: bool,
+    /// The reason of a `Drifted=True` condition: Karpenter already decided to replace it.
+    pub drifted: Option<String>,
+}
+
+impl NodeClaim {
+    /// The NodePool it belongs to (its `karpenter.sh/nodepool` label).
+    pub fn pool(&self) -> Option<&str> {
+        self.labels.get(NODE_POOL_LABEL).map(String::as_str)
+    }
+
+    /// `name` with the node's name, for messages: `general-x7k2p (ip-10-0-1-2.ec2.internal)`.
+    pub fn display(&self) -> String {
+        match &self.node_name {
+            Some(node) => format!("{} ({node})", self.name),
+            None => self.name.clone(),
+        }
+    }
+}
+
+/// Whether an annotation is one of Karpenter's drift hashes.
+pub fn is_hash_annotation(key: &str) -> bool {
+    key.ends_with("-hash") || key.ends_with("-hash-version")
+}
+
+fn hashes(obj: &DynamicObject) -> BTreeMap<String, String> {
+    obj.metadata
+        .annotations
+        .iter()
+        .flatten()
+        .filter(|(k, _)| is_hash_annotation(k))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// The `Drifted=True` condition's reason (its type when it gives none), `None` when the
+/// condition is absent or not True.
+pub fn drifted_reason(status: Option<&Json>) -> Option<String> {
+    let conditions = status?.get("conditions")?.as_array()?;
+    let drifted = conditions
+        .iter()
+        .find(|c| c.get("type").and_then(Json::as_str) == Some(DRIFTED_CONDITION))?;
+    if drifted.get("status").and_then(Json::as_str) != Some("True") {
+        return None;
+    }
+    let reason = drifted
+        .get("reason")
+        .and_then(Json::as_str)
+        .filter(|r| !r.is_empty())
+        .unwrap_or(DRIFTED_CONDITION);
+    Some(reason.to_string())
+}
+
+impl NodeClaim {
+    /// The facts of a listed NodeClaim object.
+    pub fn from_object(obj: &DynamicObject) -> Self {
+        let status = obj.data.get("status");
+        let text = |v: Option<&Json>, key: &str| {
+            v.and_then(|v| v.get(key))
+                .and_then(Json::as_str)
+                .map(str::to_string)
+        };
+        let class = obj
+            .data
+            .get("spec")
+            .and_then(|s| s.get("nodeClassRef"))
+            .map(|r| ClassRef {
+                group: text(Some(r), "group").unwrap_or_default(),
+                kind: text(Some(r), "kind").unwrap_or_default(),
+                name: text(Some(r), "name").unwrap_or_default(),
+            });
+        Self {
+            name: obj.metadata.name.clone().unwrap_or_default(),
+            node_name: text(status, "nodeName").filter(|n| !n.is_empty()),
+            labels: obj
+                .metadata
+                .labels
+                .clone()
+                .unwrap_or_default()
+                .into_iter()
+                .collect(),
+            hashes: hashes(obj),
+            class,
+            deleting: obj.metadata.deletion_timestamp.is_some(),
+            drifted: drifted_reason(status),
+        }
+    }
+}
+
+/// A NodePool as a node class change needs it: its name and `spec.disruption` (budgets).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PoolDisruption {
+    pub name: String,
+    pub disruption: Json,
+}
+
+type Shared<T> = OnceCell<Result<Arc<T>, String>>;
+
+/// The reads of one provider process for plan-time previews (see the module docs).
+#[derive(Default)]
+pub struct PlanReads {
+    node_claims: Shared<Vec<NodeClaim>>,
+    node_pools: Shared<Vec<PoolDisruption>>,
+    /// `<plural>.<group>/<name>` → the hash annotations of the object as last read.
+    observed: Mutex<HashMap<String, BTreeMap<String, String>>>,
+    /// How many lists this process made (for tests).
+    lists: std::sync::atomic::AtomicUsize,
+}
+
+fn observed_key(kind: &Kind, name: &str) -> String {
+    format!("{}/{name}", kind.crd_name())
+}
+
+impl PlanReads {
+    /// Every NodeClaim of the cluster, listed on the first call only; the error (said as a
+    /// sentence) is kept too. A cluster without the NodeClaim kind has none.
+    pub async fn node_claims(&self, client: &kube::Client) -> Result<Arc<Vec<NodeClaim>>, String> {
+        self.node_claims
+            .get_or_init(|| async {
+                self.lists.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let listed = apply::list(
+                    client,
+                    &NODE_CLAIM,
+                    None,
+                    None,
+                    Instant::now() + PLAN_READ_TIMEOUT,
+                )
+                .await;
+                match listed {
+                    Ok(objects) => {
+                        let claims = objects
+                            .unwrap_or_default()
+                            .iter()
+                            .map(NodeClaim::from_object)
+                            .collect();
+                        tracing::debug!("listed the NodeClaims for the plan's drift preview");
+                        Ok(Arc::new(claims))
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "could not list the NodeClaims at plan");
+                        Err(e.to_string())
+                    }
+                }
+            })
+            .await
+            .clone()
+    }
+
+    /// Every NodePool's name and disruption settings, listed on the first call only.
+    pub async fn node_pools(&self, client: &kube::Client) -> Result<Arc<Vec<PoolDisruption>>, String> {
+        self.node_pools
+            .get_or_init(|| async {
+                self.lists.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let listed =
+                    apply::list(client, &NODE_POOL, None, None, Instant::now() + PLAN_READ_TIMEOUT).await;
+                match listed {
+                    Ok(objects) => Ok(Arc::new(
+                        objects
+                            .unwrap_or_default()
+                            .iter()
+                            .map(|o| PoolDisruption {
+                                name: o.metadata.name.clone().unwrap_or_default(),
+                                disruption: o
+                                    .data
+                                    .get("spec")
+                                    .and_then(|s| s.get("disruption"))
+                                    .cloned()
+                                    .unwrap_or(Json::Null),
+                            })
+                            .collect(),
+                    )),
+                    Err(e) => Err(e.to_string()),
+                }
+            })
+            .await
+            .clone()
+    }
+
+    /// Keeps the hash annotations of an object just read (a refresh), for the plan that follows.
+    pub fn observe(&self, kind: &Kind, obj: &DynamicObject) {
+        let name = obj.metadata.name.as_deref().unwrap_or_default();
+        if let Ok(mut seen) = self.observed.lock() {
+            seen.insert(observed_key(kind, name), hashes(obj));
+        }
+    }
+
+    /// The hash annotations of `kind`/`name` as this process last read them, if it did.
+    pub fn observed(&self, kind: &Kind, name: &str) -> Option<BTreeMap<String, String>> {
+        self.observed
+            .lock()
+            .ok()
+            .and_then(|seen| seen.get(&observed_key(kind, name)).cloned())
+    }
+
+    /// Reads `kind`/`name` for its hash annotations when this process has not (a plan with
+    /// `-refresh=false`); `None` when it cannot be read or does not exist.
+    pub async fn hashes_of(
+        &self,
+        client: &kube::Client,
+        kind: &Kind,
+        name: &str,
+    ) -> Option<BTreeMap<String, String>> {
+        if let Some(seen) = self.observed(kind, name) {
+            return Some(seen);
+        }
+        match apply::get(client, kind, None, name, Instant::now() + PLAN_READ_TIMEOUT).await {
+            Ok(Some(obj)) => {
+                self.observe(kind, &obj);
+                self.observed(kind, name)
+            }
+            Ok(None) => None,
+            Err(e) => {
+                tracing::debug!(error = %e, kind = kind.kind, name, "could not read the object's hash annotations at plan");
+                None
+            }
+        }
+    }
+
+    /// How many lists this process made so far.
+    pub fn lists_made(&self) -> usize {
+        self.lists.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{NodeClaim, drifted_reason};
+
+    #[test]
+    fn a_claim_is_read_from_labels_annotations_spec_and_status() {
+        let obj = serde_json::from_value(json!({
+            "apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
+            "metadata": {"name": "general-abc", "labels": {"karpenter.sh/nodepool": "general"},
+                "annotations": {"karpenter.sh/nodepool-hash": "123", "karpenter.sh/nodepool-hash-version": "v3",
+                    "karpenter.k8s.aws/tagged": "true"}},
+            "spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}},
+            "status": {"nodeName": "ip-10-0-0-1.ec2.internal", "conditions": [
+                {"type": "Drifted", "status": "True", "reason": "NodePoolDrifted"}]}
+        }))
+        .expect("object");
+        let claim = NodeClaim::from_object(&obj);
+        assert_eq!(claim.pool(), Some("general"));
+        assert_eq!(claim.hashes.len(), 2, "{:?}", claim.hashes);
+        assert_eq!(claim.class.as_ref().map(|c| c.name.as_str()), Some("default"));
+        assert_eq!(claim.drifted.as_deref(), Some("NodePoolDrifted"));
+        assert_eq!(claim.display(), "general-abc (ip-10-0-0-1.ec2.internal)");
+        assert!(!claim.deleting);
+    }
+
+    #[test]
+    fn only_a_true_drifted_condition_counts() {
+        let status = |s: &str| json!({"conditions": [{"type": "Drifted", "status": s, "reason": "RequirementsDrifted"}]});
+        assert_eq!(
+            drifted_reason(Some(&status("True"))).as_deref(),
+            Some("RequirementsDrifted")
+        );
+        assert_eq!(drifted_reason(Some(&status("False"))), None);
+        assert_eq!(drifted_reason(Some(&json!({"conditions": []}))), None);
+        assert_eq!(drifted_reason(None), None);
+    }
+}
