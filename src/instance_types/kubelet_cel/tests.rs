@@ -648,3 +648,185 @@ fn long_and_deep_inputs_are_refused_without_exhausting_the_stack() {
         assert_eq!(evaluation.fields[0].high.as_deref(), Some("96"));
     });
 }
+
+/// Tokens of kubelet-like expressions, put together at random below.
+const TOKENS: &[&str] = &[
+    "vcpus",
+    "memory_mib",
+    "max_pods",
+    "default_enis",
+    "ips_per_eni",
+    "instance_type",
+    "0",
+    "1",
+    "-1",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "18446744073709551615u",
+    "2u",
+    "1.5",
+    "1e308",
+    "-1e308",
+    "0.0",
+    "'m5'",
+    "\"x\"",
+    "b'y'",
+    "true",
+    "null",
+    "+",
+    "-",
+    "*",
+    "/",
+    "%",
+    "==",
+    "!=",
+    "<",
+    ">=",
+    "&&",
+    "||",
+    "!",
+    "?",
+    ":",
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    ",",
+    ".",
+    "max",
+    "min",
+    "int",
+    "double",
+    "uint",
+    "string",
+    "bool",
+    "bytes",
+    "size",
+    "dyn",
+    "type",
+    "has",
+    "exists",
+    "all",
+    "exists_one",
+    "map",
+    "filter",
+    "x",
+    "in",
+    "duration",
+    "timestamp",
+    "'1h'",
+    "matches",
+    "startsWith",
+    "getHours",
+    "math",
+    "a",
+    ".?",
+    "[?",
+];
+
+/// A failure of the library itself: a panic caught by the module, or a thread it could not get.
+fn library_failure(problem: &Problem) -> bool {
+    matches!(problem, Problem::Unchecked { .. })
+}
+
+fn compile_and_evaluate(source: &str) -> Result<(), String> {
+    match compile(&Field::KubeReserved("cpu".into()), source) {
+        Err(e) if library_failure(&e.problem) => Err(format!("{source:?}: {e}")),
+        Err(_) => Ok(()),
+        Ok(_) => {
+            let kubelet = Kubelet::compile(&KubeletSource {
+                max_pods: Some(MaxPodsSource::Expression(source)),
+                kube_reserved: vec![("cpu", source)],
+                ..KubeletSource::default()
+            })
+            .map_err(|e| format!("{source:?} compiled alone, not in a kubelet: {e:?}"))?;
+            let evaluation = evaluate(&kubelet, two_types());
+            for f in &evaluation.fields {
+                if f.not_evaluated
+                    .as_deref()
+                    .is_some_and(|r| r.contains("failed on it"))
+                {
+                    return Err(format!("{source:?}: {f:?}"));
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+mod random {
+    use proptest::collection::vec;
+    use proptest::prelude::*;
+
+    use super::{TOKENS, compile_and_evaluate};
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        /// Any sequence of tokens compiles or is refused, and what compiles evaluates, all
+        /// without a panic (the module would turn one into "not checked").
+        #[test]
+        fn token_soup_never_panics(tokens in vec(prop::sample::select(TOKENS), 1..30)) {
+            let source = tokens.join(" ");
+            prop_assert_eq!(compile_and_evaluate(&source), Ok(()));
+        }
+
+        #[test]
+        fn any_text_never_panics(source in ".{0,60}") {
+            prop_assert_eq!(compile_and_evaluate(&source), Ok(()));
+        }
+
+        /// Well-formed arithmetic over the variables and extreme numbers: each compiles or is
+        /// refused by the check, and what compiles evaluates for every type (a value, or a
+        /// failure with a message), never a panic.
+        #[test]
+        fn arithmetic_never_panics(source in arithmetic()) {
+            prop_assert_eq!(compile_and_evaluate(&source), Ok(()));
+        }
+    }
+
+    fn arithmetic() -> BoxedStrategy<String> {
+        let leaf = prop::sample::select(
+            &[
+                "vcpus",
+                "memory_mib",
+                "max_pods",
+                "default_enis",
+                "ips_per_eni",
+                "0",
+                "1",
+                "7",
+                "-3",
+                "9223372036854775807",
+                "-9223372036854775808",
+                "2.5",
+                "0.0",
+                "-0.0",
+                "1e308",
+                "3u",
+            ][..],
+        )
+        .prop_map(str::to_string);
+        leaf.prop_recursive(6, 40, 3, |inner| {
+            let binary = prop::sample::select(&["+", "-", "*", "/", "%", "<", "==", "&&"][..]);
+            prop_oneof![
+                (inner.clone(), binary, inner.clone()).prop_map(|(a, op, b)| format!("({a} {op} {b})")),
+                (
+                    prop::sample::select(&["max", "min"][..]),
+                    inner.clone(),
+                    inner.clone()
+                )
+                    .prop_map(|(f, a, b)| format!("{f}({a}, {b})")),
+                (
+                    prop::sample::select(&["int", "double", "-", "dyn"][..]),
+                    inner.clone()
+                )
+                    .prop_map(|(f, a)| format!("{f}({a})")),
+                (inner.clone(), inner.clone(), inner).prop_map(|(c, a, b)| format!("({c} > 4 ? {a} : {b})")),
+            ]
+        })
+        .boxed()
+    }
+}
