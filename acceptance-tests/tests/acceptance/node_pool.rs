@@ -507,10 +507,12 @@ resource "karpenter_node_pool" "many" {{
     ));
     cluster.server.clear_request_log();
     work.apply().ok();
-    // Two reads of the CRD for all 50: the look that it exists, and the gate's read before its
-    // watch (each once per kind and process).
+    // Four reads of the CRD for all 50, each once per kind and provider process: the plan's
+    // check against the installed release, in the plan and again in the apply's final plan
+    // (Terraform runs each in a provider process of its own); then the look that it exists,
+    // and the gate's read before its watch.
     let crd_reads = cluster.requests(None, "customresourcedefinitions/nodepools.karpenter.sh");
-    assert_eq!(crd_reads.len(), 2, "{crd_reads:?}");
+    assert_eq!(crd_reads.len(), 4, "{crd_reads:?}");
     let pool_requests = cluster.requests(None, "/apis/karpenter.sh/v1/nodepools");
     assert!(
         pool_requests.len() <= 150,

@@ -35,6 +35,7 @@ const KARPENTER_SH_KEYS: &[&str] = &["karpenter.sh/capacity-type", "karpenter.sh
 const AWS_KEYS: &[&str] = &[
     "karpenter.k8s.aws/ec2nodeclass",
     "karpenter.k8s.aws/instance-encryption-in-transit-supported",
+    "karpenter.k8s.aws/nitro-sandbox",
     "karpenter.k8s.aws/instance-category",
     "karpenter.k8s.aws/instance-hypervisor",
     "karpenter.k8s.aws/instance-family",

@@ -20,8 +20,9 @@ pub const CAPACITY_TYPE: &str = "karpenter.sh/capacity-type";
 /// Values Karpenter accepts for `karpenter.sh/capacity-type`.
 pub const CAPACITY_TYPES: &[&str] = &["spot", "on-demand", "reserved"];
 
-/// Label keys of the `karpenter.k8s.aws` domain the v1.14.1 NodePool CRD allows (its CEL list;
-/// `nitro-sandbox` is only on `main`, so it is not here).
+/// Label keys of the `karpenter.k8s.aws` domain the NodePool CRD allows (its CEL list), as of
+/// Karpenter v1.15, which added `nitro-sandbox` (whether an instance type supports Nitro
+/// Enclaves, `"true"`/`"false"`); a v1.14 cluster's CRD refuses that one at the write.
 pub const AWS_ALLOWED_LABEL_KEYS: &[&str] = &[
     "karpenter.k8s.aws/instance-tenancy",
     "karpenter.k8s.aws/capacity-reservation-type",
@@ -29,6 +30,7 @@ pub const AWS_ALLOWED_LABEL_KEYS: &[&str] = &[
     "karpenter.k8s.aws/capacity-reservation-interruptible",
     "karpenter.k8s.aws/ec2nodeclass",
     "karpenter.k8s.aws/instance-encryption-in-transit-supported",
+    "karpenter.k8s.aws/nitro-sandbox",
     "karpenter.k8s.aws/instance-category",
     "karpenter.k8s.aws/instance-hypervisor",
     "karpenter.k8s.aws/instance-family",

@@ -69,7 +69,9 @@ fn restricted_keys() {
     assert!(restricted_label_problem("kubernetes.io/hostname").is_some());
     assert!(restricted_label_problem("karpenter.k8s.aws/instance-family").is_none());
     assert!(restricted_label_problem("karpenter.k8s.aws/instance-pods").is_some());
-    assert!(restricted_label_problem("karpenter.k8s.aws/nitro-sandbox").is_some());
+    // Added to the allow-list by Karpenter v1.15.
+    assert!(restricted_label_problem("karpenter.k8s.aws/nitro-sandbox").is_none());
+    assert!(restricted_label_problem("karpenter.k8s.aws/nitro-enclaves").is_some());
     assert!(restricted_label_problem("node.kubernetes.io/instance-type").is_none());
     assert!(restricted_label_problem("example.com/team").is_none());
 }

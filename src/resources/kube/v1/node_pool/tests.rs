@@ -151,7 +151,7 @@ pub(crate) fn invalid_cases() -> Vec<(&'static str, Json, &'static str)> {
         ),
         (
             "/template/spec/requirements/0/key",
-            json!("karpenter.k8s.aws/nitro-sandbox"),
+            json!("karpenter.k8s.aws/nitro-enclaves"),
             "template.spec.requirements[0].key",
         ),
         (
@@ -353,7 +353,7 @@ fn errors_say_what_is_allowed() {
     assert!(text.contains("spot, on-demand, reserved"), "{text}");
     let d = check(&apply_case(
         "/template/spec/requirements/0/key",
-        json!("karpenter.k8s.aws/nitro-sandbox"),
+        json!("karpenter.k8s.aws/nitro-enclaves"),
     ));
     assert!(d.to_string().contains("karpenter.k8s.aws/instance-family"), "{d}");
 }
