@@ -1,9 +1,10 @@
-//! Every Karpenter v1 minor (#16): the documented node pool and node class examples apply,
-//! re-plan empty, import and destroy against the CRDs of each release in
-//! `crds/versions/`, and a setting the installed CRDs do not have fails at once on its
+//! Every Karpenter v1 minor (#16, #50): the documented node pool and node class examples apply,
+//! re-plan empty, import and destroy against the CRDs of each release in `crds/versions/`
+//! (v1.0 to v1.14) and of v1.15 ([`Cluster::with_v1_15_crds`]: `crds/v1-main/` with v1.15's
+//! `enclaveOptions`), and a setting the installed CRDs do not have fails at once on its
 //! attribute, naming the release that added it.
 //!
-//! By default all fifteen minors run (about 80 s on the 2-core machine);
+//! By default all sixteen minors run (about 80 s on the 2-core machine);
 //! `KARPENTER_VERSION_MATRIX=changed` runs only v1.0 and every minor that added a field our
 //! schemas write (the releases in the provider's first-release table), for a quicker local
 //! loop. Figures are in `acceptance-tests/reports/reliability.md`.
@@ -22,16 +23,21 @@ fn examples() -> String {
     )
 }
 
+/// The name the matrix gives v1.15, whose CRDs are not among `crds/versions/`.
+const V1_15: &str = "v1.15";
+
 /// The releases to run: all, or with `KARPENTER_VERSION_MATRIX=changed` v1.0 and each minor
-/// that added a field.
+/// that added a field (v1.15 always: it opened the kubelet).
 fn selected() -> Vec<String> {
-    let all = Cluster::releases();
+    let mut all = Cluster::releases();
+    all.push(V1_15.to_string());
     if std::env::var("KARPENTER_VERSION_MATRIX").as_deref() != Ok("changed") {
         return all;
     }
     all.into_iter()
         .filter(|release| {
-            release.starts_with("v1.0.")
+            release == V1_15
+                || release.starts_with("v1.0.")
                 || FIRST_RELEASES
                     .iter()
                     .any(|(_, _, first)| release.starts_with(&format!("{first}.")))
@@ -46,7 +52,11 @@ fn examples_apply_replan_import_and_destroy_on_every_selected_minor() {
     let mut figures = Vec::new();
     for release in &releases {
         let started = Instant::now();
-        let cluster = Cluster::with_release_crds(release);
+        let cluster = if release == V1_15 {
+            Cluster::with_v1_15_crds()
+        } else {
+            Cluster::with_release_crds(release)
+        };
         let work = Workdir::new(&format!("{}\n{}", cluster.provider_block(), examples()));
         work.apply().ok();
         assert!(cluster.node_pool("default").is_some(), "{release}: no NodePool");
