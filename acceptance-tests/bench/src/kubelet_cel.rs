@@ -5,13 +5,12 @@
 //! inputs, evaluate. The bench's own build is the one measured, so the figure is the release
 //! build's only when the bench runs as `cargo run --release -p bench`.
 //!
-//! The ENI figures (`default_enis`, `ips_per_eni`) of each type are a stand-in, the same for
-//! every type, until the table carries Karpenter's: the cost of an evaluation does not depend
-//! on the values.
+//! The ENI figures (`default_enis`, `ips_per_eni`) are the table's own (Karpenter's VPC limits);
+//! the types the table has none for are left out, as the provider's plan leaves them out.
 
 use std::time::Instant;
 
-use terraform_provider_karpenter::instance_types::catalog;
+use terraform_provider_karpenter::instance_types::{InstanceType, catalog};
 use terraform_provider_karpenter::instance_types::kubelet_cel::{
     Kubelet, KubeletSource, MaxPodsSource, TypeFacts, evaluate,
 };
@@ -25,9 +24,6 @@ pub const EXPRESSIONS: &[(&str, &str)] = &[
     ("kubeReserved.memory", "11 * max_pods + 255"),
     ("systemReserved.cpu", "max(20, vcpus * 10)"),
 ];
-
-/// The stand-in ENI figures of every type.
-const ENIS: (i64, i64) = (4, 15);
 
 /// Timed runs per repetition of the bench.
 const RUNS_PER_REP: usize = 20;
@@ -59,7 +55,11 @@ fn once() -> Result<(f64, f64, usize), BenchError> {
     })?;
     let facts: Vec<TypeFacts<'_>> = catalog::all()
         .iter()
-        .filter_map(|row| TypeFacts::of(row, |_| Some(ENIS)))
+        .filter_map(|row| {
+            TypeFacts::of(row, |t| {
+                Some((i64::from(t.default_enis()?), i64::from(t.ips_per_eni()?)))
+            })
+        })
         .collect();
     let evaluating = Instant::now();
     let evaluation = evaluate(&kubelet, facts);

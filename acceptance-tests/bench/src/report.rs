@@ -514,7 +514,7 @@ const METHOD: &[(u8, &str)] = &[
     ),
     (
         9,
-        "In the bench's own process (so the release figure needs `cargo run --release -p bench`), the provider's `instance_types::kubelet_cel` does what a plan does with Karpenter's CEL kubelet expressions, three from its documentation (`maxPods`, `kubeReserved.memory`, `systemReserved.cpu`): compile them, read the inputs of every type of the offline table, evaluate each expression for each type (on its own thread, as the provider does); three untimed runs, then 20 per repetition. The ENI figures are a stand-in, the same for every type, until the table carries Karpenter's.",
+        "In the bench's own process (so the release figure needs `cargo run --release -p bench`), the provider's `instance_types::kubelet_cel` does what a plan does with Karpenter's CEL kubelet expressions, three from its documentation (`maxPods`, `kubeReserved.memory`, `systemReserved.cpu`): compile them, read the inputs of every type of the offline table, evaluate each expression for each type (on its own thread, as the provider does); three untimed runs, then 20 per repetition. The ENI figures are the table's own (Karpenter's VPC limits); types without them are left out, as in a plan.",
     ),
     (
         10,
