@@ -10,10 +10,10 @@
 
 use std::time::Instant;
 
-use terraform_provider_karpenter::instance_types::{InstanceType, catalog};
 use terraform_provider_karpenter::instance_types::kubelet_cel::{
     Kubelet, KubeletSource, MaxPodsSource, TypeFacts, evaluate,
 };
+use terraform_provider_karpenter::instance_types::{InstanceType, catalog};
 
 use crate::BenchError;
 use crate::stats::Samples;

@@ -204,7 +204,7 @@ pub(crate) fn check_evaluation(config: &Value, diags: &mut Diagnostics) {
             format!(
                 "{}. Karpenter evaluates the expression for every instance type it knows and refuses the whole \
                  NodeClass when it fails for one (ValidationSucceeded = False, KubeletExpressionEvaluationFailed): \
-                 no node would launch. Guard it, e.g. with max(…, 0) or a condition on the variables.",
+                 no node would launch.",
                 summary(range, evaluation.types, &table_words())
             ),
         );
