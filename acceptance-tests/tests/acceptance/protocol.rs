@@ -769,6 +769,8 @@ fn literal_hcl(v: &Value) -> String {
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
+        // A dynamic value is written as the value it holds (a number stays a number).
+        Value::Dynamic(_, inner) => literal_hcl(inner),
         other => panic!("no HCL literal for {other:?}"),
     }
 }
