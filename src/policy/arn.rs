@@ -1,11 +1,10 @@
-//! Amazon Resource Names: parsing, and the partition rules that make ARNs in one policy agree.
+//! Amazon Resource Names: parsing (an ARN in any AWS partition, and the kinds the provider
+//! takes: IAM roles, SQS queues), with the naming rules of [`crate::aws_names`] (partitions,
+//! regions, account IDs, role and queue names).
 
 use thiserror::Error;
 
-use crate::aws_names;
-
-/// The AWS partitions this provider renders policies for.
-pub const PARTITIONS: &[&str] = &["aws", "aws-cn", "aws-us-gov"];
+use crate::aws_names::{self, PARTITIONS};
 
 /// A parsed ARN: `arn:partition:service:region:account:resource`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,7 +76,7 @@ impl Arn {
             .and_then(|r| r.rsplit('/').next());
         let ok = arn.service == "iam"
             && arn.region.is_empty()
-            && is_account_id(&arn.account)
+            && aws_names::aws_account_id(&arn.account).is_ok()
             && name.is_some_and(|n| aws_names::iam_role_name(n).is_ok());
         if ok {
             Ok(arn)
@@ -93,8 +92,8 @@ impl Arn {
     pub fn parse_queue(s: &str) -> Result<Arn, ArnError> {
         let arn = Arn::parse(s)?;
         let ok = arn.service == "sqs"
-            && is_region(&arn.region)
-            && is_account_id(&arn.account)
+            && aws_names::aws_region(&arn.region).is_ok()
+            && aws_names::aws_account_id(&arn.account).is_ok()
             && aws_names::sqs_queue_name(&arn.resource).is_ok();
         if ok {
             Ok(arn)
@@ -104,35 +103,6 @@ impl Arn {
                 expected: "an SQS queue ARN (arn:aws:sqs:us-east-1:123456789012:NAME)",
             })
         }
-    }
-}
-
-pub fn is_account_id(s: &str) -> bool {
-    s.len() == 12 && s.bytes().all(|b| b.is_ascii_digit())
-}
-
-/// Region names such as `us-east-1`, `cn-north-1`, `us-gov-west-1`, `ap-southeast-5`.
-pub fn is_region(s: &str) -> bool {
-    let parts: Vec<&str> = s.split('-').collect();
-    parts.len() >= 3
-        && parts[0].len() == 2
-        && parts
-            .iter()
-            .take(parts.len() - 1)
-            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_lowercase()))
-        && parts
-            .last()
-            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-}
-
-/// The partition a region belongs to.
-pub fn partition_of_region(region: &str) -> &'static str {
-    if region.starts_with("cn-") {
-        "aws-cn"
-    } else if region.starts_with("us-gov-") {
-        "aws-us-gov"
-    } else {
-        "aws"
     }
 }
 
@@ -156,6 +126,12 @@ mod tests {
             Arn::parse("arn:aws-moon:iam::123456789012:role/x"),
             Err(ArnError::Partition { .. })
         ));
+        // Every partition's ARNs parse.
+        for partition in PARTITIONS {
+            let role = format!("arn:{partition}:iam::123456789012:role/r");
+            assert_eq!(Arn::parse_role(&role).expect("role").partition, *partition);
+        }
+        assert!(Arn::parse_queue("arn:aws-eusc:sqs:eusc-de-east-1:123456789012:demo").is_ok());
         assert!(matches!(
             Arn::parse_role("arn:aws:iam::12345:role/x"),
             Err(ArnError::Kind { .. })
@@ -168,14 +144,5 @@ mod tests {
             Arn::parse_queue("arn:aws:sqs:us-east-1:123456789012:bad name"),
             Err(ArnError::Kind { .. })
         ));
-    }
-
-    #[test]
-    fn regions_and_partitions() {
-        assert!(is_region("us-east-1") && is_region("us-gov-west-1") && is_region("cn-northwest-1"));
-        assert!(!is_region("useast1") && !is_region("US-EAST-1") && !is_region("us-east-"));
-        assert_eq!(partition_of_region("cn-north-1"), "aws-cn");
-        assert_eq!(partition_of_region("us-gov-east-1"), "aws-us-gov");
-        assert_eq!(partition_of_region("eu-west-1"), "aws");
     }
 }

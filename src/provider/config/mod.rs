@@ -167,10 +167,10 @@ fn aws_block() -> Block {
             // account guards, as hashicorp/aws names them (issue #21)
             Attribute::set_of("allowed_account_ids", Type::String)
                 .describe("AWS account IDs the provider may change anything in. Before its first call that creates, changes or deletes anything, the provider asks STS (`GetCallerIdentity`, once per run) which account its credentials belong to, and fails without touching anything when that account is not listed. Conflicts with `forbidden_account_ids`.")
-                .validate(v::each(account_id())),
+                .validate(v::each(aws_names::aws_account_id_validator())),
             Attribute::set_of("forbidden_account_ids", Type::String)
                 .describe("AWS account IDs the provider must not change anything in: checked like `allowed_account_ids`, failing when the credentials' account is listed. Conflicts with `allowed_account_ids`.")
-                .validate(v::each(account_id())),
+                .validate(v::each(aws_names::aws_account_id_validator())),
         ],
     )
     .describe("AWS access for the interruption queue and IAM resources: static keys when set, else the standard credential chain (environment, profile, SSO, web identity, instance metadata); then `assume_role_with_web_identity` and `assume_role`, in that order, when set.")
@@ -243,14 +243,6 @@ pub const RESERVED_TAG_PREFIX: &str = "terraform-provider-karpenter/";
 /// The environment variables that add default tags: `TF_AWS_DEFAULT_TAGS_<key>`, as in
 /// hashicorp/aws.
 pub const DEFAULT_TAGS_ENV_PREFIX: &str = "TF_AWS_DEFAULT_TAGS_";
-
-/// A 12-digit AWS account ID.
-fn account_id() -> impl v::Validator {
-    v::matches(
-        r"^[0-9]{12}$",
-        "a 12-digit AWS account ID such as \"123456789012\"",
-    )
-}
 
 /// Refuses a default tag key in the provider's reserved namespace.
 fn reserved_default_tag_key() -> impl v::Validator {

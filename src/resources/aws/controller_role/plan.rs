@@ -7,8 +7,9 @@
 use super::losses;
 use super::model::{check_sizes, expected_policy, group_arn, inputs, managed, trust_policy, unmanaged};
 use super::validate::check_region;
+use crate::aws_names;
 use crate::context::{KarpenterContext, ProviderDefault};
-use crate::policy::arn::{self, Arn};
+use crate::policy::arn::Arn;
 use crate::policy::controller::policy_groups;
 use crate::policy::releases;
 use crate::resources::aws::iam_role;
@@ -24,7 +25,7 @@ fn default_region(ctx: Option<&KarpenterContext>, planned: &Value, diags: &mut D
     match ctx.map(KarpenterContext::default_region) {
         Some(ProviderDefault::Known(r)) => {
             let origin = " (the provider's aws { region })";
-            if !arn::is_region(&r) {
+            if aws_names::aws_region(&r).is_err() {
                 diags.error_at(
                     &path,
                     "Invalid provider region",

@@ -4,7 +4,8 @@
 //! region).
 
 use super::schema::parse_oidc_provider;
-use crate::policy::arn::{self, Arn};
+use crate::aws_names;
+use crate::policy::arn::Arn;
 use crate::resources::aws::iam_role;
 use crate::terraform::framework::Diagnostics;
 use crate::terraform::framework::values::get_str;
@@ -81,13 +82,13 @@ pub(super) fn check_region(value: &Value, r: &str, role: &Arn, origin: &str, dia
             ),
         );
     }
-    if arn::is_region(r) && arn::partition_of_region(r) != role.partition {
+    if aws_names::aws_region(r).is_ok() && aws_names::partition_of_region(r) != role.partition {
         diags.error_at(
             &root.attr("region"),
             "Region not in the node role's partition",
             format!(
                 "Region {r}{origin} is in partition {:?}, the node role in {:?}.",
-                arn::partition_of_region(r),
+                aws_names::partition_of_region(r),
                 role.partition
             ),
         );

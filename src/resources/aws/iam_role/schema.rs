@@ -5,7 +5,7 @@
 use super::names::MAX_PREFIX;
 use crate::aws::ownership::{self, OWNER_TAG_KEY};
 use crate::aws_names;
-use crate::policy::arn::{self, Arn};
+use crate::policy::arn::Arn;
 use crate::terraform::framework::Attribute;
 use crate::terraform::framework::validate::{self as v, Validator};
 use crate::terraform::tfvalue::{Type, Value};
@@ -53,7 +53,7 @@ pub fn policy_arn_validator() -> impl Validator {
                 Ok(a)
                     if a.service == "iam"
                         && a.region.is_empty()
-                        && (a.account == "aws" || arn::is_account_id(&a.account))
+                        && (a.account == "aws" || aws_names::aws_account_id(&a.account).is_ok())
                         && a.resource.starts_with("policy/") =>
                 {
                     None

@@ -8,8 +8,8 @@ use super::calls::{iam_to_change, read_role};
 use super::model::{desired, state};
 use super::schema::{DEFAULT_PREFIX, TYPE_NAME, bool_of};
 use crate::aws::iam::Iam;
+use crate::aws_names;
 use crate::context::KarpenterContext;
-use crate::policy::arn;
 use crate::resources::aws::iam_role;
 use crate::resources::aws::tags_all;
 use crate::terraform::framework::values::get_str;
@@ -23,7 +23,9 @@ pub(super) async fn create(ctx: &KarpenterContext, planned: &Value) -> ApplyOutc
     };
     let partition = get_str(planned, "partition")
         .map(str::to_string)
-        .unwrap_or_else(|| arn::partition_of_region(region.as_deref().unwrap_or("us-east-1")).to_string());
+        .unwrap_or_else(|| {
+            aws_names::partition_of_region(region.as_deref().unwrap_or("us-east-1")).to_string()
+        });
     let name = iam_role::resolve_name(planned, DEFAULT_PREFIX);
     iam_role::explain_partial_create(
         TYPE_NAME,
