@@ -1,10 +1,12 @@
 //! Amazon Resource Names: parsing (an ARN in any AWS partition, and the kinds the provider
-//! takes: IAM roles, SQS queues), with the naming rules of [`crate::aws_names`] (partitions,
-//! regions, account IDs, role and queue names).
+//! takes: IAM roles, IAM policies, SQS queues), with the naming rules of [`crate::aws_names`]
+//! (partitions, regions, account IDs, role and queue names), and the one Terraform validator
+//! of an ARN attribute ([`validator`]): every ARN the provider checks is checked here.
 
 use thiserror::Error;
 
 use crate::aws_names::{self, PARTITIONS};
+use crate::terraform::framework::validate::{self as v, Validator};
 
 /// A parsed ARN: `arn:partition:service:region:account:resource`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,6 +90,28 @@ impl Arn {
         }
     }
 
+    /// An IAM policy ARN: AWS managed (`arn:<p>:iam::aws:policy/[path/]NAME`) or customer
+    /// managed (`arn:<p>:iam::<12 digits>:policy/[path/]NAME`).
+    pub fn parse_policy(s: &str) -> Result<Arn, ArnError> {
+        let arn = Arn::parse(s)?;
+        let ok = arn.service == "iam"
+            && arn.region.is_empty()
+            && (arn.account == "aws" || aws_names::aws_account_id(&arn.account).is_ok())
+            && arn
+                .resource
+                .strip_prefix("policy/")
+                .is_some_and(|p| !p.is_empty());
+        if ok {
+            Ok(arn)
+        } else {
+            Err(ArnError::Kind {
+                arn: s.to_string(),
+                expected: "an IAM policy ARN such as \"arn:aws:iam::aws:policy/NAME\" or \
+                           \"arn:aws:iam::123456789012:policy/NAME\"",
+            })
+        }
+    }
+
     /// An SQS queue ARN: `arn:<p>:sqs:<region>:<12 digits>:<queue name>`.
     pub fn parse_queue(s: &str) -> Result<Arn, ArnError> {
         let arn = Arn::parse(s)?;
@@ -104,6 +128,15 @@ impl Arn {
             })
         }
     }
+}
+
+/// The validator of an ARN attribute: `parse` is the kind it must be ([`Arn::parse_role`],
+/// [`Arn::parse_policy`], [`Arn::parse_queue`]), `what` says it in the docs ("Must be
+/// {what}."); the error names the partition, the shape or the kind that is wrong.
+pub fn validator(what: &'static str, parse: fn(&str) -> Result<Arn, ArnError>) -> impl Validator {
+    v::check(format!("Must be {what}."), move |value| {
+        parse(value.as_str()?).err().map(|e| format!("{e}."))
+    })
 }
 
 #[cfg(test)]
@@ -144,5 +177,47 @@ mod tests {
             Arn::parse_queue("arn:aws:sqs:us-east-1:123456789012:bad name"),
             Err(ArnError::Kind { .. })
         ));
+    }
+
+    #[test]
+    fn policy_arns_aws_managed_or_customer_managed() {
+        for ok in [
+            "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore",
+            "arn:aws-iso-b:iam::123456789012:policy/team/Extra",
+            "arn:aws-eusc:iam::aws:policy/service-role/AmazonEKSWorkerNodePolicy",
+        ] {
+            assert!(Arn::parse_policy(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "arn:aws:iam::123456789012:role/x",
+            "arn:aws:iam::12345:policy/x",
+            "arn:aws:iam:us-east-1:aws:policy/x",
+            "arn:aws:iam::aws:policy/",
+            "arn:aws:s3:::policy/x",
+        ] {
+            assert!(
+                matches!(Arn::parse_policy(bad), Err(ArnError::Kind { .. })),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_validator_names_what_is_wrong() {
+        use crate::terraform::tfvalue::{AttributePath, Value};
+        let role = validator("an IAM role ARN", Arn::parse_role);
+        assert_eq!(role.description(), "Must be an IAM role ARN.");
+        let check = |value: &str| {
+            let mut diags = crate::terraform::framework::Diagnostics::new();
+            role.validate(
+                &Value::string(value),
+                &AttributePath::root().attr("a"),
+                &mut diags,
+            );
+            diags.to_string()
+        };
+        assert!(check("arn:aws-iso-f:iam::123456789012:role/r").is_empty());
+        assert!(check("arn:aws-moon:iam::123456789012:role/r").contains("the partitions are aws, aws-cn"));
+        assert!(check("arn:aws:iam::123456789012:user/u").contains("is not an IAM role ARN"));
     }
 }

@@ -6,10 +6,11 @@
 //! unknown attributes are recorded, and whatever needs them fails only if it is used while they
 //! are still unknown. Nothing here connects anywhere.
 
-use crate::aws_names;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
+use crate::aws_names;
+use crate::policy::arn::{self, Arn};
 use crate::settings::{
     AssumeRoleSettings, AwsSettings, EksSettings, ExecSettings, KubernetesSettings, ProviderSettings,
     Redacted, WebIdentitySettings, expand_home,
@@ -302,9 +303,9 @@ fn session_policy_arns() -> Attribute {
 }
 
 fn role_arn() -> impl v::Validator {
-    v::matches(
-        r"^arn:aws(-cn|-us-gov)?:iam::[0-9]{12}:role/.+$",
+    arn::validator(
         "an IAM role ARN (arn:aws:iam::123456789012:role/NAME)",
+        Arn::parse_role,
     )
 }
 
@@ -324,9 +325,9 @@ fn json_document() -> impl v::Validator {
 }
 
 fn policy_arn() -> impl v::Validator {
-    v::matches(
-        r"^arn:aws(-cn|-us-gov)?:iam::([0-9]{12}|aws):policy/.+$",
+    arn::validator(
         "an IAM policy ARN (arn:aws:iam::aws:policy/NAME or arn:aws:iam::123456789012:policy/NAME)",
+        Arn::parse_policy,
     )
 }
 

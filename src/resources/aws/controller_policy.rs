@@ -14,7 +14,7 @@ use crate::policy::arn::{self, Arn};
 use crate::policy::controller::{ControllerPolicyInputs, policy_document, policy_groups};
 use crate::policy::releases::{self, RELEASES};
 use crate::policy::{PolicyDocument, Statement};
-use crate::terraform::framework::validate::{self as v, Validator};
+use crate::terraform::framework::validate as v;
 use crate::terraform::framework::values::{get_str, object, opt_string, string_list};
 use crate::terraform::framework::{Attribute, DataSource, Diagnostics, Schema};
 use crate::terraform::tfvalue::{AttributePath, Type, Value};
@@ -80,11 +80,11 @@ static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
             Attribute::string("node_role_arn")
                 .required()
                 .describe("ARN of the IAM role Karpenter's nodes use; the controller may pass only this role to EC2.")
-                .validate(arn_validator("an IAM role ARN", Arn::parse_role)),
+                .validate(arn::validator("an IAM role ARN", Arn::parse_role)),
             Attribute::string("interruption_queue_arn")
                 .optional()
                 .describe("ARN of the SQS interruption queue. When unset, the interruption statement is left out.")
-                .validate(arn_validator("an SQS queue ARN", Arn::parse_queue)),
+                .validate(arn::validator("an SQS queue ARN", Arn::parse_queue)),
             karpenter_version_attribute(&format!(
                 "Unset: the newest, {} (`karpenter_version` then says which). A data source keeps \
                  nothing between runs, so unset it follows the provider: a provider that knows a newer \
@@ -122,13 +122,6 @@ static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
         ],
     )
 });
-
-fn arn_validator(what: &'static str, parse: fn(&str) -> Result<Arn, arn::ArnError>) -> impl Validator {
-    v::check(format!("Must be {what}."), move |value| {
-        let s = value.as_str()?;
-        parse(s).err().map(|e| e.to_string())
-    })
-}
 
 /// The partition the configuration asks for: explicit, or derived from the region.
 fn partition(config: &Value) -> Option<String> {

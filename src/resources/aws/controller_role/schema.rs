@@ -65,12 +65,6 @@ pub fn parse_oidc_provider(s: &str) -> Result<(Arn, String), String> {
     }
 }
 
-pub(super) fn arn_check(what: &'static str, parse: fn(&str) -> Result<Arn, arn::ArnError>) -> impl Validator {
-    v::check(format!("Must be {what}."), move |value| {
-        parse(value.as_str()?).err().map(|e| e.to_string())
-    })
-}
-
 pub(super) static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
     let mut attributes = iam_role::common_attributes(
         DEFAULT_PREFIX,
@@ -88,11 +82,11 @@ pub(super) static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
         Attribute::string("node_role_arn")
             .required()
             .describe("ARN of the node role (e.g. `karpenter_node_role.x.arn`); the controller may pass only this role to EC2. Its partition and account are the policy's.")
-            .validate(arn_check("an IAM role ARN", Arn::parse_role)),
+            .validate(arn::validator("an IAM role ARN", Arn::parse_role)),
         Attribute::string("interruption_queue_arn")
             .optional()
             .describe("ARN of the SQS interruption queue. When unset, the interruption statement is left out.")
-            .validate(arn_check("an SQS queue ARN", Arn::parse_queue)),
+            .validate(arn::validator("an SQS queue ARN", Arn::parse_queue)),
         Attribute::string("account_id")
             .optional_computed()
             .describe("AWS account ID of the cluster. Defaults to the node role's account.")
