@@ -30,7 +30,7 @@ mod values;
 
 pub use converge::converge;
 pub use delete::delete;
-pub use diagnostics::{aws_config_unknown, diagnostics};
+pub use diagnostics::diagnostics;
 pub use documents::{canonical, canonical_text, planned_trust};
 pub use identity::{ROLE_IDENTITY, import_role_by_identity, role_identity};
 pub use list::{RoleListing, Verdict, cannot_import, list_roles, unreadable};

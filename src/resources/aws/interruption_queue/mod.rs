@@ -117,12 +117,7 @@ impl Resource<KarpenterContext> for InterruptionQueue {
 
     async fn read(&self, ctx: &KarpenterContext, current: &Value) -> Result<ReadOutcome, Diagnostics> {
         // With the aws {} block still unknown (plan of a stack being built), keep what we have.
-        if ctx
-            .settings
-            .unknown
-            .iter()
-            .any(|p| p.to_string().starts_with("aws"))
-        {
+        if ctx.aws_unknown() {
             return Ok(ReadOutcome::Found(current.clone()));
         }
         let c = clients(ctx).await?;

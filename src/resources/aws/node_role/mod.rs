@@ -113,7 +113,7 @@ impl Resource<KarpenterContext> for NodeRole {
         let Some(name) = get_str(current, "name") else {
             return Ok(ReadOutcome::Gone);
         };
-        if iam_role::aws_config_unknown(ctx) {
+        if ctx.aws_unknown() {
             tracing::warn!(
                 role = name,
                 "aws {{}} configuration not known yet; keeping the prior state"
