@@ -1,12 +1,13 @@
 //! AWS naming rules, in one place: the EKS cluster name, IAM role, instance profile and
-//! policy names and paths, SQS queue names and EventBridge rule names. Each rule is one
+//! policy names and paths, SQS queue names and EventBridge rule names, account IDs, region
+//! names and the partitions (which regions each holds, its DNS suffix). Each rule is one
 //! function that returns a [`NameError`] whose text a diagnostic shows as it is, and the
 //! Terraform validators built from them. Every check of such a name in the provider (schemas,
 //! ARN parsing, import ids) calls these.
 //!
 //! The limits are those of the services' API references (EKS `CreateCluster`, IAM
 //! `CreateRole`/`CreateInstanceProfile`/`PutRolePolicy`, SQS `CreateQueue`, EventBridge
-//! `PutRule`). This module sits at the bottom of the Karpenter side, beside `settings` and
+//! `PutRule`); the partitions those of the AWS SDK's partition table. This module sits at the bottom of the Karpenter side, beside `settings` and
 //! `policy` (which parses ARNs with it), so every layer may use it; it needs nothing but the
 //! framework's validator type.
 
@@ -59,6 +60,12 @@ pub enum NameError {
     },
     #[error("{value:?} is not {what}: it must be \"/\", or start and end with \"/\" like \"/karpenter/\"")]
     PathShape { what: &'static str, value: String },
+    #[error("{value:?} is not {what} such as {example:?}")]
+    NotA {
+        what: &'static str,
+        value: String,
+        example: &'static str,
+    },
 }
 
 /// A rule on the first character: the test, and how a message names what it allows.
@@ -298,6 +305,86 @@ pub fn eventbridge_rule_name_prefix(prefix: &str, max: usize) -> Result<(), Name
     .check(prefix)
 }
 
+/// Every AWS partition, as ARNs and the `partition` attributes name them.
+pub const PARTITIONS: &[&str] = &[
+    "aws",
+    "aws-cn",
+    "aws-us-gov",
+    "aws-iso",
+    "aws-iso-b",
+    "aws-iso-e",
+    "aws-iso-f",
+    "aws-eusc",
+];
+
+/// A partition other than `aws`: how its region names start, and its DNS suffix (the
+/// `dnsSuffix` of the AWS SDK's partition table: service principals are `<service>.<suffix>`).
+/// Every region no other partition claims is `aws`'s, whose suffix is `amazonaws.com`.
+const OTHER_PARTITIONS: &[(&str, &str, &str)] = &[
+    ("aws-cn", "cn-", "amazonaws.com.cn"),
+    ("aws-us-gov", "us-gov-", "amazonaws.com"),
+    ("aws-iso", "us-iso-", "c2s.ic.gov"),
+    ("aws-iso-b", "us-isob-", "sc2s.sgov.gov"),
+    ("aws-iso-e", "eu-isoe-", "cloud.adc-e.uk"),
+    ("aws-iso-f", "us-isof-", "csp.hci.ic.gov"),
+    ("aws-eusc", "eusc-", "amazonaws.eu"),
+];
+
+/// The partition a region belongs to (`cn-north-1` → `aws-cn`, `us-iso-east-1` → `aws-iso`,
+/// `eu-west-1` → `aws`).
+pub fn partition_of_region(region: &str) -> &'static str {
+    OTHER_PARTITIONS
+        .iter()
+        .find(|(_, prefix, _)| region.starts_with(prefix))
+        .map_or("aws", |(partition, _, _)| partition)
+}
+
+/// The DNS suffix of a partition, as service principals use it (`ec2.amazonaws.com.cn`).
+pub fn dns_suffix(partition: &str) -> &'static str {
+    OTHER_PARTITIONS
+        .iter()
+        .find(|(p, _, _)| *p == partition)
+        .map_or("amazonaws.com", |(_, _, suffix)| suffix)
+}
+
+/// An AWS region name: lowercase words joined by `-`, the first the two-letter area (`eusc`
+/// for the European Sovereign Cloud), the last a number: `us-east-1`, `cn-northwest-1`,
+/// `us-gov-west-1`, `us-isob-east-1`, `eusc-de-east-1`.
+pub fn aws_region(name: &str) -> Result<(), NameError> {
+    let parts: Vec<&str> = name.split('-').collect();
+    let words = &parts[..parts.len() - 1];
+    let ok = parts.len() >= 3
+        && (parts[0].len() == 2 || parts[0] == "eusc")
+        && words
+            .iter()
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_lowercase()))
+        && parts
+            .last()
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    if ok {
+        Ok(())
+    } else {
+        Err(NameError::NotA {
+            what: "an AWS region name",
+            value: name.to_string(),
+            example: "us-east-1",
+        })
+    }
+}
+
+/// An AWS account ID: exactly 12 digits.
+pub fn aws_account_id(id: &str) -> Result<(), NameError> {
+    if id.len() == 12 && id.bytes().all(|b| b.is_ascii_digit()) {
+        Ok(())
+    } else {
+        Err(NameError::NotA {
+            what: "a 12-digit AWS account ID",
+            value: id.to_string(),
+            example: "123456789012",
+        })
+    }
+}
+
 /// A Terraform validator from a rule: `description` is the sentence the docs show; the
 /// error's text is the diagnostic's detail. Unknown and null values are not judged.
 pub fn validator<T>(
@@ -351,12 +438,25 @@ pub fn eventbridge_rule_name_validator() -> impl Validator {
     )
 }
 
+/// The validator of an AWS region attribute.
+pub fn aws_region_validator() -> impl Validator {
+    validator("Must be an AWS region name such as `us-east-1`.", aws_region)
+}
+
+/// The validator of an AWS account ID attribute.
+pub fn aws_account_id_validator() -> impl Validator {
+    validator(
+        "Must be a 12-digit AWS account ID such as `123456789012`.",
+        aws_account_id,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::{
-        NameError, QueueKind, eks_cluster_name, eventbridge_rule_name, eventbridge_rule_name_prefix,
-        iam_instance_profile_name, iam_path, iam_policy_name, iam_role_name, iam_role_name_prefix,
-        sqs_queue_name,
+        NameError, PARTITIONS, QueueKind, aws_account_id, aws_region, dns_suffix, eks_cluster_name,
+        eventbridge_rule_name, eventbridge_rule_name_prefix, iam_instance_profile_name, iam_path,
+        iam_policy_name, iam_role_name, iam_role_name_prefix, partition_of_region, sqs_queue_name,
     };
 
     fn n(c: char, len: usize) -> String {
@@ -521,5 +621,78 @@ mod tests {
             eventbridge_rule_name_prefix("a/b", 40),
             Err(NameError::Character { .. })
         ));
+    }
+
+    #[test]
+    fn account_ids_are_twelve_digits() {
+        assert!(aws_account_id("123456789012").is_ok());
+        for bad in [
+            "",
+            "12345678901",
+            "1234567890123",
+            "12345678901a",
+            " 123456789012",
+            "１２３４５６７８９０１２",
+        ] {
+            assert!(aws_account_id(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            aws_account_id("1234").unwrap_err().to_string(),
+            "\"1234\" is not a 12-digit AWS account ID such as \"123456789012\""
+        );
+    }
+
+    #[test]
+    fn region_names_of_every_partition() {
+        for region in [
+            "us-east-1",
+            "ap-southeast-5",
+            "mx-central-1",
+            "cn-northwest-1",
+            "us-gov-west-1",
+            "us-iso-east-1",
+            "us-isob-east-1",
+            "eu-isoe-west-1",
+            "us-isof-south-1",
+            "eusc-de-east-1",
+        ] {
+            assert!(aws_region(region).is_ok(), "{region}");
+        }
+        for bad in [
+            "",
+            "useast1",
+            "US-EAST-1",
+            "us-east-",
+            "us-east",
+            "-east-1",
+            "use-east-1",
+            "us--1",
+            "us-east-1a",
+        ] {
+            assert!(aws_region(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            aws_region("useast1").unwrap_err().to_string(),
+            "\"useast1\" is not an AWS region name such as \"us-east-1\""
+        );
+    }
+
+    #[test]
+    fn every_region_is_in_one_partition_with_its_dns_suffix() {
+        for (region, partition, suffix) in [
+            ("eu-west-1", "aws", "amazonaws.com"),
+            ("cn-north-1", "aws-cn", "amazonaws.com.cn"),
+            ("us-gov-east-1", "aws-us-gov", "amazonaws.com"),
+            ("us-iso-east-1", "aws-iso", "c2s.ic.gov"),
+            ("us-isob-east-1", "aws-iso-b", "sc2s.sgov.gov"),
+            ("eu-isoe-west-1", "aws-iso-e", "cloud.adc-e.uk"),
+            ("us-isof-south-1", "aws-iso-f", "csp.hci.ic.gov"),
+            ("eusc-de-east-1", "aws-eusc", "amazonaws.eu"),
+        ] {
+            assert_eq!(partition_of_region(region), partition, "{region}");
+            assert_eq!(dns_suffix(partition), suffix, "{partition}");
+            assert!(PARTITIONS.contains(&partition), "{partition}");
+        }
+        assert_eq!(PARTITIONS.len(), 8);
     }
 }

@@ -95,6 +95,13 @@ impl KarpenterContext {
         (!unknown).then_some(&self.settings.aws.default_tags)
     }
 
+    /// Whether part of the provider's `aws {}` block was unknown when the provider was
+    /// configured (it depends on something not created yet): no AWS call can be made, and a
+    /// refresh keeps the prior state instead of failing the whole plan.
+    pub fn aws_unknown(&self) -> bool {
+        !self.unknown_in("aws").is_empty()
+    }
+
     /// The settings of one provider block (`kubernetes`, `aws`) that were unknown when the
     /// provider was configured.
     fn unknown_in(&self, block: &str) -> Vec<String> {
@@ -214,9 +221,30 @@ mod tests {
             ..Default::default()
         };
         let ctx = KarpenterContext::new(settings);
+        assert!(ctx.aws_unknown());
         let err = ctx.aws().await.err().map(|d| d.to_string()).unwrap_or_default();
         assert!(err.contains("aws.region"), "{err}");
         assert!(!err.contains("kubernetes.host"), "{err}");
+    }
+
+    #[test]
+    fn the_aws_block_is_unknown_only_for_its_own_attributes() {
+        let with = |unknown: Vec<AttributePath>| {
+            KarpenterContext::new(ProviderSettings {
+                unknown,
+                ..Default::default()
+            })
+            .aws_unknown()
+        };
+        assert!(!with(vec![]));
+        assert!(!with(vec![AttributePath::root().attr("kubernetes").attr("host")]));
+        assert!(with(vec![AttributePath::root().attr("aws").attr("default_tags")]));
+        assert!(with(vec![
+            AttributePath::root()
+                .attr("aws")
+                .attr("assume_role")
+                .attr("role_arn")
+        ]));
     }
 
     #[tokio::test]

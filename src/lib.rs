@@ -1,18 +1,40 @@
 //! terraform-provider-karpenter: a Terraform provider (tfplugin6) for Karpenter on EKS.
+//!
+//! The map (CONTRIBUTING.md has the long one): each layer uses only those below it, and the
+//! crate root wires the top one into the plugin.
+//!
+//! - [`terraform`]: a generic Terraform provider framework (plugin, protocol, schemas, values);
+//!   nothing of Karpenter in it.
+//! - [`aws_names`]: AWS naming rules (names, account IDs, regions, partitions).
+//! - [`settings`], [`policy`], [`instance_types`]: the provider block resolved, IAM policies
+//!   and ARNs, the offline instance-type data; pure.
+//! - [`aws`]: the AWS client side (SDK config, credentials, IAM, SQS, EventBridge, EC2, EKS).
+//! - [`k8s`]: the Kubernetes client side (clients, apply, waits, the CRD gate, kinds).
+//! - [`context`]: what every call receives: settings and lazily built clients.
+//! - [`resources`]: the Terraform types: `kube/` (Karpenter's custom resources) and `aws/`
+//!   (the AWS composites), which do not use each other.
+//! - [`provider`]: the provider block's schema, the registry of types, the docs' inputs.
+//! - this root: [`run`], the binary's `main`.
 
-pub mod aws;
-pub mod aws_names;
-pub mod context;
-pub mod instance_types;
-pub mod k8s;
-pub mod policy;
-pub mod provider;
-pub mod resources;
-pub mod settings;
 pub mod terraform;
 
-/// The provider's source address: the key in `TF_REATTACH_PROVIDERS` and in `dev_overrides`.
-pub const PROVIDER_ADDRESS: &str = "registry.terraform.io/karpenter/karpenter";
+pub mod aws_names;
+
+pub mod instance_types;
+pub mod policy;
+pub mod settings;
+
+pub mod aws;
+
+pub mod k8s;
+
+pub mod context;
+
+pub mod resources;
+
+pub mod provider;
+
+pub use provider::PROVIDER_ADDRESS;
 
 /// `@module` on every log line the provider writes.
 pub const LOG_MODULE: &str = "karpenter";

@@ -1,13 +1,16 @@
 //! The way in for objects that exist before Terraform manages them, as one helper: objects made
-//! with kubectl are imported with `plan -generate-config-out`, which must plan nothing but the
-//! imports; the import applies and re-plans empty; then the generated configuration alone,
-//! against a second, empty cluster, creates objects whose `spec` equals the originals' field by
-//! field, with the same JSON types (a number stays a number, a string a string).
+//! outside Terraform (kubectl, the AWS API, another module) are imported with `plan
+//! -generate-config-out` ([`generate_config`]), which must plan nothing but the imports; the
+//! import applies and re-plans empty ([`import_and_plan_empty`]; from a cluster, with its
+//! provider block, [`importer`] and [`import_with_generated_config`]); then the generated
+//! configuration alone, against a second, empty cluster, creates objects whose `spec` equals the
+//! originals' field by field, with the same JSON types (a number stays a number, a string a
+//! string: [`recreate`], [`spec_differences`]).
 
 use serde_json::{Value as Json, json};
 
-use crate::Workdir;
 use crate::kube::Cluster;
+use crate::{Run, Workdir};
 
 /// One object to import: its Terraform address (`karpenter_node_pool.default`) and import ID.
 #[derive(Debug, Clone)]
@@ -33,39 +36,61 @@ pub fn import_blocks(imports: &[Import]) -> String {
         .collect()
 }
 
-/// Imports `imports` from `cluster` with generated configuration (`extra` is added to the
-/// configuration, e.g. resources the imported ones refer to); checks the plan imports them all
-/// and changes nothing, applies, and checks the next plan is empty. Returns the generated
-/// configuration.
-pub fn import_with_generated_config(cluster: &Cluster, imports: &[Import], extra: &str) -> String {
-    let importer = Workdir::new(&format!(
-        "{}\n{extra}\n{}",
-        cluster.provider_block(),
-        import_blocks(imports)
-    ));
-    let run = importer
+/// `terraform plan -generate-config-out=<file>` in `work`, whose configuration holds `import {}`
+/// blocks: the plan's run (it must succeed) and the configuration Terraform wrote.
+pub fn generate_config(work: &Workdir, file: &str) -> (Run, String) {
+    let run = work
         .terraform(&[
             "plan",
             "-no-color",
             "-input=false",
-            "-generate-config-out=generated.tf",
+            &format!("-generate-config-out={file}"),
         ])
         .ok();
-    let count = imports.len();
+    let generated = std::fs::read_to_string(work.path().join(file))
+        .unwrap_or_else(|e| panic!("{file}: {e}\n{}", run.output()));
+    (run, generated)
+}
+
+/// In `work`, whose configuration holds `count` `import {}` blocks (and the provider's, and
+/// whatever they refer to): generates their configuration and checks the plan imports them all
+/// and changes nothing, applies, and checks the next plan is empty. Returns the generated
+/// configuration.
+pub fn import_and_plan_empty(work: &Workdir, count: usize) -> String {
+    let (run, generated) = generate_config(work, "generated.tf");
     assert!(
         run.stdout
             .contains(&format!("{count} to import, 0 to add, 0 to change, 0 to destroy")),
-        "{}",
+        "{}\n{generated}",
         run.output()
     );
-    let generated = std::fs::read_to_string(importer.path().join("generated.tf")).expect("generated.tf");
-    importer.apply().ok();
+    work.apply().ok();
     assert!(
-        importer.plan_is_empty(),
+        work.plan_is_empty(),
         "plan after import:\n{}\n{generated}",
-        importer.plan().output()
+        work.plan().output()
     );
     generated
+}
+
+/// Imports `imports` from `cluster` with generated configuration ([`import_and_plan_empty`]),
+/// in a new working directory whose configuration is the cluster's provider block, `extra`
+/// (e.g. resources the imported ones refer to, data sources, outputs) and the import blocks.
+/// Returns the directory (to read outputs, remove the imports from state, destroy) and the
+/// generated configuration.
+pub fn importer(cluster: &Cluster, imports: &[Import], extra: &str) -> (Workdir, String) {
+    let work = Workdir::new(&format!(
+        "{}\n{extra}\n{}",
+        cluster.provider_block(),
+        import_blocks(imports)
+    ));
+    let generated = import_and_plan_empty(&work, imports.len());
+    (work, generated)
+}
+
+/// [`importer`], when only the generated configuration matters.
+pub fn import_with_generated_config(cluster: &Cluster, imports: &[Import], extra: &str) -> String {
+    importer(cluster, imports, extra).1
 }
 
 /// Applies `configuration` (a generated one, with `extra`) against `cluster`: it plans `count`

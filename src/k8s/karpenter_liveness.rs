@@ -17,7 +17,7 @@
 //!   uninstalled with its namespace; a Karpenter running without leader election still makes
 //!   the finalizers change as it works);
 //! - the Lease cannot be read (RBAC) → unknown: the delete waits as before, and warns once
-//!   what that costs ([`super::apply::liveness_unchecked_cost`]).
+//!   what that costs ([`super::wait::liveness_unchecked_cost`]).
 //!
 //! On an EKS Auto Mode cluster AWS runs Karpenter outside the cluster: there is no Lease, and no
 //! Lease never means "gone". Such a cluster serves the `nodeclasses.eks.amazonaws.com` CRD; when

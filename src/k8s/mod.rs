@@ -21,6 +21,7 @@ pub mod served_values;
 pub mod skew;
 pub mod transport;
 pub mod validation;
+pub mod wait;
 
 pub use error::KubeError;
 pub use kinds::Kind;

@@ -1,11 +1,12 @@
-//! Amazon Resource Names: parsing, and the partition rules that make ARNs in one policy agree.
+//! Amazon Resource Names: parsing (an ARN in any AWS partition, and the kinds the provider
+//! takes: IAM roles, IAM policies, SQS queues), with the naming rules of [`crate::aws_names`]
+//! (partitions, regions, account IDs, role and queue names), and the one Terraform validator
+//! of an ARN attribute ([`validator`]): every ARN the provider checks is checked here.
 
 use thiserror::Error;
 
-use crate::aws_names;
-
-/// The AWS partitions this provider renders policies for.
-pub const PARTITIONS: &[&str] = &["aws", "aws-cn", "aws-us-gov"];
+use crate::aws_names::{self, PARTITIONS};
+use crate::terraform::framework::validate::{self as v, Validator};
 
 /// A parsed ARN: `arn:partition:service:region:account:resource`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,7 +78,7 @@ impl Arn {
             .and_then(|r| r.rsplit('/').next());
         let ok = arn.service == "iam"
             && arn.region.is_empty()
-            && is_account_id(&arn.account)
+            && aws_names::aws_account_id(&arn.account).is_ok()
             && name.is_some_and(|n| aws_names::iam_role_name(n).is_ok());
         if ok {
             Ok(arn)
@@ -89,12 +90,34 @@ impl Arn {
         }
     }
 
+    /// An IAM policy ARN: AWS managed (`arn:<p>:iam::aws:policy/[path/]NAME`) or customer
+    /// managed (`arn:<p>:iam::<12 digits>:policy/[path/]NAME`).
+    pub fn parse_policy(s: &str) -> Result<Arn, ArnError> {
+        let arn = Arn::parse(s)?;
+        let ok = arn.service == "iam"
+            && arn.region.is_empty()
+            && (arn.account == "aws" || aws_names::aws_account_id(&arn.account).is_ok())
+            && arn
+                .resource
+                .strip_prefix("policy/")
+                .is_some_and(|p| !p.is_empty());
+        if ok {
+            Ok(arn)
+        } else {
+            Err(ArnError::Kind {
+                arn: s.to_string(),
+                expected: "an IAM policy ARN such as \"arn:aws:iam::aws:policy/NAME\" or \
+                           \"arn:aws:iam::123456789012:policy/NAME\"",
+            })
+        }
+    }
+
     /// An SQS queue ARN: `arn:<p>:sqs:<region>:<12 digits>:<queue name>`.
     pub fn parse_queue(s: &str) -> Result<Arn, ArnError> {
         let arn = Arn::parse(s)?;
         let ok = arn.service == "sqs"
-            && is_region(&arn.region)
-            && is_account_id(&arn.account)
+            && aws_names::aws_region(&arn.region).is_ok()
+            && aws_names::aws_account_id(&arn.account).is_ok()
             && aws_names::sqs_queue_name(&arn.resource).is_ok();
         if ok {
             Ok(arn)
@@ -107,33 +130,13 @@ impl Arn {
     }
 }
 
-pub fn is_account_id(s: &str) -> bool {
-    s.len() == 12 && s.bytes().all(|b| b.is_ascii_digit())
-}
-
-/// Region names such as `us-east-1`, `cn-north-1`, `us-gov-west-1`, `ap-southeast-5`.
-pub fn is_region(s: &str) -> bool {
-    let parts: Vec<&str> = s.split('-').collect();
-    parts.len() >= 3
-        && parts[0].len() == 2
-        && parts
-            .iter()
-            .take(parts.len() - 1)
-            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_lowercase()))
-        && parts
-            .last()
-            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-}
-
-/// The partition a region belongs to.
-pub fn partition_of_region(region: &str) -> &'static str {
-    if region.starts_with("cn-") {
-        "aws-cn"
-    } else if region.starts_with("us-gov-") {
-        "aws-us-gov"
-    } else {
-        "aws"
-    }
+/// The validator of an ARN attribute: `parse` is the kind it must be ([`Arn::parse_role`],
+/// [`Arn::parse_policy`], [`Arn::parse_queue`]), `what` says it in the docs ("Must be
+/// {what}."); the error names the partition, the shape or the kind that is wrong.
+pub fn validator(what: &'static str, parse: fn(&str) -> Result<Arn, ArnError>) -> impl Validator {
+    v::check(format!("Must be {what}."), move |value| {
+        parse(value.as_str()?).err().map(|e| format!("{e}."))
+    })
 }
 
 #[cfg(test)]
@@ -156,6 +159,12 @@ mod tests {
             Arn::parse("arn:aws-moon:iam::123456789012:role/x"),
             Err(ArnError::Partition { .. })
         ));
+        // Every partition's ARNs parse.
+        for partition in PARTITIONS {
+            let role = format!("arn:{partition}:iam::123456789012:role/r");
+            assert_eq!(Arn::parse_role(&role).expect("role").partition, *partition);
+        }
+        assert!(Arn::parse_queue("arn:aws-eusc:sqs:eusc-de-east-1:123456789012:demo").is_ok());
         assert!(matches!(
             Arn::parse_role("arn:aws:iam::12345:role/x"),
             Err(ArnError::Kind { .. })
@@ -171,11 +180,44 @@ mod tests {
     }
 
     #[test]
-    fn regions_and_partitions() {
-        assert!(is_region("us-east-1") && is_region("us-gov-west-1") && is_region("cn-northwest-1"));
-        assert!(!is_region("useast1") && !is_region("US-EAST-1") && !is_region("us-east-"));
-        assert_eq!(partition_of_region("cn-north-1"), "aws-cn");
-        assert_eq!(partition_of_region("us-gov-east-1"), "aws-us-gov");
-        assert_eq!(partition_of_region("eu-west-1"), "aws");
+    fn policy_arns_aws_managed_or_customer_managed() {
+        for ok in [
+            "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore",
+            "arn:aws-iso-b:iam::123456789012:policy/team/Extra",
+            "arn:aws-eusc:iam::aws:policy/service-role/AmazonEKSWorkerNodePolicy",
+        ] {
+            assert!(Arn::parse_policy(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "arn:aws:iam::123456789012:role/x",
+            "arn:aws:iam::12345:policy/x",
+            "arn:aws:iam:us-east-1:aws:policy/x",
+            "arn:aws:iam::aws:policy/",
+            "arn:aws:s3:::policy/x",
+        ] {
+            assert!(
+                matches!(Arn::parse_policy(bad), Err(ArnError::Kind { .. })),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_validator_names_what_is_wrong() {
+        use crate::terraform::tfvalue::{AttributePath, Value};
+        let role = validator("an IAM role ARN", Arn::parse_role);
+        assert_eq!(role.description(), "Must be an IAM role ARN.");
+        let check = |value: &str| {
+            let mut diags = crate::terraform::framework::Diagnostics::new();
+            role.validate(
+                &Value::string(value),
+                &AttributePath::root().attr("a"),
+                &mut diags,
+            );
+            diags.to_string()
+        };
+        assert!(check("arn:aws-iso-f:iam::123456789012:role/r").is_empty());
+        assert!(check("arn:aws-moon:iam::123456789012:role/r").contains("the partitions are aws, aws-cn"));
+        assert!(check("arn:aws:iam::123456789012:user/u").contains("is not an IAM role ARN"));
     }
 }

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::provider::KarpenterProvider;
+use crate::provider::{KarpenterProvider, PROVIDER_ADDRESS};
 use crate::terraform::framework::Provider;
 use crate::terraform::framework::markdown::{self, GENERATED_MARKER, Page, PageKind, ProviderPage};
 
@@ -54,7 +54,7 @@ pub enum DocsError {
 
 /// The provider's name: the last segment of its registry address (`karpenter`).
 pub fn provider_name() -> &'static str {
-    crate::PROVIDER_ADDRESS.rsplit('/').next().unwrap_or("karpenter")
+    PROVIDER_ADDRESS.rsplit('/').next().unwrap_or("karpenter")
 }
 
 /// Where the reference pages' "Misspelled keys" sections point (#37).

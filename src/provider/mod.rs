@@ -11,6 +11,10 @@ use crate::resources;
 use crate::terraform::framework::{DataSource, Diagnostics, Provider, Resource, Schema};
 use crate::terraform::tfvalue::Value;
 
+/// The provider's source address: the key in `TF_REATTACH_PROVIDERS` and in `dev_overrides`,
+/// and whose last segment prefixes every type name.
+pub const PROVIDER_ADDRESS: &str = "registry.terraform.io/karpenter/karpenter";
+
 /// The provider, with its registry.
 pub struct KarpenterProvider {
     resources: Vec<Box<dyn Resource<KarpenterContext>>>,

@@ -9,11 +9,14 @@
 //!   from an ancestor that imports from it), except the pairs of [`STILL_CIRCULAR`] (a list
 //!   that may only shrink; an entry that no longer occurs fails the test), and, with those
 //!   pairs' upward edges left out, no strongly connected component of more than one module;
+//!   The crate root (`lib.rs`, or `main.rs` of a crate without a library) is a module like any
+//!   other, `crate` in the messages: an item it defines and a child uses is an edge to it;
+//!   a `main.rs` beside a `lib.rs` is a crate of its own and left out.
 //! - **layers**: `src/terraform/` (the generic provider framework) imports nothing from the
 //!   Karpenter side of `src/`, whose layers point downwards (settings, policy and the offline
 //!   instance-type data, then aws, then
 //!   k8s, then context, then the two resource families, which do not use each other, then the
-//!   provider);
+//!   provider, then the crate root, which nothing imports from);
 //! - **no non-test file over 800 lines** (a file under `tests/` or named `tests.rs` is a test
 //!   file; elsewhere the lines of items marked `#[cfg(test)]` do not count, wherever they
 //!   stand: `mod tests;`, `pub(crate) mod testing { … }` in the middle of a file);
@@ -42,6 +45,13 @@ const STILL_TOO_LONG: &[(&str, usize)] = &[];
 /// line).
 const STILL_CIRCULAR: &[(&str, &str)] = &[];
 
+/// Crates whose root module is still left out of the circle check, since the check sees the
+/// crate root: the bench's `main.rs` defines what its modules share (`BenchError`, `Options`,
+/// `ProviderDir`) while it calls them, a circle through every module of the bench. Left to
+/// the bench's own work (a sibling module for what they share). The list may only shrink: a
+/// listed crate whose root is in no circle fails the test (delete its line).
+const ROOT_NOT_YET_CHECKED: &[&str] = &["acceptance-tests/bench/src"];
+
 /// The source roots whose module graphs are checked.
 const CRATES: &[&str] = &[
     "src",
@@ -65,6 +75,15 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
         } else if path.extension().is_some_and(|e| e == "rs") {
             out.push(path);
         }
+    }
+}
+
+/// A module's name in messages and in [`STILL_CIRCULAR`]: its path, `crate` for the root.
+fn name(module: &[String]) -> String {
+    if module.is_empty() {
+        "crate".to_string()
+    } else {
+        module.join("::")
     }
 }
 
@@ -283,10 +302,15 @@ fn paths_in(code: &str) -> Vec<Vec<String>> {
     paths
 }
 
-/// The module graph of one crate: module → the modules it uses.
+/// The module graph of one crate: module → the modules it uses. The root (`lib.rs`) is the
+/// module with the empty path; a `main.rs` beside it is a binary crate of its own (it reaches
+/// the library by the library's name) and is left out.
 fn graph(crate_root: &Path) -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
     let mut files = Vec::new();
     rust_files(crate_root, &mut files);
+    if crate_root.join("lib.rs").is_file() {
+        files.retain(|f| *f != crate_root.join("main.rs"));
+    }
     let modules: BTreeMap<Vec<String>, PathBuf> = files
         .iter()
         .map(|f| (module_of(crate_root, f), f.clone()))
@@ -353,8 +377,8 @@ fn graph(crate_root: &Path) -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
                     None => continue,
                 },
             };
-            // the longest prefix that is a module
-            for len in (1..=full.len()).rev() {
+            // the longest prefix that is a module (the root, at worst: `crate::Item`)
+            for len in (0..=full.len()).rev() {
                 if modules.contains_key(&full[..len]) {
                     let target = full[..len].to_vec();
                     if &target != module {
@@ -402,7 +426,7 @@ fn circles(edges: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>) -> Vec<Vec<Stri
             let mut component = Vec::new();
             while let Some(m) = w.stack.pop() {
                 w.on_stack.remove(m);
-                component.push(m.join("::"));
+                component.push(name(m));
                 if m == v {
                     break;
                 }
@@ -441,7 +465,7 @@ fn parent_child_circles(edges: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>) ->
                 && module.starts_with(target)
                 && edges.get(target).is_some_and(|u| u.contains(module))
             {
-                found.push((target.join("::"), module.join("::")));
+                found.push((name(target), name(module)));
             }
         }
     }
@@ -461,7 +485,7 @@ fn circles_of(
         if allowed.contains(&(ancestor.as_str(), descendant.as_str())) {
             let split = |m: &str| -> Vec<String> {
                 m.split("::")
-                    .filter(|s| !s.is_empty())
+                    .filter(|s| !s.is_empty() && *s != "crate")
                     .map(String::from)
                     .collect()
             };
@@ -486,7 +510,19 @@ fn no_import_circle_in_any_crate() {
     let mut found = Vec::new();
     let mut seen = BTreeSet::new();
     for krate in CRATES {
-        let (circles, allowed) = circles_of(graph(&root().join(krate)), STILL_CIRCULAR);
+        let mut edges = graph(&root().join(krate));
+        if ROOT_NOT_YET_CHECKED.contains(krate) {
+            if circles_of(edges.clone(), STILL_CIRCULAR).0.is_empty() {
+                found.push(format!(
+                    "{krate}: its root is in no circle any more: delete its line in ROOT_NOT_YET_CHECKED"
+                ));
+            }
+            edges.remove(&Vec::new());
+            for uses in edges.values_mut() {
+                uses.remove(&Vec::new());
+            }
+        }
+        let (circles, allowed) = circles_of(edges, STILL_CIRCULAR);
         found.extend(circles.into_iter().map(|c| format!("{krate}: {c}")));
         seen.extend(allowed);
     }
@@ -685,11 +721,75 @@ fn the_karpenter_layers_point_downwards() {
             }
         }
     }
+    found.extend(uses_of_the_root(&edges));
     assert!(
         found.is_empty(),
         "imports against the layering of CONTRIBUTING.md:\n{}",
         found.join("\n")
     );
+}
+
+/// The modules that import from the crate root: it wires the provider into the plugin, above
+/// every layer, so in `src/` nothing may (an item every layer needs lives in the lowest layer
+/// that needs it).
+fn uses_of_the_root(edges: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>) -> Vec<String> {
+    edges
+        .iter()
+        .filter(|(module, uses)| !module.is_empty() && uses.contains(&Vec::new()))
+        .map(|(module, _)| {
+            format!(
+                "{} uses the crate root (lib.rs), which is above every layer",
+                name(module)
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_crate_root_is_a_module_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |path: &str, text: &str| std::fs::write(dir.path().join(path), text).unwrap();
+    // A child takes an item of the root: an arrow up, whatever the root imports.
+    write("lib.rs", "//! x\nmod a;\npub const ADDRESS: &str = \"x\";\n");
+    write("a.rs", "//! a\npub fn f() -> &'static str { crate::ADDRESS }\n");
+    // A main.rs beside the lib.rs is a crate of its own, not the root.
+    write("main.rs", "//! bin\nfn main() { x::run() }\n");
+    let edges = graph(dir.path());
+    assert_eq!(
+        uses_of_the_root(&edges),
+        ["a uses the crate root (lib.rs), which is above every layer"]
+    );
+    assert!(parent_child_circles(&edges).is_empty());
+    // The root re-exporting the child's function closes the circle.
+    write(
+        "lib.rs",
+        "//! x\nmod a;\npub use a::f;\npub const ADDRESS: &str = \"x\";\n",
+    );
+    let edges = graph(dir.path());
+    assert_eq!(
+        parent_child_circles(&edges),
+        [("crate".to_string(), "a".to_string())]
+    );
+    let (found, _) = circles_of(edges.clone(), &[]);
+    assert_eq!(
+        found,
+        [
+            "a imports from its ancestor crate, which imports from it",
+            "a <-> crate"
+        ]
+    );
+    let (found, seen) = circles_of(edges, &[("crate", "a")]);
+    assert!(found.is_empty(), "{found:?}");
+    assert_eq!(seen.len(), 1);
+    // The item moved down into the child: no arrow up.
+    write("lib.rs", "//! x\nmod a;\npub use a::{ADDRESS, f};\n");
+    write(
+        "a.rs",
+        "//! a\npub const ADDRESS: &str = \"x\";\npub fn f() -> &'static str { ADDRESS }\n",
+    );
+    let edges = graph(dir.path());
+    assert!(uses_of_the_root(&edges).is_empty());
+    assert!(circles_of(edges, &[]).0.is_empty());
 }
 
 /// Lines of a file that are not test code: none in a test file, else every line outside the

@@ -9,7 +9,7 @@ use std::time::Duration;
 use kube_testserver::{Config, ControllerConfig, FaultKind, FaultSpec, TestServer};
 use serde_json::json;
 use terraform_provider_karpenter::k8s::gate::CrdGate;
-use terraform_provider_karpenter::k8s::{KubeError, apply, kinds};
+use terraform_provider_karpenter::k8s::{KubeError, apply, kinds, wait};
 use tokio::time::Instant;
 
 fn deadline(secs: u64) -> Instant {
@@ -192,7 +192,7 @@ async fn delete_waits_for_finalizers_and_times_out_naming_them() {
     .await
     .expect("apply a");
     tokio::time::sleep(Duration::from_millis(200)).await; // the controller adds its finalizer
-    apply::delete_and_wait(&client, &kinds::EC2_NODE_CLASS, None, "a", &[], deadline(30))
+    wait::delete_and_wait(&client, &kinds::EC2_NODE_CLASS, None, "a", &[], deadline(30))
         .await
         .expect("deleted");
     assert!(
@@ -201,7 +201,7 @@ async fn delete_waits_for_finalizers_and_times_out_naming_them() {
             .is_none()
     );
     // Already gone is success.
-    apply::delete_and_wait(&client, &kinds::EC2_NODE_CLASS, None, "a", &[], deadline(5))
+    wait::delete_and_wait(&client, &kinds::EC2_NODE_CLASS, None, "a", &[], deadline(5))
         .await
         .expect("already gone");
 
@@ -220,7 +220,7 @@ async fn delete_waits_for_finalizers_and_times_out_naming_them() {
     .await
     .expect("apply b");
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let err = apply::delete_and_wait(
+    let err = wait::delete_and_wait(
         &client,
         &kinds::EC2_NODE_CLASS,
         None,
@@ -283,7 +283,7 @@ async fn namespaced_objects_are_applied_read_and_deleted_in_their_namespace() {
         .expect("get")
         .expect("found in ci");
     assert_eq!(found.metadata.name.as_deref(), Some("runners"));
-    apply::delete_and_wait(&client, &kind, Some("ci"), "runners", &[], deadline(10))
+    wait::delete_and_wait(&client, &kind, Some("ci"), "runners", &[], deadline(10))
         .await
         .expect("deleted");
     assert!(

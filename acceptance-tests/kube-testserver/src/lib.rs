@@ -66,6 +66,7 @@ pub mod direct;
 pub mod eks;
 pub mod faults;
 pub mod field_error;
+pub mod millis;
 pub mod rbac;
 pub mod schema;
 pub mod server;
@@ -91,18 +92,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::{broadcast, watch};
-
-/// Serde helper: a `Duration` as whole milliseconds.
-pub mod millis {
-    use serde::{Deserialize, Deserializer, Serializer};
-    use std::time::Duration;
-    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(d.as_millis() as u64)
-    }
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-        u64::deserialize(d).map(Duration::from_millis)
-    }
-}
 
 /// Errors from starting or driving the server.
 #[derive(Debug, thiserror::Error)]

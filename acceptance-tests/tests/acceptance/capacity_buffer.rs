@@ -9,6 +9,7 @@
 use std::time::Instant;
 
 use acceptance_tests::kube::Cluster;
+use acceptance_tests::roundtrip::{Import, import_with_generated_config};
 use acceptance_tests::{Workdir, repo_file, resource_at};
 use serde_json::{Value, json};
 
@@ -156,31 +157,19 @@ fn example_applies_replans_empty_shows_drift_updates_imports_and_destroys() {
     assert!(work.plan_is_empty(), "{}", work.plan().output());
 
     // import {} by namespace/name with -generate-config-out gives configuration that plans empty.
-    let importer = Workdir::new(&format!(
-        "{}\nimport {{\n  to = karpenter_capacity_buffer.ci_runners\n  id = \"ci/ci-runners\"\n}}\n",
-        cluster.provider_block()
-    ));
-    let run = importer
-        .terraform(&[
-            "plan",
-            "-no-color",
-            "-input=false",
-            "-generate-config-out=generated.tf",
-        ])
-        .ok();
-    assert!(
-        run.stdout
-            .contains("1 to import, 0 to add, 0 to change, 0 to destroy"),
-        "{}",
-        run.output()
+    let generated = import_with_generated_config(
+        &cluster,
+        &[Import::new(
+            "karpenter_capacity_buffer",
+            "ci_runners",
+            "ci/ci-runners",
+        )],
+        "",
     );
-    let generated = std::fs::read_to_string(importer.path().join("generated.tf")).expect("generated.tf");
     assert!(
         generated.contains("namespace") && generated.contains("\"ci\"") && generated.contains("48Gi"),
         "{generated}"
     );
-    importer.apply().ok();
-    assert!(importer.plan_is_empty(), "{}", importer.plan().output());
 
     // terraform import with a bare name says which ID it takes.
     let bare = Workdir::new(&format!(

@@ -7,6 +7,7 @@
 //! rules; and a cluster without Auto Mode, where apply says what the kind needs.
 
 use acceptance_tests::kube::Cluster;
+use acceptance_tests::roundtrip::{Import, importer};
 use acceptance_tests::{Workdir, repo_file, resource_at};
 use serde_json::json;
 
@@ -117,34 +118,17 @@ fn node_class_and_pool_apply_replan_empty_show_drift_import_and_destroy() {
 
     // import {} with -generate-config-out gives configuration that plans empty; the data
     // source reads the same object.
-    let importer = Workdir::new(&format!(
-        "{}\nimport {{\n  to = karpenter_eks_node_class.private\n  id = \"private\"\n}}\n\
-         data \"karpenter_eks_node_class\" \"read\" {{\n  name = \"private\"\n}}\n\
-         output \"subnets\" {{\n  value = [for s in data.karpenter_eks_node_class.read.status.subnets : s.id]\n}}\n\
-         output \"iops\" {{\n  value = data.karpenter_eks_node_class.read.ephemeral_storage.iops\n}}\n",
-        cluster.provider_block()
-    ));
-    let run = importer
-        .terraform(&[
-            "plan",
-            "-no-color",
-            "-input=false",
-            "-generate-config-out=generated.tf",
-        ])
-        .ok();
-    assert!(
-        run.stdout
-            .contains("1 to import, 0 to add, 0 to change, 0 to destroy"),
-        "{}",
-        run.output()
+    let (importer, generated) = importer(
+        &cluster,
+        &[Import::new("karpenter_eks_node_class", "private", "private")],
+        "data \"karpenter_eks_node_class\" \"read\" {\n  name = \"private\"\n}\n\
+         output \"subnets\" {\n  value = [for s in data.karpenter_eks_node_class.read.status.subnets : s.id]\n}\n\
+         output \"iops\" {\n  value = data.karpenter_eks_node_class.read.ephemeral_storage.iops\n}\n",
     );
-    let generated = std::fs::read_to_string(importer.path().join("generated.tf")).expect("generated.tf");
     assert!(
         generated.contains("network_policy") && generated.contains("DefaultDeny"),
         "{generated}"
     );
-    importer.apply().ok();
-    assert!(importer.plan_is_empty(), "{}", importer.plan().output());
     let outputs = importer.outputs();
     assert_eq!(outputs["iops"]["value"], 6000, "{outputs}");
     assert_eq!(
@@ -591,26 +575,14 @@ resource "karpenter_eks_node_class" "counted" {
     assert!(work.plan_is_empty(), "{}", work.plan().output());
 
     // Import with generated configuration: both classes, every field, plan empty.
-    let importer = Workdir::new(&format!(
-        "{}\nimport {{\n  to = karpenter_eks_node_class.training\n  id = \"training\"\n}}\n\
-         import {{\n  to = karpenter_eks_node_class.counted\n  id = \"counted\"\n}}\n",
-        cluster.provider_block()
-    ));
-    let run = importer
-        .terraform(&[
-            "plan",
-            "-no-color",
-            "-input=false",
-            "-generate-config-out=generated.tf",
-        ])
-        .ok();
-    assert!(
-        run.stdout
-            .contains("2 to import, 0 to add, 0 to change, 0 to destroy"),
-        "{}",
-        run.output()
+    let (importer, generated) = importer(
+        &cluster,
+        &[
+            Import::new("karpenter_eks_node_class", "training", "training"),
+            Import::new("karpenter_eks_node_class", "counted", "counted"),
+        ],
+        "",
     );
-    let generated = std::fs::read_to_string(importer.path().join("generated.tf")).expect("generated.tf");
     for field in [
         "placement_group_selector",
         "ml-training-pg",
@@ -624,8 +596,6 @@ resource "karpenter_eks_node_class" "counted" {
     ] {
         assert!(generated.contains(field), "{field} missing in:\n{generated}");
     }
-    importer.apply().ok();
-    assert!(importer.plan_is_empty(), "{}", importer.plan().output());
     for class in ["training", "counted"] {
         importer
             .terraform(&["state", "rm", &format!("karpenter_eks_node_class.{class}")])

@@ -29,6 +29,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::iam_common::{attached, decode};
 use acceptance_tests::moto::{ACCOUNT_ID, FaultProxy, Moto, REGION, configure_env};
+use acceptance_tests::roundtrip::generate_config;
 use acceptance_tests::{Workdir, repo_file};
 use module_seed::{Made, ModuleCall, Version};
 use permissions::{Grant, grants, lost, principals};
@@ -457,13 +458,7 @@ async fn migrate(setups: Vec<Setup>, replace_rules: bool) {
     let import_blocks: String = setups.iter().zip(&made).map(|(s, m)| imports(s, m)).collect();
     let mut work = Workdir::new(&format!("{}\n{import_blocks}", proxy.provider_block()));
     configure_env(&mut work);
-    work.terraform(&[
-        "plan",
-        "-no-color",
-        "-input=false",
-        "-generate-config-out=karpenter.tf",
-    ])
-    .ok();
+    generate_config(&work, "karpenter.tf");
     let plan = saved_plan(&work);
     for (s, m) in setups.iter().zip(&made) {
         // Exactly the changes the guide lists.
@@ -899,14 +894,7 @@ async fn a_cloudformation_reference_stack_migrates_in_place() {
     );
     let mut work = Workdir::new(&config);
     configure_env(&mut work);
-    work.terraform(&[
-        "plan",
-        "-no-color",
-        "-input=false",
-        "-generate-config-out=karpenter.tf",
-    ])
-    .ok();
-    let generated = std::fs::read_to_string(work.path().join("karpenter.tf")).expect("generated");
+    let (_, generated) = generate_config(&work, "karpenter.tf");
     assert!(generated.contains("rule_names"), "{generated}");
     // All five kinds: the stack's four kept, the fifth created.
     work.write(

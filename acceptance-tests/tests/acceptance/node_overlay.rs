@@ -4,6 +4,7 @@
 //! without the NodeOverlay CRD, where apply says which Karpenter version and gate it needs.
 
 use acceptance_tests::kube::{Cluster, TestServer};
+use acceptance_tests::roundtrip::{Import, import_with_generated_config};
 use acceptance_tests::{Workdir, repo_file, resource_at};
 use serde_json::json;
 
@@ -76,31 +77,19 @@ fn example_applies_replans_empty_shows_drift_imports_and_destroys() {
     );
 
     // import {} with -generate-config-out gives configuration that plans empty.
-    let importer = Workdir::new(&format!(
-        "{}\nimport {{\n  to = karpenter_node_overlay.spot_discount\n  id = \"spot-discount\"\n}}\n",
-        cluster.provider_block()
-    ));
-    let run = importer
-        .terraform(&[
-            "plan",
-            "-no-color",
-            "-input=false",
-            "-generate-config-out=generated.tf",
-        ])
-        .ok();
-    assert!(
-        run.stdout
-            .contains("1 to import, 0 to add, 0 to change, 0 to destroy"),
-        "{}",
-        run.output()
+    let generated = import_with_generated_config(
+        &cluster,
+        &[Import::new(
+            "karpenter_node_overlay",
+            "spot_discount",
+            "spot-discount",
+        )],
+        "",
     );
-    let generated = std::fs::read_to_string(importer.path().join("generated.tf")).expect("generated.tf");
     assert!(
         generated.contains("price_adjustment") && generated.contains("-10%"),
         "{generated}"
     );
-    importer.apply().ok();
-    assert!(importer.plan_is_empty(), "{}", importer.plan().output());
 
     work.destroy().ok();
     assert!(overlay(&cluster, "spot-discount").is_none());

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use acceptance_tests::kube::{Cluster, FaultKind, FaultSpec};
+use acceptance_tests::roundtrip::{Import, import_with_generated_config};
 use acceptance_tests::{Workdir, repo_file};
 use serde_json::json;
 
@@ -277,34 +278,17 @@ fn import_and_generated_configuration_plan_empty() {
     creator.apply().ok();
 
     // import {} blocks with -generate-config-out.
-    let importer = Workdir::new(&format!(
-        "{}\nimport {{\n  to = karpenter_node_pool.default\n  id = \"default\"\n}}\nimport {{\n  to = karpenter_ec2_node_class.default\n  id = \"default\"\n}}\n",
-        cluster.provider_block()
-    ));
-    let run = importer
-        .terraform(&[
-            "plan",
-            "-no-color",
-            "-input=false",
-            "-generate-config-out=generated.tf",
-        ])
-        .ok();
-    assert!(
-        run.stdout
-            .contains("2 to import, 0 to add, 0 to change, 0 to destroy"),
-        "{}",
-        run.output()
+    let generated = import_with_generated_config(
+        &cluster,
+        &[
+            Import::new("karpenter_node_pool", "default", "default"),
+            Import::new("karpenter_ec2_node_class", "default", "default"),
+        ],
+        "",
     );
-    let generated = std::fs::read_to_string(importer.path().join("generated.tf")).expect("generated.tf");
     assert!(
         generated.contains("alias") && generated.contains("al2023@latest"),
         "{generated}"
-    );
-    importer.apply().ok();
-    assert!(
-        importer.plan_is_empty(),
-        "plan after import:\n{}",
-        importer.plan().output()
     );
 
     // terraform import on the CLI, with the example configuration.

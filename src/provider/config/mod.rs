@@ -6,10 +6,11 @@
 //! unknown attributes are recorded, and whatever needs them fails only if it is used while they
 //! are still unknown. Nothing here connects anywhere.
 
-use crate::aws_names;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
+use crate::aws_names;
+use crate::policy::arn::{self, Arn};
 use crate::settings::{
     AssumeRoleSettings, AwsSettings, EksSettings, ExecSettings, KubernetesSettings, ProviderSettings,
     Redacted, WebIdentitySettings, expand_home,
@@ -167,10 +168,10 @@ fn aws_block() -> Block {
             // account guards, as hashicorp/aws names them (issue #21)
             Attribute::set_of("allowed_account_ids", Type::String)
                 .describe("AWS account IDs the provider may change anything in. Before its first call that creates, changes or deletes anything, the provider asks STS (`GetCallerIdentity`, once per run) which account its credentials belong to, and fails without touching anything when that account is not listed. Conflicts with `forbidden_account_ids`.")
-                .validate(v::each(account_id())),
+                .validate(v::each(aws_names::aws_account_id_validator())),
             Attribute::set_of("forbidden_account_ids", Type::String)
                 .describe("AWS account IDs the provider must not change anything in: checked like `allowed_account_ids`, failing when the credentials' account is listed. Conflicts with `allowed_account_ids`.")
-                .validate(v::each(account_id())),
+                .validate(v::each(aws_names::aws_account_id_validator())),
         ],
     )
     .describe("AWS access for the interruption queue and IAM resources: static keys when set, else the standard credential chain (environment, profile, SSO, web identity, instance metadata); then `assume_role_with_web_identity` and `assume_role`, in that order, when set.")
@@ -244,14 +245,6 @@ pub const RESERVED_TAG_PREFIX: &str = "terraform-provider-karpenter/";
 /// hashicorp/aws.
 pub const DEFAULT_TAGS_ENV_PREFIX: &str = "TF_AWS_DEFAULT_TAGS_";
 
-/// A 12-digit AWS account ID.
-fn account_id() -> impl v::Validator {
-    v::matches(
-        r"^[0-9]{12}$",
-        "a 12-digit AWS account ID such as \"123456789012\"",
-    )
-}
-
 /// Refuses a default tag key in the provider's reserved namespace.
 fn reserved_default_tag_key() -> impl v::Validator {
     v::check(
@@ -310,9 +303,9 @@ fn session_policy_arns() -> Attribute {
 }
 
 fn role_arn() -> impl v::Validator {
-    v::matches(
-        r"^arn:aws(-cn|-us-gov)?:iam::[0-9]{12}:role/.+$",
+    arn::validator(
         "an IAM role ARN (arn:aws:iam::123456789012:role/NAME)",
+        Arn::parse_role,
     )
 }
 
@@ -332,9 +325,9 @@ fn json_document() -> impl v::Validator {
 }
 
 fn policy_arn() -> impl v::Validator {
-    v::matches(
-        r"^arn:aws(-cn|-us-gov)?:iam::([0-9]{12}|aws):policy/.+$",
+    arn::validator(
         "an IAM policy ARN (arn:aws:iam::aws:policy/NAME or arn:aws:iam::123456789012:policy/NAME)",
+        Arn::parse_policy,
     )
 }
 

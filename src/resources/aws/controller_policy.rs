@@ -8,12 +8,13 @@ use std::sync::LazyLock;
 
 use async_trait::async_trait;
 
+use crate::aws_names::PARTITIONS;
 use crate::context::{KarpenterContext, ProviderDefault};
-use crate::policy::arn::{self, Arn, PARTITIONS};
+use crate::policy::arn::{self, Arn};
 use crate::policy::controller::{ControllerPolicyInputs, policy_document, policy_groups};
 use crate::policy::releases::{self, RELEASES};
 use crate::policy::{PolicyDocument, Statement};
-use crate::terraform::framework::validate::{self as v, Validator};
+use crate::terraform::framework::validate as v;
 use crate::terraform::framework::values::{get_str, object, opt_string, string_list};
 use crate::terraform::framework::{Attribute, DataSource, Diagnostics, Schema};
 use crate::terraform::tfvalue::{AttributePath, Type, Value};
@@ -67,26 +68,23 @@ static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
             Attribute::string("region")
                 .optional_computed()
                 .describe("AWS region of the cluster, e.g. `us-east-1`. Defaults to the provider's `aws { region }` (which falls back to `AWS_REGION`, then `AWS_DEFAULT_REGION`), as hashicorp/aws data sources do.")
-                .validate(v::check("Must be an AWS region name such as `us-east-1`.", |v| {
-                    let s = v.as_str()?;
-                    (!arn::is_region(s)).then(|| format!("{s:?} is not an AWS region name such as \"us-east-1\"."))
-                })),
+                .validate(aws_names::aws_region_validator()),
             Attribute::string("account_id")
                 .optional_computed()
                 .describe("AWS account ID (12 digits) of the cluster. Defaults to the account of `node_role_arn` (the controller may only pass a role of its own account).")
-                .validate(v::matches(r"^[0-9]{12}$", "a 12-digit AWS account ID")),
+                .validate(aws_names::aws_account_id_validator()),
             Attribute::string("partition")
                 .optional_computed()
-                .describe("AWS partition. Derived from `region` when unset (`cn-*` → `aws-cn`, `us-gov-*` → `aws-us-gov`, else `aws`).")
+                .describe("AWS partition. Derived from `region` when unset (`cn-*` → `aws-cn`, `us-gov-*` → `aws-us-gov`, `us-iso-*` → `aws-iso`, `us-isob-*` → `aws-iso-b`, `eu-isoe-*` → `aws-iso-e`, `us-isof-*` → `aws-iso-f`, `eusc-*` → `aws-eusc`, else `aws`).")
                 .validate(v::one_of(PARTITIONS)),
             Attribute::string("node_role_arn")
                 .required()
                 .describe("ARN of the IAM role Karpenter's nodes use; the controller may pass only this role to EC2.")
-                .validate(arn_validator("an IAM role ARN", Arn::parse_role)),
+                .validate(arn::validator("an IAM role ARN", Arn::parse_role)),
             Attribute::string("interruption_queue_arn")
                 .optional()
                 .describe("ARN of the SQS interruption queue. When unset, the interruption statement is left out.")
-                .validate(arn_validator("an SQS queue ARN", Arn::parse_queue)),
+                .validate(arn::validator("an SQS queue ARN", Arn::parse_queue)),
             karpenter_version_attribute(&format!(
                 "Unset: the newest, {} (`karpenter_version` then says which). A data source keeps \
                  nothing between runs, so unset it follows the provider: a provider that knows a newer \
@@ -125,18 +123,11 @@ static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
     )
 });
 
-fn arn_validator(what: &'static str, parse: fn(&str) -> Result<Arn, arn::ArnError>) -> impl Validator {
-    v::check(format!("Must be {what}."), move |value| {
-        let s = value.as_str()?;
-        parse(s).err().map(|e| e.to_string())
-    })
-}
-
 /// The partition the configuration asks for: explicit, or derived from the region.
 fn partition(config: &Value) -> Option<String> {
     get_str(config, "partition")
         .map(str::to_string)
-        .or_else(|| get_str(config, "region").map(|r| arn::partition_of_region(r).to_string()))
+        .or_else(|| get_str(config, "region").map(|r| aws_names::partition_of_region(r).to_string()))
 }
 
 fn statement_value(s: &Statement) -> Value {
@@ -265,14 +256,14 @@ impl DataSource<KarpenterContext> for ControllerPolicy {
             }
         }
         if let (Some(p), Some(r)) = (get_str(config, "partition"), region)
-            && arn::partition_of_region(r) != p
+            && aws_names::partition_of_region(r) != p
         {
             diags.error_at(
                 &root.attr("partition"),
                 "Partition does not match the region",
                 format!(
                     "Region {r} is in partition {:?}, not {p:?}. Leave partition unset to derive it.",
-                    arn::partition_of_region(r)
+                    aws_names::partition_of_region(r)
                 ),
             );
         }

@@ -52,7 +52,7 @@ pub fn parse_oidc_provider(s: &str) -> Result<(Arn, String), String> {
         .to_string();
     let ok = a.service == "iam"
         && a.region.is_empty()
-        && arn::is_account_id(&a.account)
+        && aws_names::aws_account_id(&a.account).is_ok()
         && !issuer.is_empty()
         && !issuer.contains("://")
         && !issuer.starts_with('/');
@@ -63,12 +63,6 @@ pub fn parse_oidc_provider(s: &str) -> Result<(Arn, String), String> {
             "{s:?} is not an IAM OIDC provider ARN such as \"arn:aws:iam::123456789012:oidc-provider/oidc.eks.us-east-1.amazonaws.com/id/EXAMPLE\"."
         ))
     }
-}
-
-pub(super) fn arn_check(what: &'static str, parse: fn(&str) -> Result<Arn, arn::ArnError>) -> impl Validator {
-    v::check(format!("Must be {what}."), move |value| {
-        parse(value.as_str()?).err().map(|e| e.to_string())
-    })
 }
 
 pub(super) static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
@@ -84,22 +78,19 @@ pub(super) static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
         Attribute::string("region")
             .optional_computed()
             .describe("AWS region of the cluster, e.g. `us-east-1`. Defaults to the provider's `aws { region }` (which falls back to `AWS_REGION`, then `AWS_DEFAULT_REGION`), as hashicorp/aws resources do.")
-            .validate(v::check("Must be an AWS region name such as `us-east-1`.", |v| {
-                let s = v.as_str()?;
-                (!arn::is_region(s)).then(|| format!("{s:?} is not an AWS region name such as \"us-east-1\"."))
-            })),
+            .validate(aws_names::aws_region_validator()),
         Attribute::string("node_role_arn")
             .required()
             .describe("ARN of the node role (e.g. `karpenter_node_role.x.arn`); the controller may pass only this role to EC2. Its partition and account are the policy's.")
-            .validate(arn_check("an IAM role ARN", Arn::parse_role)),
+            .validate(arn::validator("an IAM role ARN", Arn::parse_role)),
         Attribute::string("interruption_queue_arn")
             .optional()
             .describe("ARN of the SQS interruption queue. When unset, the interruption statement is left out.")
-            .validate(arn_check("an SQS queue ARN", Arn::parse_queue)),
+            .validate(arn::validator("an SQS queue ARN", Arn::parse_queue)),
         Attribute::string("account_id")
             .optional_computed()
             .describe("AWS account ID of the cluster. Defaults to the node role's account.")
-            .validate(v::matches(r"^[0-9]{12}$", "a 12-digit AWS account ID")),
+            .validate(aws_names::aws_account_id_validator()),
         Attribute::string("partition").computed().describe("AWS partition, taken from `node_role_arn`."),
         karpenter_version_attribute(&format!(
             "Unset, a new role gets the newest, {newest}, and keeps it: a later provider that knows a newer \

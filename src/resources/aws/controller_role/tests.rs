@@ -1,7 +1,8 @@
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::json;
+use serde_json::{Value as Json, json};
 
+use super::import::{NotImportable, infer};
 use super::model::{
     INLINE_POLICY_LIMIT, check_sizes, desired, group_arn, groups, inputs, state, trust_policy,
 };
@@ -9,10 +10,14 @@ use super::schema::{ADDITIONAL_INLINE, INLINE_POLICY, SCHEMA};
 use super::*;
 use crate::aws::iam::RoleInfo;
 use crate::policy::PolicyDocument;
+use crate::policy::controller::policy_groups;
 use crate::policy::controller::{ControllerPolicyInputs, policy_document};
 use crate::policy::releases::{newest, release};
+use crate::resources::aws::iam_role::Actual;
 use crate::terraform::framework::plan::plan;
 use crate::terraform::framework::schema::validate_attributes;
+use crate::terraform::framework::values::object;
+use crate::terraform::tfvalue::AttributePath;
 
 const OIDC: &str = "arn:aws:iam::123456789012:oidc-provider/oidc.eks.us-east-1.amazonaws.com/id/ABC";
 const NODE: &str = "arn:aws:iam::123456789012:role/KarpenterNodeRole-demo";

@@ -1,6 +1,6 @@
 //! Policy documents as both roles keep them: one canonical text (keys sorted, compact), so a
 //! formatting difference never shows as drift; whether a wanted document is the one IAM holds;
-//! the trust policy to plan; the DNS suffix of service principals in a partition.
+//! the trust policy to plan.
 
 use serde_json::Value as Json;
 
@@ -15,15 +15,6 @@ pub fn canonical(doc: &Json) -> String {
 /// Parses a document and returns its canonical text (None when it is not JSON).
 pub fn canonical_text(text: &str) -> Option<String> {
     serde_json::from_str::<Json>(text).ok().map(|d| canonical(&d))
-}
-
-/// The DNS suffix of a partition, used in service principals (`ec2.amazonaws.com.cn`).
-pub fn dns_suffix(partition: &str) -> &'static str {
-    if partition == "aws-cn" {
-        "amazonaws.com.cn"
-    } else {
-        "amazonaws.com"
-    }
 }
 
 pub(super) fn same_doc(text: &str, actual: Option<&Json>) -> bool {

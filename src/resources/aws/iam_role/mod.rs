@@ -30,8 +30,8 @@ mod values;
 
 pub use converge::converge;
 pub use delete::delete;
-pub use diagnostics::{aws_config_unknown, diagnostics};
-pub use documents::{canonical, canonical_text, dns_suffix, planned_trust};
+pub use diagnostics::diagnostics;
+pub use documents::{canonical, canonical_text, planned_trust};
 pub use identity::{ROLE_IDENTITY, import_role_by_identity, role_identity};
 pub use list::{RoleListing, Verdict, cannot_import, list_roles, unreadable};
 pub use model::{Actual, Desired, OwnedPolicy, ReadScope};

@@ -44,27 +44,10 @@ pub fn path_validator() -> impl Validator {
 }
 
 pub fn policy_arn_validator() -> impl Validator {
-    v::check(
-        "Must be an IAM policy ARN: AWS managed (`arn:aws:iam::aws:policy/NAME`) or customer managed \
-         (`arn:aws:iam::123456789012:policy/NAME`).",
-        |value| {
-            let s = value.as_str()?;
-            match Arn::parse(s) {
-                Ok(a)
-                    if a.service == "iam"
-                        && a.region.is_empty()
-                        && (a.account == "aws" || arn::is_account_id(&a.account))
-                        && a.resource.starts_with("policy/") =>
-                {
-                    None
-                }
-                Ok(_) => Some(format!(
-                    "{s:?} is not an IAM policy ARN such as \"arn:aws:iam::aws:policy/NAME\" or \
-                     \"arn:aws:iam::123456789012:policy/NAME\"."
-                )),
-                Err(e) => Some(e.to_string()),
-            }
-        },
+    arn::validator(
+        "an IAM policy ARN: AWS managed (`arn:aws:iam::aws:policy/NAME`) or customer managed \
+         (`arn:aws:iam::123456789012:policy/NAME`)",
+        Arn::parse_policy,
     )
 }
 

@@ -190,6 +190,9 @@ fn trust_policies_are_classified() {
     let cn = json!({"Statement": {"Effect": "Allow", "Principal": {"Service": ["ec2.amazonaws.com.cn"]},
         "Action": ["sts:AssumeRole"]}});
     assert!(classify_trust(&cn).ec2);
+    let iso = json!({"Statement": {"Effect": "Allow", "Principal": {"Service": "ec2.c2s.ic.gov"},
+        "Action": "sts:AssumeRole"}});
+    assert!(classify_trust(&iso).ec2);
     let lambda = json!({"Statement": [{"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"},
         "Action": "sts:AssumeRole"}]});
     assert_eq!(classify_trust(&lambda), Trust::default());

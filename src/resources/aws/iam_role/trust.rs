@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value as Json;
 
+use crate::aws_names::{self, PARTITIONS};
 use crate::resources::aws::listing::strings;
 
 /// The EKS Pod Identity service principal.
@@ -20,7 +21,8 @@ const CLUSTER_TAG_KEYS: &[&str] = &[
 /// What a trust policy lets assume the role, as far as the listings care.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Trust {
-    /// EC2 (`ec2.amazonaws.com`, `ec2.amazonaws.com.cn`) may `sts:AssumeRole`.
+    /// EC2 (`ec2.amazonaws.com`, `ec2.amazonaws.com.cn`, `ec2.<suffix>` in every partition) may
+    /// `sts:AssumeRole`.
     pub ec2: bool,
     /// EKS Pod Identity (`pods.eks.amazonaws.com`) may assume it.
     pub pod_identity: bool,
@@ -55,10 +57,11 @@ pub fn classify_trust(doc: &Json) -> Trust {
     for st in statements.into_iter().filter(|s| s["Effect"] == "Allow") {
         let services = strings(&st["Principal"]["Service"]);
         if allows_action(st, "sts:AssumeRole") {
-            if services
-                .iter()
-                .any(|s| *s == "ec2.amazonaws.com" || *s == "ec2.amazonaws.com.cn")
-            {
+            if services.iter().any(|s| {
+                PARTITIONS
+                    .iter()
+                    .any(|p| s.strip_prefix("ec2.") == Some(aws_names::dns_suffix(p)))
+            }) {
                 trust.ec2 = true;
             }
             if services.contains(&POD_IDENTITY_PRINCIPAL) {

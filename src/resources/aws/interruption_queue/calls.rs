@@ -13,6 +13,7 @@ use crate::aws::error::{AwsError, AwsErrorKind};
 use crate::aws::eventbridge::RuleRemoval;
 use crate::aws::sqs::QUEUE_DELETED_RECENTLY;
 use crate::aws::{EventBridge, Sqs, ownership};
+use crate::aws_names;
 use crate::context::KarpenterContext;
 use crate::resources::aws::tags_all;
 use crate::resources::taken_name::{Marks, Taken, owner_tag_mark};
@@ -50,18 +51,16 @@ pub(super) fn clients_of(aws: &crate::aws::AwsClients) -> Result<Clients, Diagno
     })
 }
 
-/// The ARN of the queue at `url` (`…/<account>/<name>`) in `region`, for the partitions whose
-/// region names are certain (aws, aws-cn, aws-us-gov); None otherwise.
+/// The ARN of the queue at `url` (`…/<account>/<name>`) in `region`; None in the ISO partitions'
+/// regions (SQS is asked there) or when the URL names no account.
 pub(crate) fn queue_arn_from_url(url: &str, region: &str) -> Option<String> {
     if region.is_empty() || region.contains("iso") {
         return None;
     }
     let mut parts = url.trim_end_matches('/').rsplit('/');
     let name = parts.next().filter(|n| !n.is_empty())?;
-    let account = parts
-        .next()
-        .filter(|a| a.len() == 12 && a.bytes().all(|b| b.is_ascii_digit()))?;
-    let partition = crate::policy::arn::partition_of_region(region);
+    let account = parts.next().filter(|a| aws_names::aws_account_id(a).is_ok())?;
+    let partition = aws_names::partition_of_region(region);
     Some(format!("arn:{partition}:sqs:{region}:{account}:{name}"))
 }
 

@@ -1,3 +1,5 @@
+use std::collections::BTreeMap;
+
 use super::calls::queue_arn_from_url;
 use super::document::{ExtraStatement, canonical_json, policy_document};
 use super::identity::{queue_identity, region_alias, region_mismatch};
@@ -12,6 +14,8 @@ use super::model::visible_tags;
 use super::schema::{CLUSTER_TAG_KEY, SCHEMA, TYPE_NAME};
 use super::*;
 use crate::aws::ownership;
+use crate::terraform::framework::values::{get_str, object};
+use crate::terraform::tfvalue::Number;
 
 #[test]
 fn patterns_spelled_by_others_are_classified_by_source_and_detail_type() {

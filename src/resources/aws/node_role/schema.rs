@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 use serde_json::{Value as Json, json};
 
 use crate::aws_names;
-use crate::policy::arn::PARTITIONS;
+use crate::aws_names::PARTITIONS;
 use crate::resources::aws::{iam_role, tags_all};
 use crate::terraform::framework::values::get_str;
 use crate::terraform::framework::{Attribute, Diagnostics, Schema, validate as v};
@@ -44,7 +44,7 @@ pub(super) static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
             .optional_computed()
             .stable()
             .replace_on_change()
-            .describe("AWS partition the policy ARNs and the EC2 principal are built for. When unset, derived from the provider's region (`cn-*` → `aws-cn`, `us-gov-*` → `aws-us-gov`, else `aws`).")
+            .describe("AWS partition the policy ARNs and the EC2 principal are built for. When unset, derived from the provider's region (`cn-*` → `aws-cn`, `us-gov-*` → `aws-us-gov`, `us-iso-*` → `aws-iso`, `us-isob-*` → `aws-iso-b`, `eu-isoe-*` → `aws-iso-e`, `us-isof-*` → `aws-iso-f`, `eusc-*` → `aws-eusc`, else `aws`).")
             .validate(v::one_of(PARTITIONS)),
         Attribute::string("mode")
             .default_value(Value::string(KARPENTER))
@@ -168,7 +168,7 @@ pub(super) fn trust_policy(partition: &str) -> Json {
         "Version": "2012-10-17",
         "Statement": [{
             "Effect": "Allow",
-            "Principal": {"Service": format!("ec2.{}", iam_role::dns_suffix(partition))},
+            "Principal": {"Service": format!("ec2.{}", aws_names::dns_suffix(partition))},
             "Action": "sts:AssumeRole",
         }],
     })

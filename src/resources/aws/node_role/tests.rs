@@ -10,6 +10,8 @@ use crate::resources::aws::iam_role::Actual;
 use crate::terraform::framework::plan::plan;
 use crate::terraform::framework::schema::validate_attributes;
 use crate::terraform::framework::upgrade::upgrade_state;
+use crate::terraform::framework::values::string_list;
+use crate::terraform::tfvalue::AttributePath;
 use crate::terraform::tfvalue::json;
 
 fn config(pairs: Vec<(&str, Value)>) -> Value {

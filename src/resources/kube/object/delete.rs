@@ -32,7 +32,7 @@ impl KubeObjectType {
         };
         let force = prior.get("force_destroy").and_then(Value::as_bool) == Some(true);
         let namespace = self.namespace_of(prior);
-        match k8s::apply::delete_and_wait(client, &self.kind, namespace, &name, self.dependents, deadline)
+        match k8s::wait::delete_and_wait(client, &self.kind, namespace, &name, self.dependents, deadline)
             .await
         {
             Ok(waited) => self.waited_notes(&waited, &self.label(prior)),
@@ -83,7 +83,7 @@ impl KubeObjectType {
 
     /// Warnings about a delete that finished: what it could not check, and a wait on the
     /// garbage collector long enough to point at kube-controller-manager.
-    pub(super) fn waited_notes(&self, waited: &k8s::apply::Waited, label: &str) -> Diagnostics {
+    pub(super) fn waited_notes(&self, waited: &k8s::wait::Waited, label: &str) -> Diagnostics {
         let mut d = Diagnostics::new();
         if let Some(collector) = waited.collector {
             d.warning(
@@ -94,7 +94,7 @@ impl KubeObjectType {
                 ),
                 format!(
                     "{}. It has run since: the delete finished.",
-                    k8s::apply::collector_stuck(self.kind.kind, label, collector, &[])
+                    k8s::wait::collector_stuck(self.kind.kind, label, collector, &[])
                 ),
             );
         }
@@ -104,7 +104,7 @@ impl KubeObjectType {
                     "Could not check whether Karpenter is running while deleting the {}",
                     self.kind.kind
                 ),
-                k8s::apply::liveness_unchecked_cost(reason),
+                k8s::wait::liveness_unchecked_cost(reason),
             );
         }
         d
@@ -158,7 +158,7 @@ impl KubeObjectType {
             return d;
         }
         // Only cluster-scoped kinds offer force_destroy (Karpenter's own cleanup).
-        match k8s::apply::delete_and_wait(client, &self.kind, None, name, self.dependents, deadline).await {
+        match k8s::wait::delete_and_wait(client, &self.kind, None, name, self.dependents, deadline).await {
             Ok(_) => Diagnostics::new(),
             Err(e) => self.diagnose(&e, "deleting"),
         }

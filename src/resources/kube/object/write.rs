@@ -154,7 +154,7 @@ impl KubeObjectType {
             .wait_for_ready
             .is_some_and(|attr| planned.get(attr).and_then(Value::as_bool) == Some(true));
         if wants_ready {
-            match k8s::apply::wait_ready(client, &self.kind, namespace, &name, deadline).await {
+            match k8s::wait::wait_ready(client, &self.kind, namespace, &name, deadline).await {
                 Ok(obj) => latest = obj,
                 Err(e) => diags.extend(self.diagnose(&e, "waiting for Ready")),
             }
@@ -271,18 +271,18 @@ impl KubeObjectType {
             name,
             "{what} {name} is being deleted; waiting until it is gone to create it again"
         );
-        let object = k8s::apply::Incarnation {
+        let object = k8s::wait::Incarnation {
             namespace,
             name,
             uid: &uid,
         };
-        let waited = k8s::apply::wait_gone(
+        let waited = k8s::wait::wait_gone(
             client,
             &self.kind,
             object,
             self.dependents,
             deadline,
-            k8s::apply::Waiting::Recreate,
+            k8s::wait::Waiting::Recreate,
         )
         .await;
         let force = planned.get(FORCE_DESTROY).and_then(Value::as_bool) == Some(true);
@@ -343,8 +343,8 @@ impl KubeObjectType {
             .map(|t| format!(" at {t}"))
             .unwrap_or_default();
         let finalizers = obj.metadata.finalizers.clone().unwrap_or_default();
-        let holding = k8s::apply::waiting_for(&finalizers);
-        let karpenter = if k8s::apply::waits_on_karpenter(&finalizers) {
+        let holding = k8s::wait::waiting_for(&finalizers);
+        let karpenter = if k8s::wait::waits_on_karpenter(&finalizers) {
             match self.schema.attribute(FORCE_DESTROY) {
                 Some(_) => {
                     " If Karpenter is not running, the deletion cannot finish: start Karpenter again, or set \

@@ -7,7 +7,7 @@ use serde_json::Value as Json;
 
 use super::{EC2_NODE_CLASS, NODE_POOL};
 use crate::resources::kube::kind::crd_coverage::{compare_root, crd_fields, load_version, our_fields};
-use crate::terraform::framework::{Attribute, Schema};
+use crate::terraform::framework::Schema;
 use crate::terraform::tfvalue::Value;
 
 /// CRD `spec` fields deliberately not in our schemas, with the reason. Empty: the v1.14.1
@@ -126,30 +126,4 @@ fn every_planned_default_exists_in_every_v1_minor() {
     }
     assert!(checked >= 15 * 8, "only {checked} default checks");
     assert!(problems.is_empty(), "{}", problems.join("\n"));
-}
-
-/// Every attribute, at every depth, says what it is for.
-#[test]
-fn every_attribute_is_described() {
-    fn walk(attributes: &[Attribute], prefix: &str, missing: &mut Vec<String>) {
-        for a in attributes {
-            let path = format!("{prefix}{}", a.name);
-            if a.description.trim().is_empty() {
-                missing.push(path.clone());
-            }
-            // Validators describe themselves too: the docs list the rules they enforce.
-            if a.validators.iter().any(|v| v.description().trim().is_empty()) {
-                missing.push(format!("{path} (a validator)"));
-            }
-            if let Some((_, nested)) = a.nested() {
-                walk(nested, &format!("{path}."), missing);
-            }
-        }
-    }
-    let mut missing = Vec::new();
-    walk(&NODE_POOL.attributes, "node_pool.", &mut missing);
-    walk(&EC2_NODE_CLASS.attributes, "ec2_node_class.", &mut missing);
-    assert!(missing.is_empty(), "undescribed: {missing:?}");
-    assert_eq!(NODE_POOL.blocks.len(), 1);
-    assert_eq!(EC2_NODE_CLASS.blocks.len(), 1);
 }

@@ -23,6 +23,7 @@
 
 use std::sync::LazyLock;
 
+use crate::aws_names;
 use crate::resources::kube::kind::attributes::{
     conditions_attribute, metadata_attribute, name_attribute, object_with, timeouts_block,
 };
@@ -215,7 +216,7 @@ fn capacity_reservation_selector_terms() -> Attribute {
                 .validate(v::matches("^cr-[0-9a-z]+$", "a capacity reservation ID such as `cr-0123456789abcdef0`")),
             Attribute::string("owner")
                 .describe("Account ID (12 digits) that owns the reservations a `tags` term selects.")
-                .validate(v::matches("^[0-9]{12}$", "a 12-digit AWS account ID")),
+                .validate(aws_names::aws_account_id_validator()),
             tag_selector("capacity reservations"),
         ],
     )

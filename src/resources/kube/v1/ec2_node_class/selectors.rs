@@ -1,6 +1,7 @@
 //! The selector terms of an EC2NodeClass (subnets, security groups, capacity reservations, the
 //! placement group) and the AMI alias format, with their per-term rules.
 
+use crate::aws_names;
 use crate::resources::kube::kind::rules;
 use crate::resources::kube::kind::rules::values::{elements, has, invalid};
 use crate::terraform::framework::Attribute;
@@ -122,7 +123,7 @@ pub(super) fn capacity_reservation_selector_terms() -> Attribute {
             Attribute::string("owner_id")
                 .wire_name("ownerID")
                 .describe("Account ID (12 digits) that owns the reservations to select.")
-                .validate(v::matches("^[0-9]{12}$", "a 12-digit AWS account ID")),
+                .validate(aws_names::aws_account_id_validator()),
             Attribute::string("instance_match_criteria")
                 .describe("Select reservations by how they match instances: `open` or `targeted`.")
                 .validate(v::one_of(&["open", "targeted"])),
