@@ -270,4 +270,3 @@ mod tests {
         assert_eq!(t, json!({"a": {"c": 2, "e": 3}, "d": [2]}));
     }
 }
-
