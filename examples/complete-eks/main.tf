@@ -5,8 +5,9 @@
 #
 # The README's usage stack is this file's Karpenter part, block for block (a test compares them
 # and plans this file's karpenter_* part against the local test environment). For the v1.14
-# long-term-support line instead, set karpenter_version = "1.14.3" (the CRD chart and the
-# controller chart always at the same version). Upgrading later: docs/guides/upgrading-karpenter.md.
+# long-term-support line instead, set karpenter_version = "1.14.1" (or a newer v1.14 patch;
+# the CRD chart and the controller chart always at the same version). Upgrading later:
+# docs/guides/upgrading-karpenter.md.
 #
 # No -target and no second apply: the karpenter provider is configured from the cluster's
 # outputs (unknown at plan time is fine: resources it has not created yet need no connection to
