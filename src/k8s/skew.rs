@@ -82,6 +82,31 @@ pub const OLDEST_SUPPORTED: &str = "v1.0";
 /// The release our schemas follow field by field.
 pub const SCHEMA_RELEASE: &str = "v1.15";
 
+/// The shape of a CRD schema node, as the provider's coverage checks and the release generator
+/// compare it: `object` (with properties), `map` (an object without), `free-form`
+/// (preserve-unknown-fields, no properties), `list(object)`, `list`, `string` (int-or-string
+/// too), `number`, `bool`.
+pub fn schema_shape(node: &Json) -> &'static str {
+    if node.get("x-kubernetes-int-or-string") == Some(&Json::Bool(true)) {
+        return "string";
+    }
+    if node.get("x-kubernetes-preserve-unknown-fields") == Some(&Json::Bool(true))
+        && node.get("properties").is_none()
+    {
+        return "free-form";
+    }
+    match node["type"].as_str() {
+        Some("object") if node.get("properties").is_some() => "object",
+        Some("object") => "map",
+        Some("array") if node["items"].get("properties").is_some() => "list(object)",
+        Some("array") => "list",
+        Some("string") => "string",
+        Some("integer") | Some("number") => "number",
+        Some("boolean") => "bool",
+        _ => "unknown",
+    }
+}
+
 /// `spec.a[3].b` → `spec.a[].b`: the table's form of a concrete field path.
 pub fn generic_path(path: &str) -> String {
     let mut out = String::with_capacity(path.len());

@@ -9,6 +9,8 @@ use std::path::Path;
 
 use serde_json::Value as Json;
 
+use terraform_provider_karpenter::k8s::skew::schema_shape;
+
 use super::error::ReleaseError;
 
 fn fail(message: impl Into<String>) -> ReleaseError {
@@ -24,30 +26,6 @@ pub struct Property {
     pub shape: &'static str,
 }
 
-/// The shape of a schema node, as the coverage test compares it: `object` (with properties),
-/// `map` (an object without), `free-form` (preserve-unknown-fields, no properties),
-/// `list(object)`, `list`, `string` (int-or-string too), `number`, `bool`.
-pub fn shape(node: &Json) -> &'static str {
-    if node.get("x-kubernetes-int-or-string") == Some(&Json::Bool(true)) {
-        return "string";
-    }
-    if node.get("x-kubernetes-preserve-unknown-fields") == Some(&Json::Bool(true))
-        && node.get("properties").is_none()
-    {
-        return "free-form";
-    }
-    match node["type"].as_str() {
-        Some("object") if node.get("properties").is_some() => "object",
-        Some("object") => "map",
-        Some("array") if node["items"].get("properties").is_some() => "list(object)",
-        Some("array") => "list",
-        Some("string") => "string",
-        Some("integer") | Some("number") => "number",
-        Some("boolean") => "bool",
-        _ => "unknown",
-    }
-}
-
 fn walk(node: &Json, prefix: &str, crd: &str, version: &str, out: &mut Vec<Property>) {
     for (name, sub) in node["properties"].as_object().into_iter().flatten() {
         let path = format!("{prefix}.{name}");
@@ -55,7 +33,7 @@ fn walk(node: &Json, prefix: &str, crd: &str, version: &str, out: &mut Vec<Prope
             crd: crd.to_string(),
             version: version.to_string(),
             path: path.clone(),
-            shape: shape(sub),
+            shape: schema_shape(sub),
         });
         if sub.get("properties").is_some() {
             walk(sub, &path, crd, version, out);

@@ -534,27 +534,24 @@ mod tests {
         assert_eq!(back.get("limits"), Some(&prior_limits));
     }
 
+    /// `from_wire` of one JSON object, as the tests above give it.
+    fn read(attrs: &[Attribute], wire: &Json, prior: &Value) -> Value {
+        from_wire(
+            attrs,
+            wire.as_object().expect("object"),
+            prior,
+            &AttributePath::root(),
+        )
+        .expect("from_wire")
+    }
+
     #[test]
     fn a_value_that_means_the_prior_reads_as_the_prior() {
         let attrs = vec![Attribute::dynamic("limits").same_when(same_text)];
         let prior = object([("limits", quantities(&[("cpu", Value::string("abc"))]))]);
-        let wire = json!({"limits": {"cpu": "abc"}});
-        let back = from_wire(
-            &attrs,
-            wire.as_object().expect("object"),
-            &prior,
-            &AttributePath::root(),
-        )
-        .expect("from_wire");
+        let back = read(&attrs, &json!({"limits": {"cpu": "abc"}}), &prior);
         assert_eq!(back.get("limits"), prior.get("limits"));
-        let wire = json!({"limits": {"cpu": "other"}});
-        let back = from_wire(
-            &attrs,
-            wire.as_object().expect("object"),
-            &prior,
-            &AttributePath::root(),
-        )
-        .expect("from_wire");
+        let back = read(&attrs, &json!({"limits": {"cpu": "other"}}), &prior);
         assert_ne!(back.get("limits"), prior.get("limits"));
     }
 

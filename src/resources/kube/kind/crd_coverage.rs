@@ -11,6 +11,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value as Json};
 
+use crate::k8s::skew::schema_shape;
+
 use crate::terraform::framework::schema::{AttrType, Mode, Nesting};
 use crate::terraform::framework::{Attribute, Schema};
 use crate::terraform::tfvalue::{Type, Value};
@@ -43,27 +45,6 @@ pub(crate) fn openapi_schema(path: &str, version: &str) -> Json {
     found["schema"]["openAPIV3Schema"].clone()
 }
 
-fn crd_shape(node: &Json) -> &'static str {
-    if node.get("x-kubernetes-int-or-string") == Some(&Json::Bool(true)) {
-        return "string";
-    }
-    if node.get("x-kubernetes-preserve-unknown-fields") == Some(&Json::Bool(true))
-        && node.get("properties").is_none()
-    {
-        return "free-form";
-    }
-    match node["type"].as_str() {
-        Some("object") if node.get("properties").is_some() => "object",
-        Some("object") => "map",
-        Some("array") if node["items"].get("properties").is_some() => "list(object)",
-        Some("array") => "list",
-        Some("string") => "string",
-        Some("integer") | Some("number") => "number",
-        Some("boolean") => "bool",
-        _ => "unknown",
-    }
-}
-
 pub(crate) fn crd_fields(node: &Json, prefix: &str, out: &mut BTreeMap<String, Field>) {
     let required: Vec<&str> = node["required"]
         .as_array()
@@ -78,7 +59,7 @@ pub(crate) fn crd_fields(node: &Json, prefix: &str, out: &mut BTreeMap<String, F
         out.insert(
             path.clone(),
             Field {
-                shape: crd_shape(sub),
+                shape: schema_shape(sub),
                 required: required.contains(&name.as_str()),
                 default: sub.get("default").cloned(),
             },
