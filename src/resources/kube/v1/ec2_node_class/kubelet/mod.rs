@@ -7,6 +7,7 @@
 //! `kube_reserved` / `system_reserved` may be CEL expressions, evaluated per instance type.
 
 pub(crate) mod families;
+pub(crate) mod maps;
 pub(crate) mod upstream;
 
 use std::collections::BTreeMap;
@@ -17,18 +18,7 @@ use crate::resources::kube::v1::ec2_node_class::kubelet_expressions as expressio
 use crate::terraform::framework::Attribute;
 use crate::terraform::framework::validate::{self as v, Validator};
 use crate::terraform::tfvalue::{Type, Value};
-
-const RESERVED_KEYS: &[&str] = &["cpu", "memory", "ephemeral-storage", "pid"];
-const EVICTION_SIGNALS: &[&str] = &[
-    "memory.available",
-    "nodefs.available",
-    "nodefs.inodesFree",
-    "imagefs.available",
-    "imagefs.inodesFree",
-    "pid.available",
-];
-/// An eviction threshold: a percentage (up to two decimals, at most 100%) or a quantity (or empty).
-const EVICTION_THRESHOLD: &str = r"^(([0-9]{1,2}(\.[0-9]{1,2})?|100(\.0{1,2})?)%||(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?)$";
+use maps::{EVICTION_SIGNALS, RESERVED_KEYS, eviction_map, keys_in};
 
 /// `kubelet` of an EC2NodeClass: the fields Karpenter reads (in their v1.15 shape) and every
 /// other field of the upstream `KubeletConfiguration`, in name order.
@@ -89,15 +79,6 @@ fn karpenter_fields(shape: Shape) -> Vec<Attribute> {
                 .then(|| format!("{s:?} is negative: reserved resources must not be negative."))
         })))
     };
-    let eviction = |name: &'static str, text: &'static str| {
-        Attribute::map_of(name, Type::String)
-            .describe(text)
-            .validate(keys_in(EVICTION_SIGNALS))
-            .validate(v::each(v::matches(
-                EVICTION_THRESHOLD,
-                "a percentage such as `10%` or a quantity such as `500Mi`",
-            )))
-    };
     vec![
             Attribute::list_of("cluster_dns", Type::String)
                 .wire_name("clusterDNS")
@@ -121,12 +102,12 @@ fn karpenter_fields(shape: Shape) -> Vec<Attribute> {
                 .validate(rules::numbers::whole_number(Some(0), true)),
             reserved("system_reserved", "the operating system", false),
             reserved("kube_reserved", "Kubernetes daemons", true),
-            eviction(
+            eviction_map(
                 "eviction_hard",
                 "Hard eviction thresholds by signal (`memory.available`, `nodefs.available`, `nodefs.inodesFree`, \
                  `imagefs.available`, `imagefs.inodesFree`, `pid.available`), as percentages or quantities.",
             ),
-            eviction(
+            eviction_map(
                 "eviction_soft",
                 "Soft eviction thresholds by signal (same signals as `eviction_hard`); each needs a grace period in \
                  `eviction_soft_grace_period`.",
@@ -154,6 +135,7 @@ fn karpenter_fields(shape: Shape) -> Vec<Attribute> {
                 .describe("Whether CPU CFS quota is enforced for containers that set CPU limits."),
         ]
 }
+
 /// Kubelet cross-field rules: image GC high > low; soft eviction thresholds and grace periods pair up.
 pub(crate) fn kubelet_rule() -> impl Validator {
     v::rule(
@@ -198,10 +180,6 @@ pub(crate) fn kubelet_rule() -> impl Validator {
             }
         },
     )
-}
-/// Map keys must be in a fixed set.
-pub(super) fn keys_in(allowed: &'static [&'static str]) -> impl Validator {
-    v::each_key(v::one_of(allowed))
 }
 /// A soft-eviction grace period: a Go duration. Deliberately stricter than the CRD (which only
 /// types it as a string): kubelet cannot parse anything else and fails to start, so the nodes

@@ -14,6 +14,7 @@ use std::sync::LazyLock;
 use thiserror::Error;
 
 use crate::resources::kube::kind::rules;
+use crate::resources::kube::v1::ec2_node_class::kubelet::maps::eviction_map;
 use crate::terraform::framework::Attribute;
 use crate::terraform::framework::validate::{self as v, Validator};
 use crate::terraform::tfvalue::{Type, Value};
@@ -40,6 +41,9 @@ pub(crate) enum FieldType {
     BoolMap,
     StringsMap,
     QuantityMap,
+    /// A map from eviction signals to thresholds (as `eviction_hard`), which Karpenter v1.15
+    /// checks as it checks the eviction settings it reads.
+    EvictionMap,
     Object,
     Objects,
     DurationOrInt,
@@ -70,6 +74,7 @@ impl FieldType {
             "bool_map" => Self::BoolMap,
             "strings_map" => Self::StringsMap,
             "quantity_map" => Self::QuantityMap,
+            "eviction_map" => Self::EvictionMap,
             "object" => Self::Object,
             "objects" => Self::Objects,
             "duration_or_int" => Self::DurationOrInt,
@@ -211,6 +216,7 @@ fn attribute(f: &Field, children: &BTreeMap<&str, Vec<&Field>>) -> Attribute {
         FieldType::QuantityMap => {
             Attribute::map_of(f.name, Type::String).validate(v::each(rules::numbers::quantity()))
         }
+        FieldType::EvictionMap => eviction_map(f.name, f.description),
         FieldType::Object => Attribute::object(f.name, nested(f.path)),
         FieldType::Objects => Attribute::list_of_objects(f.name, nested(&format!("{}[]", f.path))),
         FieldType::DurationOrInt => Attribute::dynamic(f.name)
