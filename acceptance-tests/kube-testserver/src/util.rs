@@ -238,6 +238,17 @@ pub fn parse_json_or_yaml(body: &[u8]) -> Result<Value, ApiError> {
         .map_err(|e| ApiError::bad_request(format!("error decoding body: {e}")))
 }
 
+/// Whether `text` is a Kubernetes resource quantity (`100m`, `1Gi`, `4`, `1e3`).
+pub fn is_quantity(text: &str) -> bool {
+    static PATTERN: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$",
+        )
+        .ok()
+    });
+    PATTERN.as_ref().is_some_and(|p| p.is_match(text))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -258,15 +269,4 @@ mod tests {
         merge_patch(&mut t, &json!({"a": {"b": null, "e": 3}, "d": [2]}));
         assert_eq!(t, json!({"a": {"c": 2, "e": 3}, "d": [2]}));
     }
-}
-
-/// Whether `text` is a Kubernetes resource quantity (`100m`, `1Gi`, `4`, `1e3`).
-pub fn is_quantity(text: &str) -> bool {
-    static PATTERN: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(
-            r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$",
-        )
-        .ok()
-    });
-    PATTERN.as_ref().is_some_and(|p| p.is_match(text))
 }
