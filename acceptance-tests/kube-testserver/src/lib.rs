@@ -62,10 +62,12 @@ pub mod admin;
 pub mod cel;
 pub mod controller;
 pub mod controller_config;
+pub mod controller_write;
 pub mod direct;
 pub mod eks;
 pub mod faults;
 pub mod field_error;
+pub mod nodes;
 pub mod rbac;
 pub mod schema;
 pub mod server;
@@ -101,6 +103,21 @@ pub mod millis {
     }
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
         u64::deserialize(d).map(Duration::from_millis)
+    }
+
+    /// An optional `Duration` as whole milliseconds or `null`.
+    pub mod option {
+        use serde::{Deserialize, Deserializer, Serializer};
+        use std::time::Duration;
+        pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+            match d {
+                Some(d) => s.serialize_some(&(d.as_millis() as u64)),
+                None => s.serialize_none(),
+            }
+        }
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+            Option::<u64>::deserialize(d).map(|v| v.map(Duration::from_millis))
+        }
     }
 }
 
@@ -508,6 +525,11 @@ current-context: kube-testserver\nusers:\n- name: kube-testserver\n  user:\n    
 
     pub fn clear_faults(&self) {
         lock(&self.shared.faults).clear();
+    }
+    /// How many uses the queued faults have left: 0 once every fault has answered (a test
+    /// waits on it to act while an answer is held back).
+    pub fn queued_faults(&self) -> u32 {
+        lock(&self.shared.faults).iter().map(|f| f.count).sum()
     }
     /// Takes the API port down for `d`, as if kube-apiserver were killed: open API connections
     /// are closed (answers not yet sent are lost) and new ones refused until it listens again
