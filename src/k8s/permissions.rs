@@ -61,7 +61,8 @@ pub const PERMISSIONS: &[Permission] = &[
         group: "",
         resources: &["nodes"],
         verbs: &["get", "list", "patch", "delete"],
-        why: "`force_destroy` only: removes Karpenter's finalizers from the pool's Nodes (patch) and deletes them",
+        why: "`force_destroy` only: removes Karpenter's finalizers from the Nodes of the pool, or of the class's \
+              NodeClaims, it tears down (patch) and deletes them",
     },
     Permission {
         group: "coordination.k8s.io",

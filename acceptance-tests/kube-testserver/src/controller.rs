@@ -5,7 +5,7 @@
 //! so that foreground deletion has dependents to wait for. Optionally it marks `NodeOverlay`s
 //! Ready, reports `CapacityBuffer`s (namespaced) as provisioned, and "launches" NodeClaims
 //! (instance labels, node name, provider ID, conditions), so the read-only data sources have a
-//! status to read.
+//! status to read, and registers their Nodes ([`crate::nodes`]).
 //!
 //! While enabled it also holds Karpenter's leader-election Lease (`coordination.k8s.io/v1`,
 //! `karpenter-leader-election`), renewing it as controller-runtime does; switching it off
@@ -13,6 +13,7 @@
 //! and optionally releases it first, as a graceful shutdown does.
 
 use crate::controller_config::LeaseConfig;
+use crate::controller_write::mutate;
 use crate::shared::{Shared, lock};
 use crate::store::{Event, Sub, WriteCtx};
 use crate::util::{finalizers, meta_str, now_rfc3339, set_finalizers};
@@ -182,6 +183,13 @@ fn react(shared: &Arc<Shared>, ev: &Event) {
     let deleting = o.pointer("/metadata/deletionTimestamp").is_some();
     let (group, plural) = (ev.group.clone(), ev.plural.clone());
 
+    if kind == "Node" && group.is_empty() {
+        crate::nodes::react(shared, &cfg, o);
+        return;
+    }
+    if kind == "NodeClaim" && deleting && cfg.node_registration.is_some() {
+        crate::nodes::delete_node_of(shared, o);
+    }
     if let Some(fin) = cfg.finalizers.get(&kind) {
         let has = finalizers(o).iter().any(|f| f == fin);
         if !deleting && !has {
@@ -338,6 +346,9 @@ fn react(shared: &Arc<Shared>, ev: &Event) {
         && schedule_once(shared, "nodeclaim-launch", &uid)
     {
         launch_node_claim(shared, &group, &plural, &name, &uid);
+        if let Some(delay) = cfg.node_registration {
+            crate::nodes::schedule_kubelet(shared, &name, &uid, delay);
+        }
     }
     if kind == "NodePool" && ev.etype == "ADDED" {
         for _ in 0..cfg.node_claims_per_node_pool {
@@ -367,48 +378,6 @@ fn capacity_buffer_status(obj: &Value) -> Value {
         status["podTemplateGeneration"] = json!(1);
     }
     status
-}
-
-/// Apply `f` to the stored object if it still has `uid`, written through the normal update
-/// path as field manager `karpenter` (so it is validated, versioned and recorded in
-/// managedFields like a real controller's write).
-#[allow(clippy::too_many_arguments)]
-fn mutate(
-    shared: &Arc<Shared>,
-    group: &str,
-    plural: &str,
-    ns: &str,
-    name: &str,
-    uid: &str,
-    sub: Sub,
-    f: impl FnOnce(&mut Value),
-) {
-    let ctx = WriteCtx::controller();
-    shared.with_state(|st| {
-        let Some(mut o) = st.get_raw(group, plural, ns, name).cloned() else {
-            return;
-        };
-        if meta_str(&o, "uid") != Some(uid) {
-            return;
-        }
-        f(&mut o);
-        let version = o
-            .get("apiVersion")
-            .and_then(Value::as_str)
-            .and_then(|av| av.rsplit('/').next())
-            .unwrap_or("")
-            .to_string();
-        match st.resolve(group, &version, plural) {
-            Some(rt) => {
-                if let Err(e) = st.update(&rt, ns, name, o, sub, &ctx, true) {
-                    tracing::warn!("simulated controller write to {plural}/{name} failed: {e}");
-                }
-            }
-            None => {
-                st.put_out_of_band(group, plural, ns, name, o);
-            }
-        }
-    });
 }
 
 /// A stable hash of an object's spec, written as Karpenter writes its drift-hash annotations.

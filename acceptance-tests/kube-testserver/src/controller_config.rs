@@ -42,6 +42,16 @@ pub struct ControllerConfig {
     /// "Launch" every new NodeClaim: instance type, capacity type and zone labels, then
     /// `status.nodeName`, `providerID`, `imageID` and Launched/Registered/Initialized/Ready.
     pub node_claim_status: bool,
+    /// Nodes for launched NodeClaims (needs `node_claim_status`): this long after the launch the
+    /// simulated kubelet registers the Node (the NodeClaim's labels, its `providerID`, the
+    /// `karpenter.sh/unregistered` taint), whatever the controller's state, as long as the
+    /// NodeClaim is not being deleted; the controller, while enabled, then registers it as
+    /// Karpenter does: its `karpenter.sh/termination` finalizer, an owner reference to the
+    /// NodeClaim (`blockOwnerDeletion`), `karpenter.sh/registered`. Deleting a NodeClaim makes
+    /// the controller delete its Node, and a Node being deleted loses the finalizer after
+    /// `finalizer_removal_delay`. None: no Nodes.
+    #[serde(with = "crate::millis::option")]
+    pub node_registration: Option<Duration>,
     /// The leader-election Lease held and renewed while enabled (none: no Lease is written).
     pub leader_lease: Option<LeaseConfig>,
     /// How long the controller takes to react to each event: a slow or starved controller.
@@ -92,6 +102,7 @@ impl Default for ControllerConfig {
             node_overlay_status: false,
             capacity_buffer_status: false,
             node_claim_status: false,
+            node_registration: None,
             leader_lease: None,
             reaction_delay: Duration::ZERO,
         }

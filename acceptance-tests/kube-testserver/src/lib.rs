@@ -62,11 +62,13 @@ pub mod admin;
 pub mod cel;
 pub mod controller;
 pub mod controller_config;
+pub mod controller_write;
 pub mod direct;
 pub mod eks;
 pub mod faults;
 pub mod field_error;
 pub mod millis;
+pub mod nodes;
 pub mod rbac;
 pub mod schema;
 pub mod server;
@@ -497,6 +499,11 @@ current-context: kube-testserver\nusers:\n- name: kube-testserver\n  user:\n    
 
     pub fn clear_faults(&self) {
         lock(&self.shared.faults).clear();
+    }
+    /// How many uses the queued faults have left: 0 once every fault has answered (a test
+    /// waits on it to act while an answer is held back).
+    pub fn queued_faults(&self) -> u32 {
+        lock(&self.shared.faults).iter().map(|f| f.count).sum()
     }
     /// Takes the API port down for `d`, as if kube-apiserver were killed: open API connections
     /// are closed (answers not yet sent are lost) and new ones refused until it listens again

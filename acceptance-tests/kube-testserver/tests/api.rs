@@ -1718,3 +1718,104 @@ async fn reads_see_the_controllers_reactions_to_earlier_writes_even_when_it_is_s
     let listed = nodeclaims(&client).list(&ListParams::default()).await.unwrap();
     assert_eq!(listed.items.len(), 1, "{:?}", listed.items);
 }
+
+/// #53: Nodes are served at `/api/v1/nodes`; a launched NodeClaim's Node is registered by the
+/// simulated kubelet and taken over by the running controller as Karpenter does it (finalizer,
+/// owner reference, labels); deleting the NodeClaim deletes the Node, whose finalizer the
+/// controller then removes. A Node the kubelet registers after the controller stopped gets no
+/// finalizer.
+#[tokio::test]
+async fn launched_claims_get_nodes_registered_as_karpenter_registers_them() {
+    let mut ctl = ControllerConfig::karpenter();
+    ctl.node_claim_status = true;
+    ctl.node_registration = Some(Duration::ZERO);
+    ctl.finalizer_removal_delay = Duration::from_millis(200);
+    let (s, client) = start_v1_with(ctl.clone()).await;
+    let nodes = api(&client, "", "v1", "Node", "nodes");
+    let list = |labels: &'static str| {
+        let nodes = nodes.clone();
+        async move {
+            nodes
+                .list(&ListParams::default().labels(labels))
+                .await
+                .unwrap()
+                .items
+        }
+    };
+    assert!(list("").await.is_empty());
+    nodepools(&client)
+        .create(&PostParams::default(), &dynobj(nodepool_json("default")))
+        .await
+        .unwrap();
+    let mut registered = Vec::new();
+    for _ in 0..400 {
+        registered = list("karpenter.sh/registered=true").await;
+        if !registered.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let node = to_json(&registered.pop().expect("a registered Node"));
+    let claim = nodeclaims(&client)
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .remove(0);
+    assert_eq!(node["apiVersion"], "v1");
+    assert_eq!(
+        node["metadata"]["finalizers"],
+        json!(["karpenter.sh/termination"])
+    );
+    assert_eq!(node["metadata"]["labels"]["karpenter.sh/nodepool"], "default");
+    assert_eq!(node["spec"]["providerID"], claim.data["status"]["providerID"]);
+    assert_eq!(node["metadata"]["name"], claim.data["status"]["nodeName"]);
+    assert_eq!(
+        node["spec"]["taints"],
+        json!([]),
+        "the unregistered taint is removed"
+    );
+    let owner = &node["metadata"]["ownerReferences"][0];
+    assert_eq!(owner["kind"], "NodeClaim");
+    assert_eq!(owner["blockOwnerDeletion"], true);
+    assert_eq!(owner["uid"].as_str(), claim.metadata.uid.as_deref());
+    // Deleting the NodeClaim: Karpenter deletes the Node, then removes both finalizers.
+    let claim_name = claim.metadata.name.clone().unwrap();
+    nodeclaims(&client)
+        .delete(&claim_name, &DeleteParams::default())
+        .await
+        .unwrap();
+    for _ in 0..400 {
+        let claims = nodeclaims(&client)
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items;
+        if list("").await.is_empty() && claims.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(list("").await.is_empty(), "the Node is gone with its NodeClaim");
+    // Karpenter stops right after launching a NodeClaim; its kubelet registers the Node later.
+    let mut slow = ctl;
+    slow.node_registration = Some(Duration::from_millis(300));
+    s.set_controller(slow);
+    nodepools(&client)
+        .create(&PostParams::default(), &dynobj(nodepool_json("other")))
+        .await
+        .unwrap();
+    nodeclaims(&client).list(&ListParams::default()).await.unwrap();
+    s.stop_controller(false);
+    let mut unregistered = Vec::new();
+    for _ in 0..400 {
+        unregistered = list("karpenter.sh/nodepool=other").await;
+        if !unregistered.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let node = unregistered.pop().expect("the kubelet registers the Node");
+    assert_eq!(node.metadata.finalizers, None, "no Karpenter to register it");
+    assert_eq!(node.metadata.owner_references, None);
+}

@@ -96,14 +96,24 @@ impl Stack {
         )
     }
 
-    fn scoped(force_destroy: bool, scope: ClusterScope) -> Stack {
+    /// The simulated Karpenter of these tests: the pool's NodeClaim is launched and its Node
+    /// registered (by the kubelet, then by Karpenter: its finalizer, its owner reference to
+    /// the NodeClaim), and a short lease, so that "not renewed" shows within seconds
+    /// (Karpenter's is 15 s).
+    fn controller() -> ControllerConfig {
         let mut controller = ControllerConfig::karpenter();
-        // A short lease, so that "not renewed" shows within seconds (Karpenter's is 15 s).
+        controller.node_claim_status = true;
+        controller.node_registration = Some(Duration::ZERO);
         controller.leader_lease = Some(LeaseConfig {
             duration_seconds: 2,
             renew_every: Duration::from_millis(500),
             ..LeaseConfig::default()
         });
+        controller
+    }
+
+    fn scoped(force_destroy: bool, scope: ClusterScope) -> Stack {
+        let controller = Stack::controller();
         let cluster = Cluster::start(Config {
             crd_dirs: vec![TestServer::shared_crds_dir("v1")],
             controller,
@@ -172,6 +182,12 @@ resource "karpenter_node_pool" "default" {{
     /// Applies, then puts in moto what Karpenter would have launched and made, plus decoys,
     /// and points the class's status at its instance profile (as Karpenter records it).
     fn apply_and_seed(&self) {
+        self.apply_and_seed_with(true);
+    }
+
+    /// [`Stack::apply_and_seed`]; with `node`, waits until the pool's Node is registered as
+    /// Karpenter's (its finalizer), as it is before Karpenter goes away.
+    fn apply_and_seed_with(&self, node: bool) {
         self.work.apply().ok();
         let conf = self.moto.sdk_config();
         let ec2 = aws_sdk_ec2::Client::new(&conf);
@@ -260,6 +276,9 @@ resource "karpenter_node_pool" "default" {{
             "default",
             &json!({"status": {"instanceProfile": PROFILE}})
         ));
+        if node {
+            self.wait_for_registered_node();
+        }
     }
 
     fn aws(&self) -> Aws {
@@ -319,7 +338,60 @@ resource "karpenter_node_pool" "default" {{
         )
     }
 
+    /// The Nodes in the cluster: name → (finalizers, being deleted).
+    fn nodes(&self) -> BTreeMap<String, (Vec<String>, bool)> {
+        self.rt.block_on(async {
+            let client = self.cluster.server.client().await.expect("client");
+            let api: kube::Api<kube::api::DynamicObject> = kube::Api::all_with(
+                client,
+                &kube::api::ApiResource {
+                    group: String::new(),
+                    version: "v1".into(),
+                    api_version: "v1".into(),
+                    kind: "Node".into(),
+                    plural: "nodes".into(),
+                },
+            );
+            api.list(&Default::default())
+                .await
+                .expect("list Nodes")
+                .items
+                .into_iter()
+                .map(|n| {
+                    (
+                        n.metadata.name.unwrap_or_default(),
+                        (
+                            n.metadata.finalizers.unwrap_or_default(),
+                            n.metadata.deletion_timestamp.is_some(),
+                        ),
+                    )
+                })
+                .collect()
+        })
+    }
+
+    /// Waits until the pool's Node is registered as Karpenter's (its finalizer), as it is
+    /// before Karpenter goes away.
+    fn wait_for_registered_node(&self) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let nodes = self.nodes();
+            if nodes
+                .values()
+                .any(|(f, _)| f.iter().any(|f| f == "karpenter.sh/termination"))
+            {
+                return;
+            }
+            assert!(Instant::now() < deadline, "no registered Node: {nodes:?}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     fn node_claims(&self) -> usize {
+        self.node_claim_list().len()
+    }
+
+    fn node_claim_list(&self) -> Vec<kube::api::DynamicObject> {
         let rt = &self.rt;
         rt.block_on(async {
             let client = self.cluster.server.client().await.expect("client");
@@ -337,7 +409,6 @@ resource "karpenter_node_pool" "default" {{
                 .await
                 .expect("list NodeClaims")
                 .items
-                .len()
         })
     }
 }
@@ -404,6 +475,7 @@ fn force_destroy_finishes_karpenters_cleanup_and_touches_only_ours() {
         run.output()
     );
     assert_eq!(stack.karpenter_objects(), (false, false, 0));
+    assert_eq!(stack.nodes(), BTreeMap::new(), "the pool's Node is left");
     assert_only_decoys_left(&stack.aws());
     let terminate_calls = stack
         .proxy
@@ -412,6 +484,73 @@ fn force_destroy_finishes_karpenters_cleanup_and_touches_only_ours() {
         .filter(|(op, _)| op.contains("TerminateInstances"))
         .count();
     assert!(terminate_calls >= 1, "{:?}", stack.proxy.log());
+}
+
+/// #53: a Node of the pool that gets Karpenter's finalizer while force_destroy runs (Karpenter's
+/// registration of the Node, in flight when it went away, landing after the teardown looked at
+/// the Nodes) is released too. The teardown's first look at the Nodes is held back (answered
+/// at once, the answer sent 3 s late) and the Node registered meanwhile: a teardown that looks
+/// once misses it, and the pool's delete, which waits for its NodeClaims but not for their
+/// Nodes, finishes all the same, leaving the Node and its finalizer behind.
+#[test]
+fn a_node_registered_while_force_destroy_runs_is_not_left_behind() {
+    let stack = Stack::new(true);
+    let mut controller = Stack::controller();
+    // The NodeClaim is launched; its kubelet has not registered the Node yet.
+    controller.node_registration = None;
+    stack.cluster.server.set_controller(controller);
+    stack.apply_and_seed_with(false);
+    assert_eq!(stack.nodes(), BTreeMap::new());
+    let claim = stack.node_claim_list().pop().expect("the pool's NodeClaim");
+    let provider_id = claim.data["status"]["providerID"].clone();
+    let node_name = claim.data["status"]["nodeName"]
+        .as_str()
+        .expect("nodeName")
+        .to_string();
+    stack.cluster.server.stop_controller(false);
+    stack.cluster.server.inject_fault(
+        kube_testserver::FaultSpec::slow(Duration::from_secs(3), 1)
+            .method("GET")
+            .path_contains("/api/v1/nodes"),
+    );
+    let background = stack.work.spawn(&["destroy", "-auto-approve", "-no-color"]);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while stack.cluster.server.queued_faults() > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the teardown never looked at the Nodes"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The look has been answered (its answer is on its way); now the registration lands.
+    std::thread::sleep(Duration::from_millis(300));
+    stack
+        .cluster
+        .server
+        .create_object(
+            "",
+            "v1",
+            "nodes",
+            "",
+            json!({"apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": node_name, "finalizers": ["karpenter.sh/termination"],
+                    "labels": {"karpenter.sh/nodepool": "default", "karpenter.sh/registered": "true",
+                        "kubernetes.io/hostname": node_name},
+                    "ownerReferences": [{"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
+                        "name": claim.metadata.name, "uid": claim.metadata.uid, "blockOwnerDeletion": true}]},
+                "spec": {"providerID": provider_id}}),
+            "karpenter",
+        )
+        .unwrap_or_else(|e| panic!("registering the Node: {e}"));
+    let (run, took) = background.wait(Duration::from_secs(120));
+    println!("destroy with a Node registered during the teardown: {took:?}");
+    assert!(run.success, "{}", run.output());
+    assert_eq!(stack.karpenter_objects(), (false, false, 0));
+    assert_eq!(
+        stack.nodes(),
+        BTreeMap::new(),
+        "the Node registered during the teardown is left"
+    );
 }
 
 #[test]
@@ -509,6 +648,7 @@ fn a_destroy_killed_during_the_cleanup_converges_on_the_next_run() {
     stack.work.destroy().ok();
     println!("destroy after a killed one: {:?}", started.elapsed());
     assert_eq!(stack.karpenter_objects(), (false, false, 0));
+    assert_eq!(stack.nodes(), BTreeMap::new(), "the pool's Node is left");
     assert_only_decoys_left(&stack.aws());
 }
 
@@ -549,6 +689,7 @@ fn force_destroy_without_a_cluster_name_deletes_nothing_until_the_name_is_config
     stack.work.set_config(&with_name);
     stack.work.destroy().ok();
     assert_eq!(stack.karpenter_objects(), (false, false, 0));
+    assert_eq!(stack.nodes(), BTreeMap::new(), "the pool's Node is left");
     assert_only_decoys_left(&stack.aws());
 }
 
@@ -637,6 +778,7 @@ fn the_documented_cluster_role_is_enough_for_the_liveness_check_and_force_destro
     let run = stack.work.destroy().ok();
     assert!(!run.text().contains("Could not check"), "{}", run.output());
     assert_eq!(stack.karpenter_objects(), (false, false, 0));
+    assert_eq!(stack.nodes(), BTreeMap::new(), "the pool's Node is left");
     assert_only_decoys_left(&stack.aws());
     assert!(
         forbidden_requests(&stack.cluster).is_empty(),

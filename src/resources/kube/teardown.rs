@@ -11,14 +11,20 @@
 //! | launch templates of an EC2NodeClass | `karpenter.k8s.aws/ec2nodeclass` = class, and `eks:eks-cluster-name` = cluster (newer v1 minors) or `karpenter.k8s.aws/cluster` = cluster (older ones) |
 //! | the instance profile of an EC2NodeClass | named in the class's `status.instanceProfile` while `spec.role` is set (Karpenter made it), tagged `karpenter.k8s.aws/ec2nodeclass` = class and `kubernetes.io/cluster/<cluster>` = `owned` |
 //!
-//! Then the Kubernetes side: the Nodes and NodeClaims of the pool (by Karpenter's labels), or
-//! the NodeClaims of the class (by `spec.nodeClassRef.name`), lose the finalizers only
-//! Karpenter would remove and are deleted; last, the object itself loses Karpenter's
-//! finalizers. Every step is idempotent, so a teardown killed half-way converges when the
-//! destroy runs again.
+//! Then the Kubernetes side ([`release_nodes_and_claims`]): the NodeClaims of the pool (by
+//! Karpenter's label) or of the class (by `spec.nodeClassRef.name`), and their Nodes (by the
+//! owner's label where Karpenter puts one, and by the NodeClaims' `status.providerID`, which is
+//! how Karpenter itself finds a NodeClaim's Node), lose the finalizers only Karpenter would
+//! remove and are deleted, Nodes first; then they are looked at again until a look finds
+//! nothing left to release, so that a Node that gets Karpenter's finalizer while the teardown
+//! runs (a registration that was in flight) is not left behind: nothing else would notice it,
+//! since a pool's delete waits for its NodeClaims but not for their Nodes. Last, the object
+//! itself loses Karpenter's finalizers. Every step is idempotent, so a teardown killed half-way
+//! converges when the destroy runs again.
 
 #![cfg_attr(not(feature = "ec2"), allow(dead_code))]
 
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
@@ -47,6 +53,8 @@ pub fn cluster_tag(cluster: &str) -> String {
 
 /// How often the wait for terminating instances looks again.
 const POLL: Duration = Duration::from_secs(2);
+/// The pause between two looks at the Nodes and NodeClaims (the garbage collector's turn).
+const SETTLE: Duration = Duration::from_millis(200);
 
 #[derive(Debug, Error)]
 pub enum TeardownError {
@@ -137,14 +145,7 @@ pub async fn run(
         }
     }
     // The Kubernetes side, once nothing runs any more.
-    let claims = node_claims_of(client, kind, name).await?;
-    for claim in &claims {
-        release(client, &kinds::NODE_CLAIM.api_resource(), claim, true).await?;
-    }
-    done.node_claims = claims;
-    if let Some(label) = node_label(kind) {
-        done.nodes = release_nodes(client, label, name).await?;
-    }
+    (done.nodes, done.node_claims) = release_nodes_and_claims(client, kind, name, deadline).await?;
     if object.is_some() {
         release(client, &kind.api_resource(), name, false).await?;
     }
@@ -279,12 +280,104 @@ fn node_label(kind: &Kind) -> Option<&'static str> {
     }
 }
 
+/// The core Node kind.
+fn node_resource() -> ApiResource {
+    ApiResource {
+        group: String::new(),
+        version: "v1".into(),
+        api_version: "v1".into(),
+        kind: "Node".into(),
+        plural: "nodes".into(),
+    }
+}
+
+/// Whether an object needs nothing more from the teardown: it is being deleted and carries
+/// none of Karpenter's finalizers (what still holds it is another controller's business, e.g.
+/// the garbage collector's `foregroundDeletion`).
+fn settled(obj: &DynamicObject) -> bool {
+    obj.metadata.deletion_timestamp.is_some()
+        && !obj
+            .metadata
+            .finalizers
+            .iter()
+            .flatten()
+            .any(|f| crate::k8s::karpenter_holds::is_karpenter_finalizer(f))
+}
+
+/// The Nodes and NodeClaims of `name` (of `kind`): released (Karpenter's finalizers removed,
+/// deleted), Nodes before their NodeClaims as Karpenter orders it, then looked for again until
+/// one look finds everything of theirs settled or gone: a Node that got Karpenter's finalizer
+/// after an earlier look (a registration in flight) is caught by the next one, and the look
+/// that ends the loop comes after every NodeClaim was released, when Karpenter registers no
+/// Node for them any more. A Node is the owner's when it carries the owner's label (NodePool,
+/// Provisioner) or the `providerID` of one of its NodeClaims, remembered across looks so that
+/// a Node is still found once its NodeClaim is gone. Returns the Nodes and the NodeClaims
+/// released, by name.
+async fn release_nodes_and_claims(
+    client: &kube::Client,
+    kind: &Kind,
+    name: &str,
+    deadline: Instant,
+) -> Result<(Vec<String>, Vec<String>), TeardownError> {
+    let mut provider_ids: BTreeSet<String> = BTreeSet::new();
+    let mut nodes_released: Vec<String> = Vec::new();
+    let mut claims_released: Vec<String> = Vec::new();
+    loop {
+        let claims = node_claims_of(client, kind, name).await?;
+        provider_ids.extend(
+            claims
+                .iter()
+                .filter_map(|c| c.data.pointer("/status/providerID").and_then(|p| p.as_str()))
+                .filter(|p| !p.is_empty())
+                .map(str::to_string),
+        );
+        let nodes = nodes_of(client, node_label(kind).map(|l| (l, name)), &provider_ids).await?;
+        let open_nodes: Vec<String> = nodes
+            .iter()
+            .filter(|n| !settled(n))
+            .filter_map(|n| n.metadata.name.clone())
+            .collect();
+        let open_claims: Vec<String> = claims
+            .iter()
+            .filter(|c| !settled(c))
+            .filter_map(|c| c.metadata.name.clone())
+            .collect();
+        if open_nodes.is_empty() && open_claims.is_empty() {
+            return Ok((nodes_released, claims_released));
+        }
+        if Instant::now() + SETTLE >= deadline {
+            return Err(TeardownError::Timeout(format!(
+                "not yet released (a Karpenter finalizer left, or not deleted): {}",
+                open_nodes
+                    .iter()
+                    .map(|n| format!("Node {n}"))
+                    .chain(open_claims.iter().map(|c| format!("NodeClaim {c}")))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        for node in open_nodes {
+            release(client, &node_resource(), &node, true).await?;
+            if !nodes_released.contains(&node) {
+                nodes_released.push(node);
+            }
+        }
+        for claim in open_claims {
+            release(client, &kinds::NODE_CLAIM.api_resource(), &claim, true).await?;
+            if !claims_released.contains(&claim) {
+                claims_released.push(claim);
+            }
+        }
+        tokio::time::sleep(SETTLE).await;
+    }
+}
+
 /// NodeClaims of a NodePool (by label) or of an EC2NodeClass (by `spec.nodeClassRef.name`).
 async fn node_claims_of(
     client: &kube::Client,
     kind: &Kind,
     name: &str,
-) -> Result<Vec<String>, TeardownError> {
+) -> Result<Vec<DynamicObject>, TeardownError> {
     let api: Api<DynamicObject> = Api::all_with(client.clone(), &kinds::NODE_CLAIM.api_resource());
     let params = match kind.kind {
         "NodePool" => ListParams::default().labels(&format!("{NODEPOOL_TAG}={name}")),
@@ -304,34 +397,47 @@ async fn node_claims_of(
             kind.kind != "EC2NodeClass"
                 || c.data.pointer("/spec/nodeClassRef/name").and_then(|n| n.as_str()) == Some(name)
         })
-        .filter_map(|c| c.metadata.name)
+        .filter(|c| c.metadata.name.is_some())
         .collect())
 }
 
-/// Nodes labelled `label=name`: Karpenter's finalizers removed, then deleted.
-async fn release_nodes(client: &kube::Client, label: &str, name: &str) -> Result<Vec<String>, TeardownError> {
-    let nodes = ApiResource {
-        group: String::new(),
-        version: "v1".into(),
-        api_version: "v1".into(),
-        kind: "Node".into(),
-        plural: "nodes".into(),
+/// Nodes labelled `label` (label key, value), or whose `spec.providerID` is one of
+/// `provider_ids`.
+async fn nodes_of(
+    client: &kube::Client,
+    label: Option<(&str, &str)>,
+    provider_ids: &BTreeSet<String>,
+) -> Result<Vec<DynamicObject>, TeardownError> {
+    let api: Api<DynamicObject> = Api::all_with(client.clone(), &node_resource());
+    // Only the owner's Nodes are needed: by label when no providerID has to be matched.
+    let params = match label {
+        Some((key, value)) if provider_ids.is_empty() => {
+            ListParams::default().labels(&format!("{key}={value}"))
+        }
+        None if provider_ids.is_empty() => return Ok(Vec::new()),
+        _ => ListParams::default(),
     };
-    let api: Api<DynamicObject> = Api::all_with(client.clone(), &nodes);
-    let list = match api
-        .list(&ListParams::default().labels(&format!("{label}={name}")))
-        .await
-    {
+    let list = match api.list(&params).await {
         Ok(l) => l,
         Err(kube::Error::Api(s)) if s.code == 404 => return Ok(Vec::new()),
         Err(e) => return Err(KubeError::from(e).into()),
     };
-    let mut released = Vec::new();
-    for node in list.items.into_iter().filter_map(|n| n.metadata.name) {
-        release(client, &nodes, &node, true).await?;
-        released.push(node);
-    }
-    Ok(released)
+    Ok(list
+        .items
+        .into_iter()
+        .filter(|n| {
+            let labelled = label.is_some_and(|(key, value)| {
+                n.metadata
+                    .labels
+                    .as_ref()
+                    .and_then(|l| l.get(key))
+                    .is_some_and(|v| v == value)
+            });
+            let provider_id = n.data.pointer("/spec/providerID").and_then(|p| p.as_str());
+            labelled || provider_id.is_some_and(|p| provider_ids.contains(p))
+        })
+        .filter(|n| n.metadata.name.is_some())
+        .collect())
 }
 
 /// Removes Karpenter's finalizers from the object (keeping others'), and deletes it when
@@ -414,6 +520,31 @@ mod tests {
         assert!(!launch_template_in_scope(&other_cluster, "default", "demo"));
         assert!(!launch_template_in_scope(&other_class, "default", "demo"));
         assert!(!launch_template_in_scope(&no_cluster, "default", "demo"));
+    }
+
+    fn node(finalizers: &[&str], deleting: bool) -> DynamicObject {
+        let mut n = DynamicObject::new("n", &node_resource());
+        n.metadata.finalizers = Some(finalizers.iter().map(|f| f.to_string()).collect());
+        if deleting {
+            n.metadata.deletion_timestamp = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                k8s_openapi::jiff::Timestamp::UNIX_EPOCH,
+            ));
+        }
+        n
+    }
+
+    #[test]
+    fn only_a_deleted_object_without_karpenters_finalizers_is_settled() {
+        assert!(settled(&node(&[], true)));
+        assert!(settled(&node(&["foregroundDeletion"], true)));
+        assert!(!settled(&node(&["karpenter.sh/termination"], true)));
+        assert!(!settled(&node(
+            &["foregroundDeletion", "karpenter.sh/termination"],
+            true
+        )));
+        // Not deleted yet: the teardown still has to delete it.
+        assert!(!settled(&node(&[], false)));
+        assert!(!settled(&node(&["karpenter.sh/termination"], false)));
     }
 
     #[test]

@@ -125,7 +125,8 @@ pub(super) fn aggregated_discovery(st: &State, core: bool) -> Value {
         vec![
             json!({"metadata": {"name": ""}, "versions": [{"version": "v1", "freshness": "Current", "resources": [
             {"resource": "namespaces", "responseKind": {"group": "", "version": "v1", "kind": "Namespace"}, "scope": "Cluster",
-             "singularResource": "namespace", "verbs": ["get", "list"], "shortNames": ["ns"]}]}]}),
+             "singularResource": "namespace", "verbs": ["get", "list"], "shortNames": ["ns"]},
+            resource_discovery(&ResourceType::node())]}]}),
         ]
     } else {
         let mut groups = vec![

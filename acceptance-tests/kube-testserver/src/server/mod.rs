@@ -23,6 +23,7 @@ use std::time::{Duration, Instant, SystemTime};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
+mod core;
 mod discovery;
 mod json_patch;
 mod listen;
@@ -335,31 +336,25 @@ async fn route(
                 &[],
             ))
         }
-        ["api", "v1"] if get => Ok(json_response(
-            200,
-            &json!({"kind": "APIResourceList", "groupVersion": "v1", "resources": [
-                {"name": "namespaces", "singularName": "namespace", "namespaced": false, "kind": "Namespace",
-                 "verbs": ["get", "list"], "shortNames": ["ns"]}]}),
-            &[],
-        )),
-        ["api", "v1", "namespaces"] if get => {
-            let listed: Vec<String> = match &lock(&shared.state).namespaces {
-                Some(known) => known.iter().cloned().collect(),
-                None => vec!["default".into(), "kube-system".into()],
+        ["api", "v1", "nodes", rest @ ..] if rest.len() <= 2 => {
+            let sub = match rest.get(1).copied() {
+                None => Sub::Main,
+                Some("status") => Sub::Status,
+                Some(_) => return Err(ApiError::no_resource()),
             };
-            let items: Vec<Value> = listed.iter().map(|n| namespace(n)).collect();
-            Ok(json_response(
-                200,
-                &json!({"kind": "NamespaceList", "apiVersion": "v1", "metadata": {"resourceVersion": "1"}, "items": items}),
-                &[],
-            ))
+            let name = rest.first().map(|n| n.to_string());
+            resource(
+                shared,
+                req,
+                ResourceType::node(),
+                None,
+                name,
+                sub,
+                parse_query(query),
+            )
+            .await
         }
-        ["api", "v1", "namespaces", n] if get => {
-            if !lock(&shared.state).namespace_exists(n) {
-                return Err(crate::store::namespace_not_found(n));
-            }
-            Ok(json_response(200, &namespace(n), &[]))
-        }
+        ["api", "v1", rest @ ..] if get => core::read(&lock(&shared.state), rest),
         ["apis"] if get => {
             let groups = served_groups(&lock(&shared.state));
             let mut list = vec![group_json(CRD_GROUP, &["v1".to_string()])];
@@ -476,12 +471,6 @@ async fn route(
         }
         _ => Err(ApiError::no_resource()),
     }
-}
-
-/// Every namespace exists and is Active (namespaces are not stored; see README).
-fn namespace(name: &str) -> Value {
-    json!({"kind": "Namespace", "apiVersion": "v1", "metadata": {"name": name, "uid": format!("00000000-0000-0000-0000-{:012x}", name.len()),
-        "resourceVersion": "1", "creationTimestamp": "2026-01-01T00:00:00Z"}, "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}})
 }
 
 fn manager_for(q: &HashMap<String, String>, req: &Request<Incoming>) -> String {

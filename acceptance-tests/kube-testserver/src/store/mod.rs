@@ -359,6 +359,9 @@ impl State {
         if group == CRD_GROUP && version == "v1" && plural == CRD_PLURAL {
             return Some(ResourceType::crd());
         }
+        if group.is_empty() && version == "v1" && plural == "nodes" {
+            return Some(ResourceType::node());
+        }
         self.objects
             .get(&(CRD_GROUP.to_string(), CRD_PLURAL.to_string()))?
             .values()

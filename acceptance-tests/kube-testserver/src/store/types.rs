@@ -47,7 +47,31 @@ impl ResourceType {
             ],
         }
     }
+    /// The core `v1` Node (cluster-scoped, no schema: every field is kept), the one built-in
+    /// kind besides Namespaces: the simulated Karpenter registers the Nodes of the NodeClaims
+    /// it launches, and `force_destroy` removes their finalizers.
+    pub fn node() -> Self {
+        Self {
+            group: String::new(),
+            version: "v1".into(),
+            plural: "nodes".into(),
+            singular: "node".into(),
+            kind: "Node".into(),
+            list_kind: "NodeList".into(),
+            namespaced: false,
+            short_names: vec!["no".into()],
+            categories: Vec::new(),
+            status_subresource: true,
+            scale_subresource: false,
+            schema: None,
+            printer_columns: Vec::new(),
+        }
+    }
+    /// `group/version`, or the version alone for the core group (`v1`).
     pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            return self.version.clone();
+        }
         format!("{}/{}", self.group, self.version)
     }
     pub fn is_crd(&self) -> bool {

@@ -51,7 +51,8 @@ pub const EC2_NODE_CLASS_CLEANUP: &str = "it terminates the EC2 instances tagged
                  class's name and the cluster's (`eks:eks-cluster-name`, or `karpenter.k8s.aws/cluster` as older \
                  v1 releases tag them), and the instance profile Karpenter created for the class (the one in \
                  `status.instance_profile` when `role` is set, and only if it is tagged with the class's and the \
-                 cluster's name), then removes the finalizers of the class and of its NodeClaims.";
+                 cluster's name), then removes the finalizers of the class, of its NodeClaims and of their Nodes, and deletes \
+                 the NodeClaims and Nodes.";
 
 /// The schema of `karpenter_ec2_node_class`.
 pub static EC2_NODE_CLASS: LazyLock<Schema> = LazyLock::new(|| {
