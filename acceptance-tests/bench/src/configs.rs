@@ -92,6 +92,19 @@ pub fn baseline(n: usize) -> String {
     out
 }
 
+/// `n` `terraform_data` holding the node pools only, naming their class `"default"` as
+/// [`karpenter_pools_only`] does (figure 11's baseline).
+pub fn baseline_pools_only(n: usize) -> String {
+    let mut out = "terraform {\n  required_providers {\n  }\n}\n".to_string();
+    for i in 0..n {
+        out.push_str(&format!(
+            "\nresource \"terraform_data\" \"pool_{i}\" {{\n  input = {{\n{}  }}\n}}\n",
+            indent(&pool_body(i, "\"default\""))
+        ));
+    }
+    out
+}
+
 /// The node class as a `kubectl_manifest` user writes it.
 const CLASS_YAML: &str = r#"apiVersion: karpenter.k8s.aws/v1
 kind: EC2NodeClass
@@ -190,5 +203,8 @@ mod tests {
         assert_eq!(y.matches("resource \"terraform_data\"").count(), 4);
         assert_eq!(y.matches("kind: NodePool").count(), 3);
         assert!(y.contains("name: ${yamldecode(terraform_data.class.input).metadata.name}"));
+        let p = baseline_pools_only(2);
+        assert_eq!(p.matches("resource \"terraform_data\"").count(), 2);
+        assert!(p.contains("name  = \"default\""));
     }
 }

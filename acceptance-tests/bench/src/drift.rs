@@ -1,4 +1,4 @@
-//! Figure 9 (issue 51): what saying which nodes a change replaces costs a plan. One NodePool
+//! Figure 10 (issue 51): what saying which nodes a change replaces costs a plan. One NodePool
 //! with 500 NodeClaims (labelled and hashed as Karpenter makes them) in the test server; a
 //! `terraform plan` that changes a template label (the provider lists the NodeClaims once and
 //! warns "replaces 500 of 500 nodes") beside a plan of the same state that changes only
@@ -15,7 +15,7 @@ use crate::{BenchError, ProviderDir};
 /// NodeClaims in the cluster.
 pub const CLAIMS: usize = 500;
 
-/// What figure 9 measured.
+/// What figure 10 measured.
 #[derive(Debug, Clone, Default)]
 pub struct DriftFigures {
     /// Plan wall time (s) of the label change.
@@ -135,7 +135,7 @@ fn preview_micros(log: &str) -> Option<u64> {
     })
 }
 
-/// Runs figure 9.
+/// Runs figure 10.
 pub fn measure(reps: usize, p: &ProviderDir) -> Result<DriftFigures, BenchError> {
     let cluster = Cluster::start(Config {
         crd_dirs: vec![TestServer::shared_crds_dir("v1")],

@@ -1,7 +1,8 @@
 //! The Kubernetes-side figures (1–5) and the orchestration of the whole run: plan and apply
 //! of N node pools against `terraform_data`, the CRD gate's reaction, API requests per node
 //! pool, and the plugin's peak RSS; then the handshake (6), the interruption queue (7), the
-//! instance-type data source (8), the CEL kubelet expressions (9) and the drift preview (10).
+//! instance-type data source (8), the CEL kubelet expressions (9), the drift preview (10) and
+//! where a plan's time goes, beside yardstick providers (11).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -81,6 +82,7 @@ pub struct Results {
     pub instance_types: crate::instance_types::InstanceTypeFigures,
     pub kubelet_cel: crate::kubelet_cel::CelFigures,
     pub drift: crate::drift::DriftFigures,
+    pub yardsticks: crate::yardsticks::YardstickFigures,
     pub load_before: String,
     pub load_after: String,
     pub terraform_version: String,
@@ -143,6 +145,9 @@ pub fn run_all(o: &Options, p: &ProviderDir) -> Result<Results, BenchError> {
             crate::drift::CLAIMS
         );
         r.drift = crate::drift::measure(o.reps, p)?;
+    }
+    if o.wants(11) {
+        r.yardsticks = crate::yardsticks::measure_all(o, p)?;
     }
     r.load_after = load_average();
     Ok(r)

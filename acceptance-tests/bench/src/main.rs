@@ -4,6 +4,7 @@
 //! ```text
 //! cargo run --release -p bench -- [--quick] [--reps N] [--out acceptance-tests/reports/performance.md] [--json FILE]
 //!                                 [--provider PATH] [--sizes 1,10,100] [--handshakes N] [--figures 1,5,8]
+//!                                 [--yardstick PATH --cpu-wrapper PATH]
 //! ```
 //!
 //! Every timed figure is measured beside its baseline in the same run, the two interleaved
@@ -12,7 +13,8 @@
 //! `--quick` (debug build, N = 1, one repetition: the CI smoke mode, whose figures say only
 //! that the bench works) or `--provider` says otherwise. `--figures` runs only the figures named
 //! (a before/after comparison of a few figures); such a partial run prints its table and never
-//! rewrites the report.
+//! rewrites the report. Figure 11 also builds (unless `--yardstick` and `--cpu-wrapper` name
+//! them) this package's two other binaries: the yardstick provider and the CPU wrapper.
 
 mod configs;
 mod drift;
@@ -23,6 +25,7 @@ mod kubelet_cel;
 mod queue;
 mod report;
 mod stats;
+mod yardsticks;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -56,10 +59,10 @@ impl BenchError {
 }
 
 const USAGE: &str = "bench [--quick] [--reps N] [--out FILE.md] [--json FILE.json] [--provider PATH] \
-                     [--sizes 1,10,100] [--handshakes N] [--figures 1,5,8]";
+                     [--sizes 1,10,100] [--handshakes N] [--figures 1,5,8] [--yardstick PATH --cpu-wrapper PATH]";
 
 /// Every figure the bench has.
-pub const ALL_FIGURES: &[u8] = &[1, 2, 3, 4, 5, 6, 7, 8, 9];
+pub const ALL_FIGURES: &[u8] = &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11];
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -71,6 +74,9 @@ pub struct Options {
     pub out: Option<PathBuf>,
     pub json: Option<PathBuf>,
     pub provider: Option<PathBuf>,
+    /// Figure 11's yardstick provider and CPU wrapper, instead of building them.
+    pub yardstick: Option<PathBuf>,
+    pub cpu_wrapper: Option<PathBuf>,
     /// The figures to run (figures 2 and 4 come from the same applies).
     pub figures: Vec<u8>,
 }
@@ -91,6 +97,8 @@ fn parse_args(args: &[String]) -> Result<Options, BenchError> {
         out: None,
         json: None,
         provider: None,
+        yardstick: None,
+        cpu_wrapper: None,
         figures: ALL_FIGURES.to_vec(),
     };
     let mut reps = None;
@@ -110,6 +118,8 @@ fn parse_args(args: &[String]) -> Result<Options, BenchError> {
             "--out" => o.out = it.next().map(PathBuf::from),
             "--json" => o.json = it.next().map(PathBuf::from),
             "--provider" => o.provider = it.next().map(PathBuf::from),
+            "--yardstick" => o.yardstick = it.next().map(PathBuf::from),
+            "--cpu-wrapper" => o.cpu_wrapper = it.next().map(PathBuf::from),
             "--sizes" => {
                 let list = it
                     .next()
@@ -134,7 +144,7 @@ fn parse_args(args: &[String]) -> Result<Options, BenchError> {
                     Ok(v) if !v.is_empty() && v.iter().all(|n| ALL_FIGURES.contains(n)) => o.figures = v,
                     _ => {
                         return Err(BenchError::Usage(format!(
-                            "--figures {list}: figure numbers 1 to 9, comma-separated"
+                            "--figures {list}: figure numbers 1 to 11, comma-separated"
                         )));
                     }
                 }
@@ -293,7 +303,7 @@ mod tests {
             &["--reps", "0"][..],
             &["--sizes", "1,x"],
             &["--what"],
-            &["--figures", "10"],
+            &["--figures", "12"],
             &["--figures", "1", "--out", "x.md"],
         ] {
             assert!(

@@ -394,7 +394,39 @@ pub fn rows(r: &Results) -> Vec<Row> {
         target: "no target".into(),
         verdict: Verdict::NotJudged,
     });
+    let y = &r.yardsticks;
+    let sizes: std::collections::BTreeSet<usize> = y.forms.keys().map(|(_, n)| *n).collect();
+    let cells = sizes.iter().flat_map(|n| {
+        crate::yardsticks::FORMS
+            .iter()
+            .filter(|(form, _)| *form != "data")
+            .filter_map(move |(form, label)| Some((*n, *form, *label, y.forms.get(&(form.to_string(), *n))?)))
+    });
+    for (n, form, label, cell) in cells {
+        let Some(data) = y.forms.get(&("data".to_string(), n)) else {
+            continue;
+        };
+        rows.push(Row {
+            figure: 11,
+            key: format!("plan_{form}_n{n}"),
+            what: format!("`terraform plan` (create) of {n} × {label}"),
+            value: cell.wall.median(),
+            unit: "s",
+            shown: secs(&cell.wall),
+            baseline: Some((
+                data.wall.median(),
+                format!("`terraform_data`: {}", secs(&data.wall)),
+            )),
+            ratio: Some(ratio_of(cell.wall.median(), data.wall.median())),
+            target: "no target".into(),
+            verdict: Verdict::NotJudged,
+        });
+    }
     rows
+}
+
+fn ratio_of(a: f64, b: f64) -> f64 {
+    if b > 0.0 { a / b } else { 0.0 }
 }
 
 fn first_line(cmd: &str, args: &[&str]) -> String {
@@ -520,6 +552,10 @@ const METHOD: &[(u8, &str)] = &[
         10,
         "One NodePool applied, then 500 NodeClaims of it created in the test server as Karpenter labels and annotates them (instance labels, the pool's hash). Interleaved: `terraform plan` of a template label change (the provider lists the NodeClaims once and warns that it replaces 500 of 500 nodes) and `terraform plan` of a `weight` change (behavioural: no list); one untimed warm-up each. With `TF_LOG_PROVIDER=debug` the provider logs the preview's own time (\"drift preview\", µs), from the cluster's client to the warning; the NodeClaim lists are counted in the server's request log.",
     ),
+    (
+        11,
+        "`terraform plan` of N node pools (no class; they name it `\"default\"`) in four forms: N `terraform_data` holding the same objects, N `yardstick_tiny` and N `yardstick_schema_only` of `terraform-provider-yardstick` (`acceptance-tests/bench/src/bin/yardstick.rs`: a provider built on this project's framework and plugin layer whose resources do nothing but return the planned state; `tiny` has one attribute, `schema_only` the node pool's schema with its validators and defaults), and N `karpenter_node_pool` against the test server; one untimed warm-up each, then at least 15 repetitions (`--reps` if more), the order rotating. Every plan runs twice: plainly, for the wall time and the CPU (user + system) of `terraform` and everything it waited for (`getrusage(RUSAGE_CHILDREN)` around it), and with each plugin process under `cpu_wrapper` (`src/bin/cpu_wrapper.rs`, linked in as the plugin; it runs the real binary and records that process's own CPU from `getrusage(RUSAGE_CHILDREN)`): Terraform core's CPU is the first figure less the plugins' (medians). Then, at the largest N, the same plans of `yardstick_schema_only` reshaped (`YARDSTICK_SHAPE`; the yardstick writes each shape's configuration, `--hcl SHAPE N`, and its size, `--stats SHAPE`).",
+    ),
 ];
 
 /// The generated part of acceptance-tests/reports/performance.md.
@@ -570,6 +606,9 @@ pub fn markdown(o: &Options, p: &ProviderDir, r: &Results) -> String {
     s.push_str(&format!("- create: {}\n", calls_line(&r.queue.create_calls)));
     s.push_str(&format!("- refresh: {}\n", calls_line(&r.queue.refresh_calls)));
     s.push_str(&format!("- delete: {}\n", calls_line(&r.queue.destroy_calls)));
+    if o.wants(11) {
+        s.push_str(&crate::yardsticks::markdown(&r.yardsticks));
+    }
     s.push_str("\n### Method\n\n");
     for (n, text) in METHOD {
         s.push_str(&format!("{n}. {text}\n"));
@@ -647,6 +686,7 @@ pub fn json(o: &Options, p: &ProviderDir, r: &Results) -> serde_json::Value {
             "rss_kb": r.rss.peak_kb.to_json(),
             "queue_sdk_ms": r.queue.sdk_ms.to_json(),
             "queue_provider_aws_ms": r.queue.provider_aws_ms.to_json(),
+            "yardsticks": crate::yardsticks::json(&r.yardsticks),
         },
     })
 }

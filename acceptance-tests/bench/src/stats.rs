@@ -44,6 +44,31 @@ impl Samples {
         self.sorted().last().copied().unwrap_or(0.0)
     }
 
+    /// The first and third quartiles (medians of the lower and upper halves); 0 when empty.
+    pub fn quartiles(&self) -> (f64, f64) {
+        let v = self.sorted();
+        let half = v.len() / 2;
+        let lower = Samples {
+            values: v[..half].to_vec(),
+        };
+        let upper = Samples {
+            values: v[v.len() - half..].to_vec(),
+        };
+        (lower.median(), upper.median())
+    }
+
+    /// Per repetition, `f(self[i], other[i])`: the two measured in the same round (paired).
+    pub fn paired(&self, other: &Samples, f: impl Fn(f64, f64) -> f64) -> Samples {
+        Samples {
+            values: self
+                .values
+                .iter()
+                .zip(&other.values)
+                .map(|(a, b)| f(*a, *b))
+                .collect(),
+        }
+    }
+
     /// `median [min–max]` with `decimals` places, e.g. `1.23 [1.10–1.40]`.
     pub fn summary(&self, decimals: usize) -> String {
         if self.values.len() <= 1 {
@@ -84,6 +109,22 @@ mod tests {
         assert_eq!(s.min(), 1.0);
         assert_eq!(s.max(), 10.0);
         assert_eq!(s.summary(1), "2.5 [1.0–10.0]");
+    }
+
+    #[test]
+    fn quartiles_and_paired_ratios() {
+        let mut a = Samples::new();
+        let mut b = Samples::new();
+        for (x, y) in [(2.0, 1.0), (9.0, 3.0), (4.0, 4.0), (8.0, 2.0), (5.0, 5.0)] {
+            a.push(x);
+            b.push(y);
+        }
+        // sorted 2 4 5 8 9: lower half 2 4, upper half 8 9
+        assert_eq!(a.quartiles(), (3.0, 8.5));
+        let r = a.paired(&b, |x, y| x / y);
+        // 2, 3, 1, 4, 1: each pair from its own round, not median over median (5 / 3)
+        assert_eq!(r.median(), 2.0);
+        assert_eq!(Samples::new().quartiles(), (0.0, 0.0));
     }
 
     #[test]

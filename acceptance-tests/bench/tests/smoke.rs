@@ -23,6 +23,10 @@ fn quick_mode_produces_every_figure() {
     let out = Command::new(env!("CARGO_BIN_EXE_bench"))
         .arg("--provider")
         .arg(&provider)
+        .arg("--yardstick")
+        .arg(env!("CARGO_BIN_EXE_terraform-provider-yardstick"))
+        .arg("--cpu-wrapper")
+        .arg(env!("CARGO_BIN_EXE_cpu_wrapper"))
         .args(["--quick", "--out"])
         .arg(&md)
         .arg("--json")
@@ -41,7 +45,7 @@ fn quick_mode_produces_every_figure() {
     let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(report["quick"], true);
     let figures = report["figures"].as_array().unwrap();
-    for n in 1..=9u64 {
+    for n in 1..=11u64 {
         assert!(
             figures.iter().any(|f| f["figure"] == n),
             "figure {n} missing: {report:#}"
