@@ -16,21 +16,38 @@ need clippy-driver "install clippy (rustup component add clippy)"
 need terraform "the acceptance tests drive the terraform CLI (1.11 or newer)"
 need python3 "the AWS acceptance tests run moto (installed automatically into target/)"
 
-# Each stage says how long it took (CI logs keep the ends; the closing summary has them all).
+# Each stage says how long it took, in seconds of wall time and of CPU (user + system of every
+# process the stage waited for, from bash's `times`: the figure a 2-core machine's minutes hinge
+# on). CI logs keep the ends; the closing summary has them all.
+cpu_file=$(mktemp)
+cpu_now() {
+  # `times` in this shell, not in a command substitution's subshell (whose children are not ours)
+  times >"$cpu_file"
+  cpu=$(awk 'NR == 2 { s = 0; for (i = 1; i <= 2; i++) { split($i, t, "m"); sub("s", "", t[2]); s += t[1] * 60 + t[2] } printf "%d", s }' "$cpu_file")
+}
 started=$SECONDS
 stage_start=$SECONDS
+cpu_now
+stage_cpu=$cpu
 stages=()
+stage_done() {
+  cpu_now
+  stages+=("${current}: $((SECONDS - stage_start)) s, $((cpu - stage_cpu)) CPU-s")
+}
 stage() {
   if [[ -n "${current:-}" ]]; then
-    stages+=("${current}: $((SECONDS - stage_start)) s")
+    stage_done
   fi
   current="$1"
   stage_start=$SECONDS
+  stage_cpu=$cpu
   echo "== $1"
 }
 summary() {
-  stages+=("${current}: $((SECONDS - stage_start)) s")
-  echo "== stage times: ${stages[*]}; total $((SECONDS - started)) s"
+  stage_done
+  rm -f "$cpu_file"
+  printf -v joined '%s; ' "${stages[@]}"
+  echo "== stage times: ${joined}total $((SECONDS - started)) s, ${cpu} CPU-s"
 }
 trap summary EXIT
 
