@@ -17,6 +17,7 @@ pub mod moto;
 pub mod moved;
 pub mod processes;
 pub mod roundtrip;
+pub mod standin_provider;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};

@@ -10,11 +10,10 @@
 use std::process::ExitCode;
 use std::sync::LazyLock;
 
+use acceptance_tests::standin_provider::Unconfigured;
 use async_trait::async_trait;
 use terraform_provider_karpenter::terraform::framework::schema::{AttrType, Attribute, Block, Schema};
-use terraform_provider_karpenter::terraform::framework::{
-    ApplyOutcome, DataSource, Diagnostics, Provider, ReadOutcome, Resource,
-};
+use terraform_provider_karpenter::terraform::framework::{ApplyOutcome, Diagnostics, ReadOutcome, Resource};
 use terraform_provider_karpenter::terraform::plugin::server::ProviderServer;
 use terraform_provider_karpenter::terraform::plugin::{PluginInfo, run_with};
 use terraform_provider_karpenter::terraform::tfvalue::{Type, Value};
@@ -112,28 +111,6 @@ impl Resource<()> for StandInResource {
     }
 }
 
-struct StandIn {
-    resources: Vec<Box<dyn Resource<()>>>,
-    data_sources: Vec<Box<dyn DataSource<()>>>,
-}
-
-#[async_trait]
-impl Provider for StandIn {
-    type Context = ();
-    fn schema(&self) -> &Schema {
-        &EMPTY
-    }
-    fn resources(&self) -> &[Box<dyn Resource<()>>] {
-        &self.resources
-    }
-    fn data_sources(&self) -> &[Box<dyn DataSource<()>>] {
-        &self.data_sources
-    }
-    async fn configure(&self, _: &Value) -> Result<(), Diagnostics> {
-        Ok(())
-    }
-}
-
 fn main() -> ExitCode {
     run_with(
         PluginInfo {
@@ -142,8 +119,9 @@ fn main() -> ExitCode {
             program: "legacy-provider-standin",
         },
         || {
-            ProviderServer::new(StandIn {
-                resources: vec![
+            ProviderServer::new(Unconfigured::new(
+                &EMPTY,
+                vec![
                     Box::new(StandInResource {
                         name: "kubectl_manifest",
                         schema: &KUBECTL_MANIFEST,
@@ -153,8 +131,7 @@ fn main() -> ExitCode {
                         schema: &KUBERNETES_MANIFEST,
                     }),
                 ],
-                data_sources: vec![],
-            })
+            ))
         },
     )
 }

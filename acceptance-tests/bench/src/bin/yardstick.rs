@@ -19,15 +19,14 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 use std::sync::LazyLock;
 
+use acceptance_tests::standin_provider::Unconfigured;
 use async_trait::async_trait;
 use serde_json::{Value as Json, json};
 use terraform_provider_karpenter::resources::kube::v1::NODE_POOL;
 use terraform_provider_karpenter::terraform::framework::schema::{
     AttrType, Attribute, Block, Mode, Nesting, Schema,
 };
-use terraform_provider_karpenter::terraform::framework::{
-    ApplyOutcome, DataSource, Diagnostics, Provider, ReadOutcome, Resource,
-};
+use terraform_provider_karpenter::terraform::framework::{ApplyOutcome, Diagnostics, ReadOutcome, Resource};
 use terraform_provider_karpenter::terraform::plugin::server::ProviderServer;
 use terraform_provider_karpenter::terraform::plugin::{PluginInfo, run_with};
 use terraform_provider_karpenter::terraform::tfvalue::Value;
@@ -394,28 +393,6 @@ impl Resource<()> for Yardstick {
     }
 }
 
-struct YardstickProvider {
-    resources: Vec<Box<dyn Resource<()>>>,
-    data_sources: Vec<Box<dyn DataSource<()>>>,
-}
-
-#[async_trait]
-impl Provider for YardstickProvider {
-    type Context = ();
-    fn schema(&self) -> &Schema {
-        &EMPTY
-    }
-    fn resources(&self) -> &[Box<dyn Resource<()>>] {
-        &self.resources
-    }
-    fn data_sources(&self) -> &[Box<dyn DataSource<()>>] {
-        &self.data_sources
-    }
-    async fn configure(&self, _: &Value) -> Result<(), Diagnostics> {
-        Ok(())
-    }
-}
-
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
@@ -456,8 +433,9 @@ fn main() -> ExitCode {
             program: "terraform-provider-yardstick",
         },
         || {
-            ProviderServer::new(YardstickProvider {
-                resources: vec![
+            ProviderServer::new(Unconfigured::new(
+                &EMPTY,
+                vec![
                     Box::new(Yardstick {
                         name: "yardstick_schema_only",
                         schema: &SHAPED,
@@ -467,8 +445,7 @@ fn main() -> ExitCode {
                         schema: &TINY,
                     }),
                 ],
-                data_sources: vec![],
-            })
+            ))
         },
     )
 }
