@@ -34,7 +34,8 @@ pub use schema::{Attribute, Block, Mode, Nesting, Schema};
 use crate::terraform::tfvalue::Value;
 
 /// The outcome of create or update: the state to record (even on failure, whatever exists),
-/// plus diagnostics. `state: None` on a failed create means nothing was created.
+/// plus diagnostics. `state: None` on a failed create means nothing was created; on a failed
+/// update, that the prior state stands (the plugin server records it again).
 #[derive(Debug, Default)]
 pub struct ApplyOutcome {
     pub state: Option<Value>,

@@ -30,11 +30,7 @@ pub(super) async fn update(ctx: &KarpenterContext, prior: &Value, planned: &Valu
         Err(d) => return ApplyOutcome::failed(Some(prior.clone()), d),
     };
     let name = get_str(prior, "name").unwrap_or_default().to_string();
-    let out = apply(ctx, &iam, prior, planned, &name).await;
-    if out.state.is_none() {
-        return ApplyOutcome::failed(Some(prior.clone()), out.diagnostics);
-    }
-    out
+    apply(ctx, &iam, prior, planned, &name).await
 }
 
 /// Ownership and `additional_policy_arns`, checked before anything is created or changed:

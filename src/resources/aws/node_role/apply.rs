@@ -43,11 +43,7 @@ pub(super) async fn update(ctx: &KarpenterContext, prior: &Value, planned: &Valu
         .or_else(|| get_str(prior, "partition"))
         .unwrap_or("aws")
         .to_string();
-    let out = apply(ctx, &iam, prior, planned, &name, &partition).await;
-    if out.state.is_none() {
-        return ApplyOutcome::failed(Some(prior.clone()), out.diagnostics);
-    }
-    out
+    apply(ctx, &iam, prior, planned, &name, &partition).await
 }
 
 /// Converges `name` onto `planned`, then returns the state of what exists (plus errors).
