@@ -37,6 +37,7 @@ use crate::aws::AwsError;
 use crate::aws::ec2::{Ec2, tag_filter};
 use crate::aws::iam::{Iam, IamError};
 use crate::context::KarpenterContext;
+use crate::k8s::wait::waits_on_karpenter;
 use crate::k8s::{self, Kind, KubeError, kinds};
 
 /// Tag keys Karpenter writes (facts from Karpenter's source, v1 minors and v1alpha5).
@@ -296,12 +297,7 @@ fn node_resource() -> ApiResource {
 /// the garbage collector's `foregroundDeletion`).
 fn settled(obj: &DynamicObject) -> bool {
     obj.metadata.deletion_timestamp.is_some()
-        && !obj
-            .metadata
-            .finalizers
-            .iter()
-            .flatten()
-            .any(|f| crate::k8s::karpenter_holds::is_karpenter_finalizer(f))
+        && !waits_on_karpenter(obj.metadata.finalizers.as_deref().unwrap_or_default())
 }
 
 /// The Nodes and NodeClaims of `name` (of `kind`): released (Karpenter's finalizers removed,
