@@ -31,8 +31,7 @@ pub struct DriftFigures {
 impl DriftFigures {
     /// Median over median.
     pub fn ratio(&self) -> f64 {
-        let b = self.baseline.median();
-        if b > 0.0 { self.plan.median() / b } else { 0.0 }
+        self.plan.median_ratio(&self.baseline).unwrap_or(0.0)
     }
 }
 

@@ -33,8 +33,7 @@ impl Pair {
 
     /// Median over median.
     pub fn ratio(&self) -> f64 {
-        let b = self.baseline.median();
-        if b > 0.0 { self.provider.median() / b } else { 0.0 }
+        self.provider.median_ratio(&self.baseline).unwrap_or(0.0)
     }
 }
 

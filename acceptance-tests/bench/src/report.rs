@@ -417,16 +417,12 @@ pub fn rows(r: &Results) -> Vec<Row> {
                 data.wall.median(),
                 format!("`terraform_data`: {}", secs(&data.wall)),
             )),
-            ratio: Some(ratio_of(cell.wall.median(), data.wall.median())),
+            ratio: Some(cell.wall.median_ratio(&data.wall).unwrap_or(0.0)),
             target: "no target".into(),
             verdict: Verdict::NotJudged,
         });
     }
     rows
-}
-
-fn ratio_of(a: f64, b: f64) -> f64 {
-    if b > 0.0 { a / b } else { 0.0 }
 }
 
 fn first_line(cmd: &str, args: &[&str]) -> String {

@@ -44,6 +44,12 @@ impl Samples {
         self.sorted().last().copied().unwrap_or(0.0)
     }
 
+    /// This median over `baseline`'s; `None` when the baseline's median is 0.
+    pub fn median_ratio(&self, baseline: &Samples) -> Option<f64> {
+        let b = baseline.median();
+        (b > 0.0).then(|| self.median() / b)
+    }
+
     /// The first and third quartiles (medians of the lower and upper halves); 0 when empty.
     pub fn quartiles(&self) -> (f64, f64) {
         let v = self.sorted();
@@ -125,6 +131,8 @@ mod tests {
         // 2, 3, 1, 4, 1: each pair from its own round, not median over median (5 / 3)
         assert_eq!(r.median(), 2.0);
         assert_eq!(Samples::new().quartiles(), (0.0, 0.0));
+        assert_eq!(a.median_ratio(&b), Some(5.0 / 3.0));
+        assert_eq!(a.median_ratio(&Samples::new()), None);
     }
 
     #[test]

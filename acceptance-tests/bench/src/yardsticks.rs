@@ -324,6 +324,20 @@ fn rounds(
     Ok(())
 }
 
+/// The two floors every comparison stands on, at N: `terraform_data` and `yardstick_tiny`.
+fn floors(plugins: &Plugins, bins: &Binaries, n: usize) -> Result<Vec<(String, Form)>, BenchError> {
+    Ok(vec![
+        (
+            "data".to_string(),
+            plugins.form(&configs::baseline_pools_only(n), None, &[])?,
+        ),
+        (
+            "tiny".to_string(),
+            plugins.form(&yardstick_config(bins, "tiny", n)?, Some("yardstick"), &[])?,
+        ),
+    ])
+}
+
 /// Figure 11.
 pub fn measure_all(o: &Options, p: &ProviderDir) -> Result<YardstickFigures, BenchError> {
     let bins = binaries(o)?;
@@ -339,15 +353,8 @@ pub fn measure_all(o: &Options, p: &ProviderDir) -> Result<YardstickFigures, Ben
     let mut figures = YardstickFigures::default();
     for &n in &o.sizes {
         eprintln!("bench: 11. plan of {n} pools: terraform_data, the yardsticks, the provider");
-        let forms = vec![
-            (
-                "data".to_string(),
-                plugins.form(&configs::baseline_pools_only(n), None, &[])?,
-            ),
-            (
-                "tiny".to_string(),
-                plugins.form(&yardstick_config(&bins, "tiny", n)?, Some("yardstick"), &[])?,
-            ),
+        let mut forms = floors(&plugins, &bins, n)?;
+        forms.extend([
             (
                 "schema_only".to_string(),
                 plugins.form(
@@ -364,7 +371,7 @@ pub fn measure_all(o: &Options, p: &ProviderDir) -> Result<YardstickFigures, Ben
                     &[],
                 )?,
             ),
-        ];
+        ]);
         let mut cells = BTreeMap::new();
         rounds(reps, &forms, &mut cells, &format!("N={n}"))?;
         for (key, cell) in cells {
@@ -374,14 +381,7 @@ pub fn measure_all(o: &Options, p: &ProviderDir) -> Result<YardstickFigures, Ben
     let n = o.sizes.iter().copied().max().unwrap_or(1);
     figures.shape_n = n;
     eprintln!("bench: 11. schema shapes at N = {n}");
-    let mut forms = vec![(
-        "data".to_string(),
-        plugins.form(&configs::baseline_pools_only(n), None, &[])?,
-    )];
-    forms.push((
-        "tiny".to_string(),
-        plugins.form(&yardstick_config(&bins, "tiny", n)?, Some("yardstick"), &[])?,
-    ));
+    let mut forms = floors(&plugins, &bins, n)?;
     for shape in SHAPES {
         let config = yardstick_config(&bins, shape, n)?;
         forms.push((
@@ -403,12 +403,8 @@ fn ms(s: f64) -> String {
     format!("{:.0}", s * 1000.0)
 }
 
-fn times(a: f64, b: f64) -> String {
-    if b > 0.0 {
-        format!("{:.2}×", a / b)
-    } else {
-        "—".into()
-    }
+fn times(ratio: Option<f64>) -> String {
+    ratio.map_or_else(|| "—".into(), |r| format!("{r:.2}×"))
 }
 
 /// Figure 11's tables: the four forms at each N, then the shapes.
@@ -429,12 +425,12 @@ pub fn markdown(y: &YardstickFigures) -> String {
             s.push_str(&format!(
                 "| {n} | {what} | {} | {} | {} | {} | {} ({}) | {} |\n",
                 ms(c.wall.median()),
-                times(c.wall.median(), data.wall.median()),
+                times(c.wall.median_ratio(&data.wall)),
                 ms(c.cpu.median()),
                 ms(c.terraform_cpu()),
                 ms(c.plugins_cpu.median()),
                 c.plugins,
-                times(c.cpu.median(), data.cpu.median()),
+                times(c.cpu.median_ratio(&data.cpu)),
             ));
         }
     }
