@@ -36,6 +36,25 @@ impl Cluster {
         })
     }
 
+    /// The quick-start's cluster (the local environment of `scripts/quickstart.sh`): Karpenter's
+    /// kinds rebuilt from the repository's release data
+    /// ([`crate::karpenter_release::served::newest`]), so a clone serves them with nothing
+    /// beside it, and a simulated Karpenter running.
+    pub fn from_release_data() -> Result<Self, String> {
+        let crds = crate::karpenter_release::served::newest().map_err(|e| e.to_string())?;
+        let cluster = Self::start(Config {
+            controller: ControllerConfig::karpenter(),
+            ..Config::default()
+        });
+        for crd in &crds {
+            cluster
+                .server
+                .install_crd(&crd.to_string())
+                .map_err(|e| format!("installing {}: {e}", crd["metadata"]["name"]))?;
+        }
+        Ok(cluster)
+    }
+
     /// An EKS Auto Mode cluster: the v1 CRDs (Auto Mode serves `karpenter.sh/v1` NodePools and
     /// NodeClaims; EC2NodeClass comes along, as `crds/v1` has it too) with Auto Mode's NodePool
     /// default ([`auto_mode_node_pool_crd`]), and the NodeClass CRD rebuilt from the live EKS

@@ -1,6 +1,7 @@
 //! The local test environment for the quick-start: starts the Kubernetes API test server
-//! (real Karpenter v1 CRDs, simulated Karpenter) and moto, writes a tfvars file pointing the
-//! quick-start at them, prints the AWS environment to use, and serves until stdin closes.
+//! (Karpenter's kinds rebuilt from the repository's release data, `data/karpenter/crds/`, and a
+//! simulated Karpenter) and moto, writes a tfvars file pointing the quick-start at them, and
+//! serves until stdin closes. It reads nothing outside the repository.
 //!
 //! `local_env <tfvars path>`
 
@@ -14,7 +15,13 @@ fn main() -> std::process::ExitCode {
         eprintln!("usage: local_env <tfvars path>");
         return std::process::ExitCode::from(2);
     };
-    let cluster = Cluster::with_v1_crds();
+    let cluster = match Cluster::from_release_data() {
+        Ok(cluster) => cluster,
+        Err(e) => {
+            eprintln!("local_env: the Kubernetes API test server could not serve Karpenter's kinds: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
     let moto = Moto::start();
     let vars = format!(
         "kubeconfig_path = \"{}\"\naws_endpoint    = \"{}\"\nregion          = \"{REGION}\"\n",

@@ -8,7 +8,8 @@
 //! - [`cloudformation`]: the getting-started `cloudformation.yaml` →
 //!   `controller-policy/<minor>.tsv` (every minor's; `karpenter_version` of the controller
 //!   role and policy);
-//! - [`crds`]: the CRD directory → `crds/<minor>.tsv` (every minor's; the CRD coverage test).
+//! - [`crds`]: the CRD directory → `crds/<minor>.tsv` (every minor's; the CRD coverage test),
+//!   and [`served`]: those tables → CRDs again (the quick-start's local environment).
 //!
 //! The `karpenter_release` binary is the command line; [`Args`] says what it takes.
 
@@ -16,6 +17,7 @@ pub mod cloudformation;
 pub mod crds;
 mod error;
 pub mod instance_types;
+pub mod served;
 
 // The provider's build reads the tables with these: every table is checked with them before it
 // is written, so the generator never writes one the build would refuse (and then could not be

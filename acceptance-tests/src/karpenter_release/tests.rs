@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use super::cloudformation::{self, AddedAction};
 use super::instance_types::{self, ENI_COLUMNS, Sources};
 use super::{Args, crds, data_dir, minor};
-use crate::shared_karpenter;
+use crate::upstream;
 
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -36,7 +36,7 @@ fn assert_same(what: &str, ours: &str, committed: &str) {
 
 #[test]
 fn the_instance_type_table_is_the_shared_reference_and_prices() {
-    let dir = shared_karpenter().join("reference/instance-types");
+    let dir = upstream("reference/instance-types");
     let types =
         instance_types::parse_reference(&read(&dir.join("instance-types-v1.14.md"))).expect("reference");
     let (prices, at) =
@@ -82,8 +82,8 @@ fn the_instance_type_table_is_the_shared_reference_and_prices() {
 
 #[test]
 fn the_v1_14_policy_is_the_shared_cloudformation_template() {
-    let policies = cloudformation::parse(&read(&shared_karpenter().join("reference/cloudformation.yaml")))
-        .expect("template");
+    let policies =
+        cloudformation::parse(&read(&upstream("reference/cloudformation.yaml"))).expect("template");
     let groups: Vec<&str> = policies.iter().map(|p| p.group.as_str()).collect();
     assert_eq!(
         groups,
@@ -135,9 +135,9 @@ fn the_v1_15_policy_is_derived_from_v1_14_with_reboot_instances() {
     );
 }
 
-/// Every CRD directory of `../shared` as (minor, directory): the releases, and `main` as v1.15.
+/// Every upstream CRD directory as (minor, directory): the releases, and `main` as v1.15.
 fn crd_directories() -> Vec<(String, PathBuf)> {
-    let versions = shared_karpenter().join("crds/versions");
+    let versions = upstream("crds/versions");
     let mut out: Vec<(String, PathBuf)> = std::fs::read_dir(&versions)
         .expect("crds/versions")
         .filter_map(Result::ok)
@@ -146,7 +146,7 @@ fn crd_directories() -> Vec<(String, PathBuf)> {
             (minor(&name).expect("a release directory"), e.path())
         })
         .collect();
-    out.push(("v1.15".into(), shared_karpenter().join("crds/v1-main")));
+    out.push(("v1.15".into(), upstream("crds/v1-main")));
     out
 }
 
@@ -256,4 +256,55 @@ fn names_versions_and_prices() {
         .is_err()
     );
     assert!(Args::parse(["--cloudformation", "cf.yaml"].map(String::from)).is_err());
+}
+
+/// The CRDs rebuilt from a committed table have exactly that table's inventory (what each CRD
+/// is, every property and its shape): the quick-start's cluster serves what the facts say.
+#[test]
+fn rebuilt_crds_have_the_inventory_they_were_built_from() {
+    let committed = super::served::committed().expect("the committed CRD tables");
+    assert!(committed.len() >= 16, "{} tables", committed.len());
+    for (minor, inventory) in committed {
+        assert!(!inventory.heads.is_empty(), "{minor}: no @crd rows");
+        let mut rebuilt = crds::Inventory::default();
+        for crd in super::served::crds(&inventory).values() {
+            let (head, properties) = crds::properties_of(&crd.to_string()).expect("a rebuilt CRD reads back");
+            rebuilt.heads.push(head);
+            rebuilt.properties.extend(properties);
+        }
+        rebuilt.heads.sort();
+        rebuilt.properties.sort();
+        assert_eq!(rebuilt, inventory, "{minor}");
+    }
+}
+
+#[test]
+fn the_quick_starts_crds_are_each_kinds_newest() {
+    let crds = super::served::newest().expect("CRDs");
+    let kinds: Vec<(&str, &str)> = crds
+        .iter()
+        .map(|c| {
+            (
+                c["spec"]["names"]["kind"].as_str().unwrap_or_default(),
+                c["spec"]["scope"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    for expected in [
+        ("NodePool", "Cluster"),
+        ("NodeClaim", "Cluster"),
+        ("EC2NodeClass", "Cluster"),
+        ("NodeOverlay", "Cluster"),
+        ("CapacityBuffer", "Namespaced"),
+    ] {
+        assert!(kinds.contains(&expected), "{expected:?} not in {kinds:?}");
+    }
+    // v1.15's open kubelet: the newest table's EC2NodeClass
+    let class = crds
+        .iter()
+        .find(|c| c["spec"]["names"]["kind"] == "EC2NodeClass")
+        .expect("EC2NodeClass");
+    let kubelet = &class["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+        ["kubelet"];
+    assert_eq!(kubelet["x-kubernetes-preserve-unknown-fields"], true, "{kubelet}");
 }
