@@ -7,7 +7,7 @@ use acceptance_tests::{Workdir, repo_file};
 
 #[test]
 fn quick_start_applies_replans_empty_and_destroys() {
-    let cluster = Cluster::with_v1_crds();
+    let cluster = Cluster::from_release_data().expect("the quick-start's cluster");
     let moto = Moto::start();
     let mut work = Workdir::new(&repo_file("examples/quick-start/main.tf"));
     moto.configure(&mut work);
@@ -32,21 +32,50 @@ fn quick_start_applies_replans_empty_and_destroys() {
     assert!(cluster.node_pool("default").is_none() && cluster.node_class("default").is_none());
 }
 
-/// The README's first command itself: `scripts/quickstart.sh` builds the provider and the local
-/// environment, installs the provider into a filesystem mirror (a temporary one here), and runs
-/// the quick-start with `terraform init` / `apply` / `destroy` from that mirror.
+/// The README's first command itself, as a user runs it on a fresh clone: `scripts/quickstart.sh`
+/// builds the provider and the local environment, installs the provider into a filesystem
+/// mirror (a temporary one here), and runs the quick-start with `terraform init` / `apply` /
+/// `destroy` from that mirror. It runs where nothing beside the repository can be read (the
+/// `../shared` folder the tests use is hidden under an empty mount) and with no network (a
+/// network namespace with loopback alone): what it builds from and serves comes from the
+/// repository, so the next outside dependency fails here. (moto, which the script installs from
+/// PyPI on a first run, is installed before, as on a machine that ran it once.)
 #[test]
 fn quickstart_script_installs_the_provider_and_runs_the_quick_start() {
+    acceptance_tests::moto::moto_venv();
     let mirror = tempfile::tempdir().expect("temp dir");
-    let out = std::process::Command::new("bash")
-        .arg(acceptance_tests::workspace_root().join("scripts/quickstart.sh"))
-        .env("MIRROR", mirror.path())
-        .env_remove("TF_CLI_CONFIG_FILE")
+    let root = acceptance_tests::workspace_root();
+    let beside = root.join("../shared");
+    // Root may mount at once; anyone else through a user namespace that maps them to root.
+    let as_root = std::process::Command::new("id")
+        .arg("-u")
         .output()
-        .expect("run scripts/quickstart.sh");
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    let mut cmd = std::process::Command::new("unshare");
+    if !as_root {
+        cmd.arg("--map-root-user");
+    }
+    cmd.args(["--mount", "--net", "--fork", "bash", "-c"])
+        .arg(
+            r#"set -e
+ip link set lo up
+if [ -d "$BESIDE" ]; then mount -t tmpfs -o ro empty "$BESIDE"; fi
+if [ -n "$(ls -A "$BESIDE" 2>/dev/null)" ]; then echo "could not hide $BESIDE" >&2; exit 97; fi
+exec bash scripts/quickstart.sh"#,
+        )
+        .current_dir(&root)
+        .env("BESIDE", &beside)
+        .env("MIRROR", mirror.path())
+        .env_remove("TF_CLI_CONFIG_FILE");
+    let out = cmd
+        .output()
+        .expect("run unshare (util-linux): the test hides ../shared and the network in namespaces");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "quickstart.sh failed:\n{stdout}\n{stderr}");
+    assert!(
+        out.status.success(),
+        "quickstart.sh failed with nothing beside the repository and no network:\n{stdout}\n{stderr}"
+    );
     for step in [
         "== installed into",
         "== terraform apply",
