@@ -37,9 +37,10 @@ pub fn workspace_root() -> PathBuf {
         .unwrap_or_default()
 }
 
-/// `../shared/karpenter` beside the workspace: the upstream CRDs and references.
-pub fn shared_karpenter() -> PathBuf {
-    workspace_root().join("../shared/karpenter")
+/// An upstream file (or a directory of them) of `acceptance-tests/upstream-files.tsv`, kept in
+/// `../shared/karpenter` beside the workspace: [`kube_testserver::upstream::path`].
+pub fn upstream(relative: &str) -> PathBuf {
+    kube_testserver::upstream::path(relative)
 }
 
 /// Fails the test with one clear line when terraform is missing.

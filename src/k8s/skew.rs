@@ -396,8 +396,7 @@ pub(crate) mod tests {
             expected.sort();
             assert_eq!(fields, expected, "{release}");
         }
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../shared/karpenter/crds/v1-main/karpenter.k8s.aws_ec2nodeclasses.yaml");
+        let path = kube_testserver::upstream::path("crds/v1-main/karpenter.k8s.aws_ec2nodeclasses.yaml");
         let text = std::fs::read_to_string(&path).expect("v1-main CRD");
         let crd: Json = serde_saphyr::from_str(&text).expect("CRD");
         let kubelet = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
@@ -425,7 +424,7 @@ pub(crate) mod tests {
     // ---- the table, derived from the CRDs of every v1 minor ----
 
     fn versions_dir() -> std::path::PathBuf {
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/karpenter/crds/versions")
+        kube_testserver::upstream::path("crds/versions")
     }
 
     /// `v1.10.2` → (1, 10, 2), for ordering the release directories.

@@ -297,11 +297,8 @@ mod tests {
     /// The template of `cloudformation.yaml` (`../shared`: v1.14's) with our inputs in place of
     /// its placeholders: each managed policy's document, by logical ID.
     fn shared_template_policies(i: &ControllerPolicyInputs) -> Vec<(String, Json)> {
-        let path = format!(
-            "{}/../shared/karpenter/reference/cloudformation.yaml",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let path = kube_testserver::upstream::path("reference/cloudformation.yaml");
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let template: Json = serde_saphyr::from_str(&text).expect("YAML");
         let mut out = Vec::new();
         for (id, resource) in template["Resources"].as_object().expect("Resources") {

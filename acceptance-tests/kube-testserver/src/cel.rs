@@ -318,11 +318,10 @@ mod tests {
 
     #[test]
     fn every_rule_of_the_shared_crds_compiles() {
-        let base = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/karpenter/crds");
-        let mut dirs = vec![base.join("v1"), base.join("v1alpha5")];
-        if let Ok(rd) = std::fs::read_dir(base.join("versions")) {
-            dirs.extend(rd.filter_map(Result::ok).map(|e| e.path()));
-        }
+        let crds = |dir: &str| crate::upstream::path(&format!("crds/{dir}"));
+        let mut dirs = vec![crds("v1"), crds("v1alpha5")];
+        let rd = std::fs::read_dir(crds("versions")).unwrap();
+        dirs.extend(rd.filter_map(Result::ok).map(|e| e.path()));
         let mut total = 0;
         for dir in dirs {
             let Ok(rd) = std::fs::read_dir(&dir) else { continue };

@@ -77,6 +77,7 @@ pub mod ssa;
 pub mod store;
 pub mod table;
 pub mod tls;
+pub mod upstream;
 pub mod util;
 pub mod webhooks;
 
@@ -210,11 +211,10 @@ fn read_crd_files(dir: &Path) -> Result<Vec<(PathBuf, String)>, Error> {
 }
 
 impl TestServer {
-    /// `<workspace>/../shared/karpenter/crds/<which>` as seen from this crate (`which` is `v1` or `v1alpha5`).
+    /// The upstream CRDs of `crds/<which>` (`v1`, `v1alpha5`, `versions/v1.14.1`, …), through
+    /// [`upstream::path`].
     pub fn shared_crds_dir(which: &str) -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../../shared/karpenter/crds")
-            .join(which)
+        upstream::path(&format!("crds/{which}"))
     }
 
     /// Start a server on the current tokio runtime; ready to serve when this returns.

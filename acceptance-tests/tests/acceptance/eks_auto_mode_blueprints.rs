@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use acceptance_tests::kube::Cluster;
 use acceptance_tests::moved::{create_manifests, yaml_fixture};
 use acceptance_tests::roundtrip::{Import, import_with_generated_config, recreate, spec_differences};
-use acceptance_tests::shared_karpenter;
+use acceptance_tests::upstream;
 use serde_json::{Value as Json, json};
 
 /// The placeholders of the published manifests and what this test fills in.
@@ -26,7 +26,7 @@ const PLACEHOLDERS: &[(&str, &str)] = &[
 
 /// Every document of every published manifest, placeholders filled, as the JSON kubectl sends.
 fn blueprints() -> Vec<(String, Json)> {
-    let dir = shared_karpenter().join("blueprints-automode");
+    let dir = upstream("blueprints-automode");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .filter_map(|e| e.ok().map(|e| e.path()))

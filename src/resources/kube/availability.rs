@@ -192,7 +192,7 @@ mod tests {
     /// that has the CRD is the one `since` names.
     #[test]
     fn since_matches_the_first_release_with_the_crd() {
-        let dir = format!("{}/../shared/karpenter/crds/versions", env!("CARGO_MANIFEST_DIR"));
+        let dir = kube_testserver::upstream::path("crds/versions");
         for (file, availability) in [
             ("karpenter.sh_nodeoverlays.yaml", NODE_OVERLAY),
             ("autoscaling.x-k8s.io_capacitybuffers.yaml", CAPACITY_BUFFER),

@@ -26,11 +26,8 @@ pub(crate) struct Field {
 
 /// The `openAPIV3Schema` of `version` in the CRD file `crds/<dir>/<file>`.
 pub(crate) fn load_version(dir: &str, version: &str, file: &str) -> Json {
-    let path = format!(
-        "{}/../shared/karpenter/crds/{dir}/{file}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    openapi_schema(&path, version)
+    let path = kube_testserver::upstream::path(&format!("crds/{dir}/{file}"));
+    openapi_schema(&path.to_string_lossy(), version)
 }
 
 /// The `openAPIV3Schema` of `version` in the CRD file at `path`.
