@@ -16,4 +16,6 @@ mod one_build;
 mod protocol;
 mod protocol_malformed;
 mod protocol_rpcs;
+mod rust_version;
 mod terraform_smoke;
+mod upstream_files;
