@@ -113,6 +113,14 @@ pub trait Resource<C: Send + Sync>: Send + Sync {
     /// Cross-attribute rules beyond the per-attribute validators (which run automatically).
     fn validate(&self, _config: &Value, _diags: &mut Diagnostics) {}
 
+    /// [`Resource::validate`] with the configured provider's context, `None` in Terraform's
+    /// validate walk (which runs before the provider is configured); the plan and apply walks
+    /// validate each instance again with it, so rules that compute something a plan uses again
+    /// can keep it there. The default ignores the context.
+    fn validate_in(&self, _ctx: Option<&C>, config: &Value, diags: &mut Diagnostics) {
+        self.validate(config, diags);
+    }
+
     /// Adjusts the generic plan (e.g. derived values). Called with the planned value.
     fn modify_plan(&self, _config: &Value, _prior: &Value, _planned: &mut Value, _diags: &mut Diagnostics) {}
 

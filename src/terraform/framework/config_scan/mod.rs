@@ -21,7 +21,9 @@
 //!   for each key the schema does not have at that path (with the nearest valid name), and a
 //!   warning where an object's keys come from somewhere the scan cannot read;
 //! - [`report`]: hands each block's findings to the `Validate*Config` call about that block
-//!   (matched by the literal values the block writes), once per process.
+//!   (matched by the literal values the block writes), once per process;
+//! - [`written`]: the blocks' values as far as the scan follows them, for a plan that must not
+//!   depend on the order Terraform plans blocks in.
 //!
 //! Nothing here knows a provider: the schemas and the provider's local name come in
 //! [`Targets`].
@@ -39,11 +41,31 @@ mod suggest;
 mod targets;
 #[cfg(test)]
 mod tests;
+mod written;
 mod yaml;
 
 pub use finding::{Finding, Place};
 pub use report::ConfigScan;
 pub use targets::{BlockKind, Targets};
+pub use written::{Written, WrittenBlock};
+
+/// Terraform's data directory, when not `.terraform`.
+const DATA_DIR_ENV: &str = "TF_DATA_DIR";
+
+/// Where the configuration is: the root module (Terraform starts a provider in its working
+/// directory, the root module's, also under `-chdir`) and Terraform's data directory
+/// (`TF_DATA_DIR`, else `.terraform`; relative to the root). `None` when the working directory
+/// cannot be read.
+pub fn terraform_dirs() -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+    let root = std::env::current_dir().ok()?;
+    let data_dir = std::env::var_os(DATA_DIR_ENV)
+        .filter(|d| !d.is_empty())
+        .map_or_else(
+            || std::path::PathBuf::from(".terraform"),
+            std::path::PathBuf::from,
+        );
+    Some((root, data_dir))
+}
 
 /// Whether Terraform could drop a key of a configuration of `schema`: some attribute is, or
 /// holds, an object (the scan has nothing to find otherwise).

@@ -11,8 +11,6 @@
 //! neither scan nor report twice. [`Provider::config_scan_switch`] names the environment
 //! variable that turns the scan off.
 
-use std::path::PathBuf;
-
 use super::codec::decode_config;
 use super::state::ProviderServer;
 use crate::terraform::framework::config_scan::{self, BlockKind, ConfigScan, Targets};
@@ -21,9 +19,6 @@ use crate::terraform::framework::{Diagnostics, Provider, Schema};
 use crate::terraform::plugin::proto::tfplugin6 as pb;
 use crate::terraform::plugin::schema_proto::{diagnostics_in as pb_diags_in, finding as pb_finding};
 use crate::terraform::tfvalue::{AttributePath, Value};
-
-/// Terraform's data directory, when not `.terraform`.
-const DATA_DIR_ENV: &str = "TF_DATA_DIR";
 
 impl<P: Provider> ProviderServer<P> {
     /// Validates a block's configuration of `schema`: the scan's findings about the block,
@@ -88,12 +83,9 @@ impl<P: Provider> ProviderServer<P> {
     }
 
     fn load_scan(&self) -> ConfigScan {
-        let Ok(root) = std::env::current_dir() else {
+        let Some((root, data_dir)) = config_scan::terraform_dirs() else {
             return ConfigScan::default();
         };
-        let data_dir = std::env::var_os(DATA_DIR_ENV)
-            .filter(|d| !d.is_empty())
-            .map_or_else(|| PathBuf::from(".terraform"), PathBuf::from);
         let mut targets = Targets::new(self.provider_name()).with(
             BlockKind::Provider,
             self.provider_name(),

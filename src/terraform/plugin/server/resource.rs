@@ -41,13 +41,16 @@ impl<P: Provider> ProviderServer<P> {
         req: Request<pb::validate_resource_config::Request>,
     ) -> Rpc<pb::validate_resource_config::Response> {
         let req = req.into_inner();
+        // Terraform validates each instance again once the provider is configured (the plan
+        // and apply walks): the type's rules then see the configured provider's context.
+        let ctx = self.context().ok();
         let diagnostics = match self.provider.resource(&req.type_name) {
             Some(r) => self.validate_block(
                 (BlockKind::Resource, &req.type_name),
                 r.schema(),
                 req.config.as_ref(),
                 "resource configuration",
-                |c, d| r.validate(c, d),
+                |c, d| r.validate_in(ctx.as_deref(), c, d),
             ),
             None => pb_diags(&unknown_type("resource", &req.type_name)),
         };
