@@ -26,7 +26,7 @@ pub fn kube_write(data: &[u8]) {
         &AttributePath::root(),
         &mut diags,
     );
-    (kind.validate)(&config, &mut diags);
+    (kind.validate)(&config, None, &mut diags);
     let planned = plan::plan(&schema.attributes, &schema.blocks, &config, &Value::Null).planned;
     let _ = (kind.replacements)(&config, &planned);
     let spec_attrs: Vec<Attribute> = schema

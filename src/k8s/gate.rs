@@ -34,9 +34,6 @@ pub struct Served {
     pub schema: Option<Json>,
 }
 
-/// What one plan-time read of a CRD found, shared by every caller ([`CrdGate::served_now`]).
-type Looked = Arc<OnceCell<Option<Arc<Served>>>>;
-
 /// Whether a CRD exists (`Ok`), or how long it was looked for in vain (`Err`).
 pub type Presence = Result<(), Duration>;
 
@@ -47,8 +44,6 @@ pub struct CrdGate {
     /// Per CRD: whether it was found to exist (`Ok`) or absent for how long (`Err`), looked
     /// for once per process ([`CrdGate::present`]).
     present: Mutex<HashMap<String, Arc<OnceCell<Presence>>>>,
-    /// Per CRD: what one plan-time read found ([`CrdGate::served_now`]).
-    looked: Mutex<HashMap<String, Looked>>,
     waits: AtomicU64,
 }
 
@@ -102,38 +97,6 @@ impl CrdGate {
             .cloned()
     }
 
-    /// What the cluster serves for `kind` right now, without waiting: one read of its CRD per
-    /// kind and process (a plan's checks against the installed Karpenter), `None` when the CRD
-    /// is absent, not established, does not serve our version, or could not be read by
-    /// `deadline`. Never an error: a plan does not depend on it.
-    pub async fn served_now(
-        &self,
-        client: &kube::Client,
-        kind: &Kind,
-        deadline: Instant,
-    ) -> Option<Arc<Served>> {
-        let cell = {
-            let mut looked = self.looked.lock().ok()?;
-            looked.entry(kind.crd_name()).or_default().clone()
-        };
-        cell.get_or_init(|| async {
-            let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-            let found = tokio::time::timeout_at(deadline, crds.get_opt(&kind.crd_name())).await;
-            match found {
-                Ok(Ok(Some(crd))) if serves(kind)(Some(&crd)) => Some(Arc::new(Served {
-                    schema: served_schema(&crd, kind.version),
-                })),
-                Ok(Err(e)) => {
-                    tracing::debug!(error = %e, crd = %kind.crd_name(), "the CRD could not be read while planning");
-                    None
-                }
-                _ => None,
-            }
-        })
-        .await
-        .clone()
-    }
-
     /// How many waits this gate has run (one per CRD unless a wait failed and was retried).
     pub fn waits(&self) -> u64 {
         self.waits.load(Ordering::Relaxed)
@@ -176,7 +139,9 @@ async fn look_for(
 }
 
 /// The CRD is established and serves `kind.version`.
-fn serves(kind: &Kind) -> impl Fn(Option<&CustomResourceDefinition>) -> bool + Send + Clone + 'static {
+pub(crate) fn serves(
+    kind: &Kind,
+) -> impl Fn(Option<&CustomResourceDefinition>) -> bool + Send + Clone + 'static {
     let version = kind.version;
     move |crd| {
         let Some(crd) = crd else { return false };
@@ -190,7 +155,7 @@ fn serves(kind: &Kind) -> impl Fn(Option<&CustomResourceDefinition>) -> bool + S
 }
 
 /// The schema of `version` in `crd`, if it has one.
-fn served_schema(crd: &CustomResourceDefinition, version: &str) -> Option<Json> {
+pub(crate) fn served_schema(crd: &CustomResourceDefinition, version: &str) -> Option<Json> {
     let v = crd.spec.versions.iter().find(|v| v.name == version)?;
     let schema = v.schema.as_ref()?.open_api_v3_schema.as_ref()?;
     serde_json::to_value(schema).ok()

@@ -1,10 +1,11 @@
-//! What a plan reads from the cluster to say what a NodePool or node class change does to the
-//! running nodes: the NodeClaims (listed once per provider process, that is once per Terraform
-//! command, however many pools and classes change), the NodePools' disruption settings (listed
-//! once too, only when a node class change needs its pools' budgets), and the hash annotations
-//! Karpenter wrote on the objects this process refreshed (kept from the refresh, so the check
-//! costs no request for them). A failed list is kept as well: an unreachable cluster is asked
-//! once, not once per resource.
+//! What a plan reads from the cluster: the CRD each kind is served with (its schema, to check
+//! a change against the Karpenter installed there), and, to say what a NodePool or node class
+//! change does to the running nodes, the NodeClaims (listed once per provider process, that is
+//! once per Terraform command, however many pools and classes change), the NodePools'
+//! disruption settings (listed once too, only when a node class change needs its pools'
+//! budgets), and the hash annotations Karpenter wrote on the objects this process refreshed
+//! (kept from the refresh, so the check costs no request for them). A failed read is kept as
+//! well: an unreachable cluster is asked once, not once per resource.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -15,7 +16,11 @@ use serde_json::Value as Json;
 use tokio::sync::OnceCell;
 use tokio::time::Instant;
 
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::Api;
+
 use super::apply;
+use super::gate::{Served, served_schema, serves};
 use super::kinds::{Kind, NODE_CLAIM, NODE_POOL};
 
 /// How long a plan-time list may take (its retries included). A plan never waits longer on
@@ -146,6 +151,9 @@ pub struct PoolDisruption {
 
 type Shared<T> = OnceCell<Result<Arc<T>, String>>;
 
+/// One read of a CRD, shared by every caller.
+type ServedOnce = Arc<OnceCell<Option<Arc<Served>>>>;
+
 /// The reads of one provider process for plan-time previews (see the module docs).
 #[derive(Default)]
 pub struct PlanReads {
@@ -153,6 +161,8 @@ pub struct PlanReads {
     node_pools: Shared<Vec<PoolDisruption>>,
     /// `<plural>.<group>/<name>` → the hash annotations of the object as last read.
     observed: Mutex<HashMap<String, BTreeMap<String, String>>>,
+    /// Per CRD: what one read of it found.
+    served: Mutex<HashMap<String, ServedOnce>>,
     /// How many lists this process made (for tests).
     lists: std::sync::atomic::AtomicUsize,
 }
@@ -264,6 +274,38 @@ impl PlanReads {
                 None
             }
         }
+    }
+
+    /// What the cluster serves for `kind` right now, without waiting: one read of its CRD per
+    /// kind and process (a plan's checks against the installed Karpenter), `None` when the CRD
+    /// is absent, not established, does not serve our version, or could not be read by
+    /// `deadline`. Never an error: a plan does not depend on it.
+    pub async fn served_crd(
+        &self,
+        client: &kube::Client,
+        kind: &Kind,
+        deadline: Instant,
+    ) -> Option<Arc<Served>> {
+        let cell = {
+            let mut served = self.served.lock().ok()?;
+            served.entry(kind.crd_name()).or_default().clone()
+        };
+        cell.get_or_init(|| async {
+            let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+            let found = tokio::time::timeout_at(deadline, crds.get_opt(&kind.crd_name())).await;
+            match found {
+                Ok(Ok(Some(crd))) if serves(kind)(Some(&crd)) => Some(Arc::new(Served {
+                    schema: served_schema(&crd, kind.version),
+                })),
+                Ok(Err(e)) => {
+                    tracing::debug!(error = %e, crd = %kind.crd_name(), "the CRD could not be read while planning");
+                    None
+                }
+                _ => None,
+            }
+        })
+        .await
+        .clone()
     }
 
     /// How many lists this process made so far.

@@ -45,6 +45,7 @@ mod moves;
 mod node_overlay;
 mod node_pool;
 mod node_role;
+mod plan_notes;
 mod plan_parity;
 mod protocol;
 mod protocol_6_11;

@@ -27,6 +27,7 @@ use kube::api::{Api, DynamicObject, PostParams};
 use kube::discovery::ApiResource;
 use kube_testserver::{Config, TestServer, cel};
 use serde_json::{Map, Value as Json, json};
+use terraform_provider_karpenter::context::plan_memory::PlanMemory;
 use terraform_provider_karpenter::k8s::served_values;
 use terraform_provider_karpenter::resources::kube::v1::{
     EC2_NODE_CLASS, NODE_POOL, validate_ec2_node_class, validate_node_pool,
@@ -48,7 +49,7 @@ struct Kind {
     plural: &'static str,
     crd_file: &'static str,
     schema: &'static Schema,
-    cross: fn(&Value, &mut Diagnostics),
+    cross: fn(&Value, Option<&PlanMemory>, &mut Diagnostics),
     baselines: fn() -> Vec<Json>,
     /// Hand-written mutations: (label, baseline index, edits as (JSON pointer, new value or
     /// None to remove)).
@@ -796,7 +797,7 @@ fn provider_verdict(k: &Kind, obj: &Json) -> Result<(Vec<(String, String)>, Json
         &AttributePath::root(),
         &mut d,
     );
-    (k.cross)(&config, &mut d);
+    (k.cross)(&config, None, &mut d);
     required(&k.schema.attributes, &config, &AttributePath::root(), &mut d);
     let errors: Vec<(String, String)> = d
         .iter()

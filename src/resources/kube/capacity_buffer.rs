@@ -9,6 +9,7 @@
 //! change) addresses the object, and import takes `namespace/name`; the rest is the shared
 //! [`super::object`] code of every kind.
 
+use crate::context::plan_memory::PlanMemory;
 use crate::resources::kube::object::STATUS_IN_PLANS;
 use std::sync::LazyLock;
 
@@ -148,7 +149,7 @@ fn status() -> Attribute {
 
 /// The CRD's cross-field rules: a `pod_template_ref` needs `replicas` or `limits`, and
 /// `pod_template_ref` and `scalable_ref` exclude each other. Unknown values decide nothing.
-pub fn validate_capacity_buffer(config: &Value, diags: &mut Diagnostics) {
+pub fn validate_capacity_buffer(config: &Value, _memory: Option<&PlanMemory>, diags: &mut Diagnostics) {
     let root = AttributePath::root();
     let template = has(config, "pod_template_ref");
     if template == Some(true) && has(config, "scalable_ref") == Some(true) {

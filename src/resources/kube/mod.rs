@@ -2,7 +2,8 @@
 //! [`v1alpha5`], and [`capacity_buffer`]), the generic machinery they share ([`object`]: one
 //! `KubeObjectType` drives plan, apply, read, import and docs of a kind from its schema), their
 //! identity and listing ([`object::identity`]), state moves from `kubectl_manifest` ([`moves`]), the
-//! `force_destroy` cleanup ([`teardown`]), what a plan does to the running nodes ([`drift`]),
+//! `force_destroy` cleanup ([`teardown`]), the plan's notes stage ([`notes`], each note a
+//! [`note::Note`]: what a plan does to the running nodes, [`drift`], among them),
 //! the CRD availability checks ([`availability`]) and
 //! the Kubernetes data sources ([`data_sources`]). The constructors below are the registry's
 //! one line per kind.
@@ -14,6 +15,8 @@ pub mod drift;
 pub mod eks;
 pub mod kind;
 pub mod moves;
+pub mod note;
+pub mod notes;
 pub mod object;
 pub mod teardown;
 pub mod v1;
@@ -50,7 +53,6 @@ pub fn node_pool() -> KubeObjectType {
         requires: Some(&availability::V1),
         class_ref: Some(&NODE_POOL_CLASS),
         plan_defaults: v1::node_pool::plan_defaults,
-        drift: Some(&drift::rules::NODE_POOL),
         ..KubeObjectType::new("karpenter_node_pool", kinds::NODE_POOL, &v1::NODE_POOL)
     }
 }
@@ -62,12 +64,10 @@ pub fn ec2_node_class() -> KubeObjectType {
         validate: v1::validate_ec2_node_class,
         wait_for_ready: Some("wait_for_ready"),
         validated_by_karpenter: true,
-        plan_defaults: v1::ec2_node_class::kubelet_notes::for_class,
         // Karpenter makes the instance profile from `role` (or takes the one named).
         status_follows: &[("instance_profile", &["role", "instance_profile"])],
         force_destroy_cleanup: Some(v1::ec2_node_class::EC2_NODE_CLASS_CLEANUP),
         requires: Some(&availability::V1),
-        drift: Some(&drift::rules::EC2_NODE_CLASS),
         ..KubeObjectType::new(
             "karpenter_ec2_node_class",
             kinds::EC2_NODE_CLASS,
@@ -85,7 +85,6 @@ pub fn eks_node_class() -> KubeObjectType {
         wait_for_ready: Some("wait_for_ready"),
         status_follows: &[("instance_profile", &["role", "instance_profile"])],
         requires: Some(&availability::EKS_AUTO_MODE),
-        drift: Some(&drift::rules::EKS_NODE_CLASS),
         ..KubeObjectType::new(
             "karpenter_eks_node_class",
             kinds::EKS_NODE_CLASS,

@@ -19,11 +19,12 @@
 //!   hashed unless listed here.
 //!
 //! Files: [`rules`] (each kind's), [`changes`] (which attributes changed, and their effect), [`verdict`] (which NodeClaims
-//! each change drifts), [`budgets`] (what the pool's budgets allow at a time) and [`report`]
-//! (the warnings).
+//! each change drifts), [`budgets`] (what the pool's budgets allow at a time), [`report`]
+//! (the warnings) and [`note`] (the preview as a note of the plan's notes stage).
 
 pub mod budgets;
 pub mod changes;
+pub mod note;
 pub mod report;
 pub mod rules;
 pub mod verdict;
@@ -102,7 +103,7 @@ async fn preview(
             return diags;
         }
     };
-    let claims = match ctx.plan_reads.node_claims(client).await {
+    let claims = match ctx.plan.reads.node_claims(client).await {
         Ok(c) => c,
         Err(why) => {
             report::cannot_tell(label, &why, &mut diags);
@@ -122,7 +123,7 @@ async fn preview(
         return diags;
     }
     let current = if found.iter().any(|c| c.effect == Effect::Static) {
-        ctx.plan_reads.hashes_of(client, &rules.kind, name).await
+        ctx.plan.reads.hashes_of(client, &rules.kind, name).await
     } else {
         None
     };
@@ -164,7 +165,7 @@ async fn preview(
             if !touched {
                 return diags;
             }
-            let pools = ctx.plan_reads.node_pools(client).await;
+            let pools = ctx.plan.reads.node_pools(client).await;
             let allowance = |v: &verdict::Verdict<'_>| match &pools {
                 Ok(pools) => BudgetText::Pools(per_pool(v, &claims, pools)),
                 Err(why) => BudgetText::Unknown(why.clone()),

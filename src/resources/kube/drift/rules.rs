@@ -1,6 +1,6 @@
 //! Each kind's drift rules: the annotations Karpenter keeps its hash in, the reason it gives a
 //! static drift, and what of a node class's spec it does not hash. Shared by the files of
-//! [`super`]; the kinds' constructors name them.
+//! [`super`]; [`of`] finds a kind's.
 
 use crate::k8s::kinds::{self, Kind};
 
@@ -34,6 +34,13 @@ pub struct ClassRules {
     pub resolved_ami_family: bool,
     /// Said after every warning when the rules are not confirmed from source.
     pub caveat: Option<&'static str>,
+}
+
+/// The drift rules of `kind`, for a kind whose changes drift nodes.
+pub fn of(kind: &Kind) -> Option<&'static DriftRules> {
+    [&NODE_POOL, &EC2_NODE_CLASS, &EKS_NODE_CLASS]
+        .into_iter()
+        .find(|rules| rules.kind == *kind)
 }
 
 /// `karpenter_node_pool`.

@@ -92,7 +92,11 @@ fn plain(t: &Type, j: &Json) -> Value {
 
 /// Runs every validation Terraform would run at plan: the attribute validators and the
 /// resource's cross-attribute rules.
-pub fn diagnose(schema: &Schema, cross: fn(&Value, &mut Diagnostics), config: &Value) -> Diagnostics {
+pub fn diagnose(
+    schema: &Schema,
+    cross: fn(&Value, Option<&crate::context::plan_memory::PlanMemory>, &mut Diagnostics),
+    config: &Value,
+) -> Diagnostics {
     assert!(
         config.conforms_to(&schema.value_type()).is_ok(),
         "config does not conform: {:?}",
@@ -106,7 +110,7 @@ pub fn diagnose(schema: &Schema, cross: fn(&Value, &mut Diagnostics), config: &V
         &AttributePath::root(),
         &mut d,
     );
-    cross(config, &mut d);
+    cross(config, None, &mut d);
     d
 }
 

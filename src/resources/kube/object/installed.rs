@@ -36,8 +36,9 @@ impl KubeObjectType {
             return Diagnostics::new();
         };
         let Some(served) = ctx
-            .crd_gate
-            .served_now(client, &self.kind, Instant::now() + PLAN_READ)
+            .plan
+            .reads
+            .served_crd(client, &self.kind, Instant::now() + PLAN_READ)
             .await
         else {
             return Diagnostics::new();

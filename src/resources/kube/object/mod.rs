@@ -8,8 +8,10 @@
 //!   what was unknown (status) from the stored object (read once more after the write when
 //!   the answer has no status yet). An object found being deleted is waited for (bounded by
 //!   `timeouts.create`) and created again.
-//! - **plan, remotely**: for a kind whose changes drift Karpenter's nodes (`drift`), warnings
-//!   about which running nodes an update, a replacement or a destroy replaces ([`super::drift`]).
+//! - **plan, checks and notes**: with the cluster readable, what the installed Karpenter refuses
+//!   is a plan error ([`installed`]); then the plan's notes stage ([`super::notes`]) says what
+//!   the change does beyond the plan (the running nodes it replaces, what kubelet expressions
+//!   come to).
 //! - **plan**: `status` is planned unknown on create; an update keeps the prior status (a
 //!   one-value change reads as one line), except the fields that follow a changed spec
 //!   attribute (`status_follows`), and the next refresh reads what Karpenter wrote since.
@@ -42,7 +44,7 @@ use std::sync::LazyLock;
 use std::time::Duration;
 
 use super::availability::Availability;
-use super::drift::rules::DriftRules;
+use crate::context::plan_memory::PlanMemory;
 use crate::k8s::{self, Kind};
 use crate::terraform::framework::Diagnostics;
 use crate::terraform::framework::schema::Schema;
@@ -77,7 +79,9 @@ pub struct KubeObjectType {
     pub type_name: &'static str,
     pub kind: Kind,
     pub schema: &'static LazyLock<Schema>,
-    pub validate: fn(&Value, &mut Diagnostics),
+    /// The kind's cross-attribute rules, with the plan's memory once the provider is
+    /// configured (the plan and apply walks), to keep what they compute for the plan.
+    pub validate: fn(&Value, Option<&PlanMemory>, &mut Diagnostics),
     pub replacements: fn(&Value, &Value) -> Vec<AttributePath>,
     /// Kinds that may be owned by this one (listed when a delete times out).
     pub dependents: &'static [Kind],
@@ -106,9 +110,6 @@ pub struct KubeObjectType {
     /// state or null, the planned value to adjust, and diagnostics for what the default changes):
     /// e.g. an EKS Auto Mode NodePool's `expire_after`.
     pub plan_defaults: fn(&Value, &Value, &mut Value, &mut Diagnostics),
-    /// How changes of the kind drift Karpenter's nodes, for the plan's warnings about the
-    /// running nodes ([`super::drift`]); `None` for a kind whose changes replace no node.
-    pub drift: Option<&'static DriftRules>,
 }
 
 fn no_replacements(_: &Value, _: &Value) -> Vec<AttributePath> {
@@ -130,7 +131,7 @@ impl KubeObjectType {
             type_name,
             kind,
             schema,
-            validate: |_, _| {},
+            validate: |_, _, _| {},
             replacements: no_replacements,
             dependents: &[],
             wait_for_ready: None,
@@ -141,7 +142,6 @@ impl KubeObjectType {
             force_destroy_cleanup: None,
             class_ref: None,
             plan_defaults: |_, _, _, _| {},
-            drift: None,
         }
     }
 

@@ -11,7 +11,8 @@ use super::write::{DEFAULT_CREATE, DEFAULT_UPDATE};
 use super::{KubeObjectType, READ_TIMEOUT};
 use crate::context::KarpenterContext;
 use crate::k8s::{self, KubeError};
-use crate::resources::kube::{drift, moves};
+use crate::resources::kube::note::Planned;
+use crate::resources::kube::{drift, moves, notes};
 use crate::terraform::framework::schema::Schema;
 use crate::terraform::framework::values::get_str;
 use crate::terraform::framework::{
@@ -31,7 +32,11 @@ impl Resource<KarpenterContext> for KubeObjectType {
     }
 
     fn validate(&self, config: &Value, diags: &mut Diagnostics) {
-        (self.validate)(config, diags);
+        (self.validate)(config, None, diags);
+    }
+
+    fn validate_in(&self, ctx: Option<&KarpenterContext>, config: &Value, diags: &mut Diagnostics) {
+        (self.validate)(config, ctx.map(|c| &c.plan), diags);
     }
 
     fn extra_replacements(&self, prior: &Value, planned: &Value) -> Vec<AttributePath> {
@@ -50,9 +55,8 @@ impl Resource<KarpenterContext> for KubeObjectType {
         keep_prior_status(prior, planned, self.status_follows);
     }
 
-    /// At plan, with the cluster readable: what the Karpenter installed there refuses
-    /// ([`super::installed`]), and what the change does to the running nodes, for a kind whose
-    /// changes drift them.
+    /// The plan's checks (what the Karpenter installed in a readable cluster refuses:
+    /// [`super::installed`]), then its notes stage ([`notes`]).
     async fn check_plan_remotely(&self, ctx: &KarpenterContext, change: &PlanToCheck<'_>) -> Diagnostics {
         let mut d = self
             .check_installed_release(ctx, change.prior, change.planned)
@@ -60,9 +64,12 @@ impl Resource<KarpenterContext> for KubeObjectType {
         if d.has_errors() {
             return d;
         }
-        if let Some(rules) = self.drift {
-            d.extend(drift::check(ctx, rules, self.schema, change).await);
-        }
+        let planned = Planned {
+            kind: &self.kind,
+            schema: self.schema,
+            change,
+        };
+        d.extend(notes::say(ctx, &planned).await);
         d
     }
 
@@ -114,8 +121,8 @@ impl Resource<KarpenterContext> for KubeObjectType {
                 Ok(ReadOutcome::BeingDeleted(state, self.being_deleted_warning(&obj)))
             }
             Ok(Some(obj)) => {
-                if self.drift.is_some() {
-                    ctx.plan_reads.observe(&self.kind, &obj);
+                if drift::rules::of(&self.kind).is_some() {
+                    ctx.plan.reads.observe(&self.kind, &obj);
                 }
                 self.state_from_object(&obj, current).map(ReadOutcome::Found)
             }

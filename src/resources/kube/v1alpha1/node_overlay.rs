@@ -6,6 +6,7 @@
 //! the reserved resource names of `capacity`, the `price` and `price_adjustment` patterns, the
 //! `weight` range, and (in [`validate_node_overlay`]) "not both price and price_adjustment".
 
+use crate::context::plan_memory::PlanMemory;
 use crate::resources::kube::object::STATUS_IN_PLANS;
 use std::sync::LazyLock;
 
@@ -237,7 +238,7 @@ fn status() -> Attribute {
 }
 
 /// The CRD's cross-field rule: `price` and `price_adjustment` are exclusive.
-pub fn validate_node_overlay(config: &Value, diags: &mut Diagnostics) {
+pub fn validate_node_overlay(config: &Value, _memory: Option<&PlanMemory>, diags: &mut Diagnostics) {
     if has(config, "price") == Some(true) && has(config, "price_adjustment") == Some(true) {
         diags.error_at(
             &AttributePath::root().attr("price_adjustment"),

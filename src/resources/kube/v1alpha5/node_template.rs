@@ -6,6 +6,7 @@
 //! ones that span attributes: what `launch_template` excludes, which selectors are required,
 //! and `ami_family = "Custom"` needing `ami_selector`.
 
+use crate::context::plan_memory::PlanMemory;
 use crate::resources::kube::object::STATUS_IN_PLANS;
 use std::sync::LazyLock;
 
@@ -362,7 +363,7 @@ fn invalid(diags: &mut Diagnostics, path: &AttributePath, detail: impl Into<Stri
 /// excludes the fields it replaces; `subnet_selector` is required; `security_group_selector` is
 /// required unless `launch_template` is set; `ami_family = "Custom"` needs `ami_selector`.
 /// Unknown values decide nothing.
-pub fn validate_node_template(config: &Value, diags: &mut Diagnostics) {
+pub fn validate_node_template(config: &Value, _memory: Option<&PlanMemory>, diags: &mut Diagnostics) {
     let root = AttributePath::root();
     let launch_template = has(config, "launch_template");
     if launch_template == Some(true) {

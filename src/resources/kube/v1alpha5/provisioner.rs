@@ -6,6 +6,7 @@
 //! that span attributes (consolidation vs. `ttl_seconds_after_empty`, `provider_json` vs.
 //! `provider_ref`, taint key/effect pairs unique across `taints` and `startup_taints`).
 
+use crate::context::plan_memory::PlanMemory;
 use crate::resources::kube::object::STATUS_IN_PLANS;
 use std::collections::BTreeSet;
 use std::sync::LazyLock;
@@ -297,7 +298,7 @@ fn invalid(diags: &mut Diagnostics, path: &AttributePath, detail: impl Into<Stri
 /// `consolidation.enabled = true` and `ttl_seconds_after_empty` exclude each other;
 /// `provider_json` and `provider_ref` exclude each other; a taint key/effect pair appears once
 /// across `taints` and `startup_taints`.
-pub fn validate_provisioner(config: &Value, diags: &mut Diagnostics) {
+pub fn validate_provisioner(config: &Value, _memory: Option<&PlanMemory>, diags: &mut Diagnostics) {
     let root = AttributePath::root();
     check_launchable(config, diags);
     let consolidation = config

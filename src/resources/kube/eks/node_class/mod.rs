@@ -24,6 +24,7 @@
 use std::sync::LazyLock;
 
 use crate::aws_names;
+use crate::context::plan_memory::PlanMemory;
 use crate::resources::kube::kind::attributes::{
     conditions_attribute, metadata_attribute, name_attribute, object_with, timeouts_block,
 };
@@ -344,7 +345,7 @@ fn invalid(diags: &mut Diagnostics, path: &AttributePath, detail: impl Into<Stri
 /// The rules across attributes: not both `role` and `instance_profile` (neither is fine: the
 /// cluster's node role); pod subnets need pod security groups; `default` is the built-in
 /// class's name. Unknown values decide nothing.
-pub fn validate_eks_node_class(config: &Value, diags: &mut Diagnostics) {
+pub fn validate_eks_node_class(config: &Value, _memory: Option<&PlanMemory>, diags: &mut Diagnostics) {
     let root = AttributePath::root();
     rules::labels::annotations_total_size(
         config.get("metadata").and_then(|m| m.get("annotations")),

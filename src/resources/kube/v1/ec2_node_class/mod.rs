@@ -10,6 +10,7 @@ use std::sync::LazyLock;
 
 use serde_json::{Map, Value as Json};
 
+use crate::context::plan_memory::PlanMemory;
 use crate::resources::kube::kind::attributes::{
     force_destroy_attribute, metadata_attribute, name_attribute, timeouts_block,
 };
@@ -22,8 +23,6 @@ use crate::terraform::tfvalue::{AttributePath, Type, Value};
 
 pub(crate) mod instance;
 pub(crate) mod kubelet;
-pub(crate) mod kubelet_expressions;
-pub(crate) mod kubelet_notes;
 pub(crate) mod selectors;
 pub(crate) mod status;
 
@@ -282,7 +281,7 @@ fn restricted_tags() -> impl Validator {
 /// `instance_profile`), E2–E7 (an alias family fixes `ami_family` to its own family or `Custom`)
 /// and E8 (`ami_family` is required when no AMI term uses an alias); and the API server's
 /// 256 KiB limit on the object's annotations together.
-pub fn validate_ec2_node_class(config: &Value, diags: &mut Diagnostics) {
+pub fn validate_ec2_node_class(config: &Value, memory: Option<&PlanMemory>, diags: &mut Diagnostics) {
     let root = AttributePath::root();
     rules::labels::annotations_total_size(
         config.get("metadata").and_then(|m| m.get("annotations")),
@@ -304,7 +303,7 @@ pub fn validate_ec2_node_class(config: &Value, diags: &mut Diagnostics) {
     }
 
     kubelet::families::check(config, diags);
-    kubelet_expressions::check_evaluation(config, diags);
+    kubelet::expressions::check_evaluation(config, memory, diags);
     let terms = config.get("ami_selector_terms").unwrap_or(&Value::Null);
     if terms.is_unknown() || terms.is_null() {
         return;

@@ -652,8 +652,8 @@ fn the_documented_kubelet_expressions_check_clean_and_evaluate() {
         put(&mut class, "/kubelet", kubelet.clone());
         let d = check(&class);
         assert!(!d.has_errors(), "{kubelet}: {d}");
-        let evaluation =
-            kubelet_expressions::over_the_table(&config(&EC2_NODE_CLASS, &class)).expect("expressions");
+        let compiled = kubelet::plan::compiled(None, &config(&EC2_NODE_CLASS, &class)).expect("expressions");
+        let evaluation = kubelet::plan::over_the_table(None, &compiled);
         assert!(evaluation.types > 1000, "{}", evaluation.types);
         assert!(evaluation.succeeded(), "{evaluation:?}");
     }

@@ -7,6 +7,7 @@
 //! the transition rule S1 (a pool cannot switch between static and dynamic). A pool of EKS Auto
 //! Mode (node class in `eks.amazonaws.com`) also meets the rules of [`auto_mode`].
 
+use crate::context::plan_memory::PlanMemory;
 use crate::resources::kube::object::STATUS_IN_PLANS;
 use std::sync::LazyLock;
 
@@ -68,11 +69,9 @@ pub static NODE_POOL: LazyLock<Schema> = LazyLock::new(|| {
     .with_upgrade_steps(&[limits_to_dynamic])
 });
 
-/// The pool's plan beyond the schema: Auto Mode's `expire_after` default, and what its node
-/// class's kubelet expressions come to for the types it can launch.
+/// The pool's defaults beyond the schema's: Auto Mode's `expire_after`.
 pub fn plan_defaults(config: &Value, prior: &Value, planned: &mut Value, diags: &mut Diagnostics) {
     auto_mode::plan_defaults(config, prior, planned, diags);
-    crate::resources::kube::v1::ec2_node_class::kubelet_notes::for_pool(config, prior, planned, diags);
 }
 
 fn template() -> Attribute {
@@ -343,7 +342,7 @@ fn status() -> Attribute {
 /// Cross-attribute rules of the NodePool CRD the per-attribute validators cannot express:
 /// S2 (a static pool limits only `nodes`) and S3 (a static pool has no `weight`); and the API
 /// server's 256 KiB limit on the object's annotations together.
-pub fn validate_node_pool(config: &Value, diags: &mut Diagnostics) {
+pub fn validate_node_pool(config: &Value, _memory: Option<&PlanMemory>, diags: &mut Diagnostics) {
     let root = AttributePath::root();
     auto_mode::validate(config, diags);
     check_launchable(config, diags);

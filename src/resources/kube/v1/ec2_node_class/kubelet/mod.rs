@@ -4,17 +4,22 @@
 //! the 12 fields Karpenter reads itself are typed here (as before, and shared with the legacy
 //! Provisioner's `kubelet_configuration` in their v0.32 shape); every other upstream field
 //! comes from the table of [`upstream`]. From v1.15 on `max_pods` and the values of
-//! `kube_reserved` / `system_reserved` may be CEL expressions, evaluated per instance type.
+//! `kube_reserved` / `system_reserved` may be CEL expressions, evaluated per instance type: at
+//! validation ([`expressions`]) and, through the plan's memory ([`plan`]), in the plan's notes
+//! ([`notes`]; which class a pool's note is about: [`class_of_pool`]).
 
+pub(crate) mod class_of_pool;
+pub(crate) mod expressions;
 pub(crate) mod families;
 pub(crate) mod maps;
+pub(crate) mod notes;
+pub(crate) mod plan;
 pub(crate) mod upstream;
 
 use std::collections::BTreeMap;
 
 use crate::resources::kube::kind::rules;
 use crate::resources::kube::kind::rules::values::{int_of, invalid};
-use crate::resources::kube::v1::ec2_node_class::kubelet_expressions as expressions;
 use crate::terraform::framework::Attribute;
 use crate::terraform::framework::validate::{self as v, Validator};
 use crate::terraform::tfvalue::{Type, Value};

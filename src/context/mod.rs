@@ -1,14 +1,18 @@
-//! What every resource and data source call receives: the resolved provider settings, and the
-//! Kubernetes and AWS clients built from them lazily, on first use, so planning never connects
-//! anywhere. It lives below `resources/` (which use it) and above `aws/` and `k8s/` (which build
-//! its clients); the provider module only creates it in `configure`.
+//! What every resource and data source call receives: the resolved provider settings, the
+//! Kubernetes and AWS clients built from them lazily, on first use, and what the command's plan
+//! learns as it goes ([`plan_memory`]). It lives below `resources/` (which use it) and above
+//! `aws/` and `k8s/` (which build its clients); the provider module only creates it in
+//! `configure`.
+
+pub mod memo;
+pub mod plan_memory;
 
 use crate::aws::AwsClients;
-use crate::k8s::plan_reads::PlanReads;
 use crate::k8s::{self, KubeError, gate::CrdGate};
 use crate::settings::ProviderSettings;
 use crate::terraform::framework::Diagnostics;
 use crate::terraform::tfvalue::PathStep;
+use plan_memory::PlanMemory;
 
 /// A default a resource takes from the provider configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,8 +37,9 @@ pub struct KarpenterContext {
     /// Node classes (`<kind>/<name>`) this process has seen exist, so the pools that name the
     /// same class look it up once.
     pub classes_seen: std::sync::Mutex<std::collections::HashSet<String>>,
-    /// What this process read for its plan-time previews (NodeClaims listed once per plan).
-    pub plan_reads: PlanReads,
+    /// What this command's plan learns (from the cluster, the configuration and its own
+    /// planning), for the rest of it.
+    pub plan: PlanMemory,
 }
 
 impl KarpenterContext {
@@ -46,7 +51,7 @@ impl KarpenterContext {
             account: tokio::sync::OnceCell::new(),
             crd_gate: CrdGate::new(),
             classes_seen: Default::default(),
-            plan_reads: PlanReads::default(),
+            plan: PlanMemory::default(),
         }
     }
 

@@ -7,14 +7,10 @@
 //! division by zero, more pods than an int32) is a plan error, not a NodeClass that Karpenter
 //! refuses after the apply.
 
-use crate::instance_types::InstanceType;
-use crate::instance_types::catalog;
+use crate::context::plan_memory::PlanMemory;
 use crate::instance_types::catalog::KARPENTER_VERSION;
-use crate::instance_types::kubelet_cel::{
-    Evaluation, ExpressionError, Field, Kubelet, KubeletSource, MaxPodsSource, TypeFacts, compile, evaluate,
-    is_expression, summary,
-};
-use crate::resources::kube::v1::ec2_node_class::kubelet::families::ami_family;
+use crate::instance_types::kubelet_cel::{ExpressionError, Field, compile, is_expression, summary};
+use crate::resources::kube::v1::ec2_node_class::kubelet::plan;
 use crate::terraform::framework::Diagnostics;
 use crate::terraform::framework::validate::Validator;
 use crate::terraform::tfvalue::{AttributePath, Value};
@@ -121,70 +117,6 @@ impl Validator for QuantitiesOrExpressions {
     }
 }
 
-/// The kubelet settings the expressions depend on, from a configuration (`None` while a value
-/// is unknown).
-fn source<'a>(kubelet: &'a Value, family: Option<&str>) -> Option<KubeletSource<'a>> {
-    if !kubelet.is_wholly_known() {
-        return None;
-    }
-    let max_pods = match kubelet.get("max_pods").map(Value::strip_dynamic) {
-        Some(Value::Number(n)) => Some(MaxPodsSource::Literal(n.as_i64()?)),
-        Some(Value::String(s)) => Some(MaxPodsSource::Expression(s)),
-        _ => None,
-    };
-    // Bottlerocket does not apply podsPerCore.
-    let pods_per_core = kubelet
-        .get("pods_per_core")
-        .and_then(Value::as_number)
-        .and_then(|n| n.as_i64())
-        .filter(|_| family != Some("Bottlerocket"));
-    let entries = |name: &str| -> Vec<(&str, &str)> {
-        kubelet
-            .get(name)
-            .and_then(Value::as_entries)
-            .into_iter()
-            .flatten()
-            .filter_map(|(k, v)| Some((k.as_str(), v.as_str()?)))
-            .collect()
-    };
-    Some(KubeletSource {
-        max_pods,
-        pods_per_core,
-        kube_reserved: entries("kube_reserved"),
-        system_reserved: entries("system_reserved"),
-    })
-}
-
-/// The compiled expressions of a node class configuration, when it has any that compile.
-pub(crate) fn compiled(config: &Value) -> Option<(Kubelet, Option<String>)> {
-    let kubelet = config.get("kubelet")?;
-    let family = ami_family(config);
-    let compiled = Kubelet::compile(&source(kubelet, family.as_deref())?).ok()?;
-    compiled.has_expressions().then_some((compiled, family))
-}
-
-/// What Karpenter's expressions see of a type of the offline table, for the AMI family (the
-/// Windows families do not limit pods by ENIs: 110). `None` for a type the table has no ENI
-/// figures for.
-pub(crate) fn facts<'a, T: InstanceType + ?Sized>(t: &'a T, family: Option<&str>) -> Option<TypeFacts<'a>> {
-    let facts = TypeFacts::of(t, |t| {
-        Some((i64::from(t.default_enis()?), i64::from(t.ips_per_eni()?)))
-    })?;
-    Some(match family {
-        Some(f) if f.starts_with("Windows") => facts.with_default_pods(110),
-        _ => facts,
-    })
-}
-
-/// The expressions of `config` over every type of the offline table.
-pub(crate) fn over_the_table(config: &Value) -> Option<Evaluation> {
-    let (kubelet, family) = compiled(config)?;
-    let types = catalog::all()
-        .iter()
-        .filter_map(|row| facts(row, family.as_deref()));
-    Some(evaluate(&kubelet, types))
-}
-
 /// What the offline table is, in a sentence's words.
 pub(crate) fn table_words() -> String {
     format!("types of Karpenter {KARPENTER_VERSION}'s instance-type table")
@@ -192,11 +124,13 @@ pub(crate) fn table_words() -> String {
 
 /// Karpenter evaluates each expression over every instance type it knows and refuses the
 /// NodeClass when one fails (`KubeletExpressionEvaluationFailed`): the same over the offline
-/// table, as plan errors on the attribute.
-pub(crate) fn check_evaluation(config: &Value, diags: &mut Diagnostics) {
-    let Some(evaluation) = over_the_table(config) else {
+/// table, as plan errors on the attribute. With the plan's memory (the plan walk), the
+/// compilation and the evaluation are kept for the plan's notes.
+pub(crate) fn check_evaluation(config: &Value, memory: Option<&PlanMemory>, diags: &mut Diagnostics) {
+    let Some(class) = plan::compiled(memory, config) else {
         return;
     };
+    let evaluation = plan::over_the_table(memory, &class);
     for range in evaluation.fields.iter().filter(|f| f.failed > 0) {
         diags.error_at(
             &path_of(&range.field),
