@@ -17,6 +17,7 @@ pub mod ownership;
 pub mod permissions;
 pub mod plan_reads;
 pub mod retry;
+pub mod served_labels;
 pub mod served_values;
 pub mod skew;
 pub mod transport;

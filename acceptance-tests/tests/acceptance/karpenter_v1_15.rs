@@ -344,6 +344,70 @@ fn an_older_karpenter_refuses_v1_15_kubelet_settings_naming_the_release() {
     }
 }
 
+/// #58: on a cluster whose Karpenter is v1.14, a pool naming v1.15's
+/// `karpenter.k8s.aws/nitro-sandbox` label (in its template's labels, or as a requirement's key)
+/// is refused at plan, where the API server would refuse it at apply ("label domain
+/// \"karpenter.k8s.aws\" is restricted"), naming v1.15; on v1.15 it plans.
+#[test]
+fn a_label_the_installed_release_forbids_is_refused_at_plan_naming_the_release() {
+    let pool = |labels: &str, key: &str| {
+        let value = if key == "karpenter.sh/capacity-type" {
+            "spot"
+        } else {
+            "true"
+        };
+        format!(
+            r#"
+resource "karpenter_node_pool" "sandbox" {{
+  name = "sandbox"
+  template = {{
+    metadata = {{ labels = {labels} }}
+    spec = {{
+      node_class_ref = {{ group = "karpenter.k8s.aws", kind = "EC2NodeClass", name = "default" }}
+      requirements = [{{ key = "{key}", operator = "In", values = ["{value}"] }}]
+    }}
+  }}
+}}
+"#
+        )
+    };
+    let sandbox = "karpenter.k8s.aws/nitro-sandbox";
+    let old = Cluster::with_release_crds("v1.14.1");
+    for (config, attribute) in [
+        (
+            pool(
+                &format!(r#"{{ "{sandbox}" = "true" }}"#),
+                "karpenter.sh/capacity-type",
+            ),
+            "template.metadata.labels",
+        ),
+        (
+            pool("{ team = \"a\" }", sandbox),
+            "template.spec.requirements[0].key",
+        ),
+    ] {
+        let work = acceptance_tests::Workdir::new(&format!("{}\n{config}", old.provider_block()));
+        let run = work.plan().failed();
+        let output = run.output().split_whitespace().collect::<Vec<_>>().join(" ");
+        for expected in [
+            "Not supported by the Karpenter installed in this cluster",
+            "label domain \"karpenter.k8s.aws\" is restricted",
+            "Karpenter allows it from v1.15",
+            attribute,
+        ] {
+            assert!(output.contains(expected), "missing {expected:?} in:\n{output}");
+        }
+        assert!(old.node_pool("sandbox").is_none(), "written anyway");
+    }
+    let new = Cluster::with_v1_15_crds();
+    let work = acceptance_tests::Workdir::new(&format!(
+        "{}\n{}",
+        new.provider_block(),
+        pool(&format!(r#"{{ "{sandbox}" = "true" }}"#), sandbox)
+    ));
+    work.plan().ok();
+}
+
 /// Item 2: kubelet expressions are checked at plan, with Karpenter's rules, and shown: the
 /// range over the offline table on the node class, over the types a pool can launch on the
 /// pool; an expression that goes negative for some type is a plan error on its attribute.

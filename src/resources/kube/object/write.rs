@@ -442,6 +442,9 @@ impl KubeObjectType {
         for refusal in k8s::served_values::refused(schema, &manifest) {
             self.refused_value(&mut d, &refusal);
         }
+        for refusal in k8s::served_labels::refused(schema, &manifest) {
+            self.refused_label(&mut d, &refusal);
+        }
         if d.has_errors() { Err(d) } else { Ok(manifest) }
     }
 
@@ -476,6 +479,38 @@ impl KubeObjectType {
             refusal.problem
         );
         match wire_path_to_attribute(&self.schema.attributes, wire) {
+            Some(path) => d.error_at(&path, summary, detail),
+            None => d.error(summary, detail),
+        }
+    }
+
+    /// The error for a label key the cluster's CRD forbids (a key of a domain Karpenter
+    /// restricts that the installed release does not allow yet).
+    fn refused_label(&self, d: &mut Diagnostics, refusal: &k8s::served_labels::LabelRefusal) {
+        let crd = self.kind.crd_name();
+        let what = self.kind.kind;
+        let key = &refusal.key;
+        let advice = match k8s::served_labels::first_label_release(key) {
+            Some(release) => format!(
+                "Karpenter allows it from {release}: upgrade the Karpenter CRDs in this cluster to {release} or later \
+                 (the karpenter-crd chart; the karpenter chart never upgrades them), or remove it."
+            ),
+            None => "Karpenter reserves it: remove it.".to_string(),
+        };
+        let summary = "Not supported by the Karpenter installed in this cluster";
+        let detail = format!(
+            "The label key {key:?} ({}) is refused by the {what} schema of the Karpenter CRDs installed in this cluster \
+             ({crd}): {}. {advice}",
+            refusal.path, refusal.message
+        );
+        let at = wire_path_to_attribute(&self.schema.attributes, &refusal.path).map(|path| {
+            if refusal.path.ends_with(".labels") {
+                path.key(key.clone())
+            } else {
+                path
+            }
+        });
+        match at {
             Some(path) => d.error_at(&path, summary, detail),
             None => d.error(summary, detail),
         }
