@@ -411,18 +411,22 @@ pub(crate) mod tests {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/guides/karpenter-versions.md");
         let guide = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
         // Only the table's own rows count: a row after a blank line renders as plain text.
-        let rows = table_rows(&guide, "| Resource | Attribute | CRD field | First Karpenter release |");
+        let rows = table_rows(
+            &guide,
+            "| Resource | Attribute | CRD field | First Karpenter release |",
+        );
         let v1_15 = V1_15_FIELDS.iter().map(|(crd, wire)| (*crd, *wire, V1_15));
         for (_, wire, release) in FIRST_RELEASES.iter().copied().chain(v1_15) {
             assert!(
                 rows.iter()
-                    .any(|l| l.contains(&format!("`{wire}`")) && l.trim_end().ends_with(&format!("| {release} |"))),
+                    .any(|l| l.contains(&format!("`{wire}`"))
+                        && l.trim_end().ends_with(&format!("| {release} |"))),
                 "docs/guides/karpenter-versions.md: the table has no row for {wire} ({release})"
             );
         }
         assert!(
-            rows.iter()
-                .any(|l| l.contains("every `kubelet` attribute") && l.trim_end().ends_with(&format!("| {V1_15} |"))),
+            rows.iter().any(|l| l.contains("every `kubelet` attribute")
+                && l.trim_end().ends_with(&format!("| {V1_15} |"))),
             "docs/guides/karpenter-versions.md: the table has no row for the open kubelet ({V1_15})"
         );
     }
