@@ -56,7 +56,7 @@ variable "karpenter_version" {
 
 variable "create_spot_service_linked_role" {
   type        = bool
-  description = "Create the EC2 Spot service-linked role, AWSServiceRoleForEC2Spot, which EC2 needs before it launches the first Spot instance in an account. An account has at most one: set false where it exists already (any account that has launched Spot; check with `aws iam get-role --role-name AWSServiceRoleForEC2Spot`), otherwise the apply fails on this one resource with \"has been taken in this account\". When Terraform created it, `terraform destroy` deletes it (hashicorp/aws deletes a service-linked role it created)."
+  description = "Create the EC2 Spot service-linked role, AWSServiceRoleForEC2Spot: without it Karpenter's first Spot launch in an account fails (ServiceLinkedRoleCreationNotPermitted; the controller may not create the role). An account has at most one: set false where it exists already (any account that has launched Spot; check with `aws iam get-role --role-name AWSServiceRoleForEC2Spot`), otherwise the apply fails on this one resource with \"has been taken in this account\". When Terraform created it, `terraform destroy` deletes it (hashicorp/aws deletes a service-linked role it created)."
   default     = true
 }
 
@@ -175,8 +175,8 @@ resource "karpenter_controller_role" "this" {
   karpenter_version = var.karpenter_version
 }
 
-# EC2 launches Spot instances only in an account that has this role; Karpenter's getting-started
-# creates it with the AWS CLI, ignoring the error when it exists. Where it exists already, set
+# Without this role Karpenter's first Spot launch in the account fails; Karpenter's
+# getting-started creates it with the AWS CLI, ignoring the error when it exists. Where it exists already, set
 # create_spot_service_linked_role = false.
 resource "aws_iam_service_linked_role" "spot" {
   count            = var.create_spot_service_linked_role ? 1 : 0
