@@ -7,6 +7,16 @@
 #   terraform-provider-karpenter_<version>_manifest.json      the registry manifest (protocol 6.0)
 #   terraform-provider-karpenter_<version>_SHA256SUMS.sig     a detached binary GPG signature of
 #                                                            SHA256SUMS, when a key is given
+#   registry.terraform.io/karpenter/karpenter/index.json      a static provider network mirror
+#   registry.terraform.io/karpenter/karpenter/<version>.json  (Terraform's provider network mirror
+#                                                            protocol): index.json lists every
+#                                                            version whose <version>.json is there;
+#                                                            <version>.json has one archive per
+#                                                            <os>_<arch> zip of SHA256SUMS, its url
+#                                                            relative (the zip in dist/) and its
+#                                                            zh: hash (the zip's SHA-256). Serve
+#                                                            dist/ over HTTPS as a network_mirror
+#                                                            (README "Releases")
 #
 # Targets: only the host's (the os/arch of `uname`). Cross targets need toolchains and C
 # cross-compilers (aws-lc-rs) that are not on these machines, so they are not attempted here.
@@ -68,6 +78,39 @@ printf '{"version":1,"metadata":{"protocol_versions":["6.0"]}}\n' >"$dist/${name
   >"$dist/${name}_${version}_SHA256SUMS"
 
 sums="$dist/${name}_${version}_SHA256SUMS"
+
+# The network mirror: Terraform asks <mirror>/registry.terraform.io/karpenter/karpenter/index.json
+# for the versions, then <version>.json for the archive of its platform, whose url it resolves
+# against that document's own address (three levels up is dist/ itself).
+mirror="$dist/registry.terraform.io/karpenter/karpenter"
+mkdir -p "$mirror"
+{
+  printf '{\n  "archives": {'
+  sep=''
+  while read -r sum file; do
+    case "$file" in
+      "${name}_${version}_"*.zip) ;;
+      *) continue ;;
+    esac
+    platform=${file#"${name}_${version}_"}
+    platform=${platform%.zip}
+    printf '%s\n    "%s": {\n      "url": "../../../%s",\n      "hashes": ["zh:%s"]\n    }' "$sep" "$platform" "$file" "$sum"
+    sep=','
+  done <"$sums"
+  printf '\n  }\n}\n'
+} >"$mirror/$version.json"
+{
+  printf '{\n  "versions": {'
+  sep=''
+  for doc in "$mirror"/*.json; do
+    v=$(basename "$doc" .json)
+    [ "$v" = index ] && continue
+    printf '%s\n    "%s": {}' "$sep" "$v"
+    sep=','
+  done
+  printf '\n  }\n}\n'
+} >"$mirror/index.json"
+
 rm -f "$sums.sig"
 if [ -n "${GPG_FINGERPRINT:-}" ]; then
   command -v gpg >/dev/null 2>&1 || { echo "error: GPG_FINGERPRINT is set but gpg is not on PATH" >&2; exit 1; }
@@ -79,3 +122,5 @@ echo "$dist/$zip_name"
 echo "$dist/${name}_${version}_SHA256SUMS"
 echo "$dist/${name}_${version}_manifest.json"
 if [ -f "$sums.sig" ]; then echo "$sums.sig"; fi
+echo "$mirror/index.json"
+echo "$mirror/$version.json"

@@ -1,7 +1,8 @@
 # A whole EKS cluster with Karpenter in one `terraform apply`: the VPC and the cluster from the
 # community modules, Karpenter v1.15.1 from its two Helm charts (the CRDs, then the controller),
-# EKS Pod Identity for the controller's AWS credentials, and this provider for the IAM roles, the
-# nodes' access entry, the interruption queue, the node class and two node pools.
+# EKS Pod Identity for the controller's AWS credentials, the account's EC2 Spot service-linked
+# role (unless it exists already: var.create_spot_service_linked_role), and this provider for the
+# IAM roles, the nodes' access entry, the interruption queue, the node class and two node pools.
 #
 # The README's usage stack is this file's Karpenter part, block for block (a test compares them
 # and plans this file's karpenter_* part against the local test environment). For the v1.14
@@ -49,8 +50,14 @@ variable "kubernetes_version" {
 
 variable "karpenter_version" {
   type        = string
-  description = "Version of both Karpenter charts, karpenter-crd and karpenter (they move together)."
+  description = "The Karpenter release: the version of both charts, karpenter-crd and karpenter (they move together), and the release whose IAM permissions the controller role gets."
   default     = "1.15.1"
+}
+
+variable "create_spot_service_linked_role" {
+  type        = bool
+  description = "Create the EC2 Spot service-linked role, AWSServiceRoleForEC2Spot: without it Karpenter's first Spot launch in an account fails (ServiceLinkedRoleCreationNotPermitted; the controller may not create the role). An account has at most one: set false where it exists already (any account that has launched Spot; check with `aws iam get-role --role-name AWSServiceRoleForEC2Spot`), otherwise the apply fails on this one resource with \"has been taken in this account\". When Terraform created it, `terraform destroy` deletes it (hashicorp/aws deletes a service-linked role it created)."
+  default     = true
 }
 
 provider "aws" {
@@ -102,6 +109,8 @@ module "eks" {
   # launches nodes: a small managed node group.
   eks_managed_node_groups = {
     system = {
+      # Set explicitly: AWS publishes no Amazon Linux 2 AMIs for Kubernetes 1.33 and later.
+      ami_type       = "AL2023_x86_64_STANDARD"
       instance_types = ["m6i.large"]
       min_size       = 2
       max_size       = 3
@@ -162,6 +171,16 @@ resource "karpenter_controller_role" "this" {
   node_role_arn          = karpenter_node_role.this.arn
   interruption_queue_arn = karpenter_interruption_queue.this.queue_arn
   pod_identity           = true
+  # The permissions of the release the charts install.
+  karpenter_version = var.karpenter_version
+}
+
+# Without this role Karpenter's first Spot launch in the account fails; Karpenter's
+# getting-started creates it with the AWS CLI, ignoring the error when it exists. Where it exists already, set
+# create_spot_service_linked_role = false.
+resource "aws_iam_service_linked_role" "spot" {
+  count            = var.create_spot_service_linked_role ? 1 : 0
+  aws_service_name = "spot.amazonaws.com"
 }
 
 # The agent that serves Pod Identity credentials on every node.
@@ -205,11 +224,15 @@ resource "helm_release" "karpenter" {
   })]
 
   # EKS hands Pod Identity credentials to a pod only if the association exists when the pod is
-  # created, and the controller starts only once its CRDs are there.
+  # created, and the controller starts only once its CRDs are there. With wait = true the release
+  # succeeds only once the controller's pods run, which needs the managed node group's nodes; the
+  # cluster outputs it uses wait for the cluster and its access entries, not for the node group,
+  # and depends_on takes a module only whole: module.eks.
   depends_on = [
     helm_release.karpenter_crd,
     aws_eks_addon.pod_identity_agent,
     aws_eks_pod_identity_association.karpenter,
+    module.eks,
   ]
 }
 
@@ -230,6 +253,10 @@ resource "karpenter_ec2_node_class" "default" {
   timeouts {
     create = "15m"
   }
+
+  # No Spot launch before the Spot role exists; on destroy, the role goes after this class and
+  # its nodes (IAM does not delete a service-linked role its service still uses).
+  depends_on = [aws_iam_service_linked_role.spot]
 }
 
 # Spot first, on-demand when spot has no capacity; consolidated when nodes are empty or

@@ -8,15 +8,14 @@ terraform {
 }
 
 # Typically fed from an EKS module's outputs, which may be unknown until the cluster exists:
-# planning what the provider has not created yet needs no connection.
+# while they are, a plan reads nothing from the cluster.
 provider "karpenter" {
   kubernetes {
     host                   = var.cluster_endpoint
     cluster_ca_certificate = base64decode(var.cluster_certificate_authority_data)
-    exec {
-      api_version = "client.authentication.k8s.io/v1beta1"
-      command     = "aws"
-      args        = ["eks", "get-token", "--cluster-name", var.cluster_name]
+    # The EKS token, made by the provider with the aws {} block's credentials: no aws CLI needed.
+    eks {
+      cluster_name = var.cluster_name
     }
   }
 

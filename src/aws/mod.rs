@@ -5,8 +5,10 @@
 //! and thin wrappers over the SQS, EventBridge, EKS access-entry and EC2 (teardown, and the
 //! instance-type preview's `DescribeInstanceType*`) calls the resources make.
 //!
-//! Nothing here runs during plan: [`crate::context::KarpenterContext::aws`] builds the
-//! clients on first use.
+//! The clients are built on first use ([`crate::context::KarpenterContext::aws`]), never while
+//! the `aws {}` block is unknown. At plan, AWS is called only to refresh what exists, for data
+//! sources, for `karpenter_node_role`'s Auto Mode check, and for the EKS token (and, without
+//! `host`, the cluster lookup) of `kubernetes { eks {} }` when the plan reads the cluster.
 
 pub mod account;
 pub mod assume;

@@ -53,8 +53,8 @@ pub const PERMISSIONS: &[Permission] = &[
         group: "karpenter.sh",
         resources: &["nodeclaims"],
         verbs: &["get", "list", "patch", "delete"],
-        why: "a plan that changes a NodePool or node class lists them (once) to say which nodes the change \
-              replaces; a delete that waits names the NodeClaims that hold a NodePool; `force_destroy` removes \
+        why: "a plan that changes or destroys a NodePool or node class lists them (once) to say which nodes the \
+              change replaces; a delete that waits names the NodeClaims that hold a NodePool; `force_destroy` removes \
               their finalizers (patch) and deletes them",
     },
     Permission {
@@ -68,9 +68,12 @@ pub const PERMISSIONS: &[Permission] = &[
         group: "coordination.k8s.io",
         resources: &["leases"],
         verbs: &["list"],
-        why: "while a delete waits on Karpenter's finalizers: whether Karpenter's leader-election Lease is held \
-              and renewed. Without it a destroy after Karpenter is gone waits its whole `timeouts.delete` (with a \
-              warning) instead of failing within about half a minute",
+        why: "whether Karpenter runs (its leader-election Lease is held and renewed): after writing an \
+              EC2NodeClass without `wait_for_ready`, to decide whether to wait for Karpenter's `ValidationSucceeded` \
+              verdict on it; and while a delete waits on Karpenter's finalizers. Without it the verdict is silently \
+              not waited for (an EC2NodeClass Karpenter refuses applies without an error, and launches no node), \
+              and a destroy after Karpenter is gone waits its whole `timeouts.delete` (with a warning) instead of \
+              failing within about half a minute",
     },
     Permission {
         group: "apiextensions.k8s.io",

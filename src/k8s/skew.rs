@@ -1,5 +1,5 @@
-//! Version skew between this provider's schemas (Karpenter v1.14.1) and the Karpenter CRDs a
-//! cluster actually serves (any v1 minor since v1.0).
+//! Version skew between this provider's schemas (Karpenter v1.15, [`SCHEMA_RELEASE`]) and the
+//! Karpenter CRDs a cluster actually serves (any v1 minor since v1.0).
 //!
 //! The CRD gate hands over the served version's `openAPIV3Schema`; [`undeclared`] walks an
 //! object about to be written and lists the fields that schema does not declare, so the
@@ -410,15 +410,43 @@ pub(crate) mod tests {
     fn guide_lists_every_first_release() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/guides/karpenter-versions.md");
         let guide = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
-        for (_, wire, release) in FIRST_RELEASES {
+        // Only the table's own rows count: a row after a blank line renders as plain text.
+        let rows = table_rows(
+            &guide,
+            "| Resource | Attribute | CRD field | First Karpenter release |",
+        );
+        let v1_15 = V1_15_FIELDS.iter().map(|(crd, wire)| (*crd, *wire, V1_15));
+        for (_, wire, release) in FIRST_RELEASES.iter().copied().chain(v1_15) {
             assert!(
-                guide
-                    .lines()
+                rows.iter()
                     .any(|l| l.contains(&format!("`{wire}`"))
                         && l.trim_end().ends_with(&format!("| {release} |"))),
-                "docs/guides/karpenter-versions.md has no row for {wire} ({release})"
+                "docs/guides/karpenter-versions.md: the table has no row for {wire} ({release})"
             );
         }
+        assert!(
+            rows.iter().any(|l| l.contains("every `kubelet` attribute")
+                && l.trim_end().ends_with(&format!("| {V1_15} |"))),
+            "docs/guides/karpenter-versions.md: the table has no row for the open kubelet ({V1_15})"
+        );
+    }
+
+    /// The rows of the Markdown table whose header line is `header`: the lines after its
+    /// delimiter row, up to the first that is not a row.
+    fn table_rows<'a>(page: &'a str, header: &str) -> Vec<&'a str> {
+        let mut lines = page.lines().skip_while(|l| l.trim_end() != header);
+        assert!(lines.next().is_some(), "no table headed {header}");
+        assert!(
+            lines.next().is_some_and(|l| l.starts_with("|---")),
+            "the table headed {header} has no delimiter row"
+        );
+        lines.take_while(|l| l.starts_with('|')).collect()
+    }
+
+    #[test]
+    fn table_rows_end_at_a_blank_line() {
+        let page = "| A | B |\n|---|---|\n| 1 | 2 |\n\n| 3 | 4 |\n";
+        assert_eq!(table_rows(page, "| A | B |"), vec!["| 1 | 2 |"]);
     }
 
     // ---- the table, derived from the CRDs of every v1 minor ----

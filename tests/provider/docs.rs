@@ -88,13 +88,21 @@ fn docs_follow_the_registry_layout() {
 fn versions_guide_lists_every_later_enum_value_with_its_release() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/guides/karpenter-versions.md");
     let guide = std::fs::read_to_string(&path).expect("read the versions guide");
-    let table = guide
+    let section = guide
         .split("## Minimum Karpenter version per value")
         .nth(1)
         .expect("the guide's section \"Minimum Karpenter version per value\"");
+    // The table's own rows: from its delimiter row to the first line that is not a row (a row
+    // after a blank line renders as plain text, outside the table).
+    let table: Vec<&str> = section
+        .lines()
+        .skip_while(|l| !l.starts_with("|---"))
+        .skip(1)
+        .take_while(|l| l.starts_with('|'))
+        .collect();
     let mut missing = Vec::new();
     for (_, wire, value, release) in FIRST_VALUE_RELEASES {
-        let row = table.lines().any(|l| {
+        let row = table.iter().any(|l| {
             l.contains(&format!("`{wire}`"))
                 && l.contains(&format!("| `{value}` |"))
                 && l.trim_end().ends_with(&format!("| {release} |"))

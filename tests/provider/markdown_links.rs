@@ -4,28 +4,17 @@
 //!
 //! - a relative link names a file or folder that exists, and its `#anchor`, when it points into
 //!   a Markdown file, is a heading of that file (GitHub's slugs, `-1`, `-2` … for repeated
-//!   headings) or an `<a id>`/`<a name>` of it; a bare `#anchor` is checked against its own file;
-//! - a page published on the registry (under `docs/`, and `templates/`, whose text is rendered
-//!   into `docs/index.md` and so resolves from there) links relatively only inside `docs/`: the
-//!   registry publishes `docs/` alone, so `../../examples/…` breaks there. Such links are
-//!   absolute, on [`REPOSITORY`], and are checked like relative ones (the path exists on this
-//!   checkout, the anchor too);
-//! - a link to this repository on GitHub starts with [`REPOSITORY`], the one base every page uses.
+//!   headings) or an `<a id>`/`<a name>` of it; a bare `#anchor` is checked against its own file.
+//!   `templates/` is rendered into `docs/index.md`, so its links resolve from there;
+//! - nothing links to this repository by a GitHub address: nothing in the repository
+//!   establishes one (`Cargo.toml` has no `repository`), so a page links relatively, `docs/`
+//!   included (the provider is on no registry: its pages are read in the repository).
 //!
 //! Links in code (fenced blocks, inline code spans) are not links and are skipped. External
 //! links are not fetched.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
-
-/// The repository's address on GitHub: the registry address `karpenter/karpenter` is published
-/// from `github.com/karpenter/terraform-provider-karpenter` (the registry's naming rule for a
-/// provider's repository). Absolute links into the repository are `{REPOSITORY}/blob/main/<file>`
-/// or `{REPOSITORY}/tree/main/<folder>`.
-pub const REPOSITORY: &str = "https://github.com/karpenter/terraform-provider-karpenter";
-
-/// The branch the absolute links name.
-const BRANCH: &str = "main";
 
 /// Folders never searched for Markdown (build output, virtualenvs, VCS data).
 const SKIPPED_DIRS: &[&str] = &["target", "node_modules"];
@@ -264,8 +253,6 @@ pub fn check(root: &Path) -> (usize, Vec<String>) {
             .or_insert_with(|| anchors(&std::fs::read_to_string(root.join(path)).unwrap_or_default()))
             .clone()
     };
-    let blob = format!("{REPOSITORY}/blob/{BRANCH}/");
-    let tree = format!("{REPOSITORY}/tree/{BRANCH}/");
     let mut checked = 0;
     let mut findings = Vec::new();
     for file in &files {
@@ -273,7 +260,6 @@ pub fn check(root: &Path) -> (usize, Vec<String>) {
             continue;
         };
         let at = rendered_at(file);
-        let published = at.starts_with("docs");
         let dir = at.parent().map(Path::to_path_buf).unwrap_or_default();
         for (line, prose) in prose_lines(&text) {
             for dest in link_destinations(&blank_code_spans(&prose)) {
@@ -284,23 +270,13 @@ pub fn check(root: &Path) -> (usize, Vec<String>) {
                     None => (dest.clone(), None),
                 };
                 // The target, as a path relative to the repository root.
-                let target = if let Some(inside) = path_part
-                    .strip_prefix(&blob)
-                    .or_else(|| path_part.strip_prefix(&tree))
-                {
-                    PathBuf::from(inside.trim_end_matches('/'))
-                } else if path_part.starts_with(REPOSITORY) {
-                    findings.push(format!(
-                        "{place}: {dest}: a link into the repository is {REPOSITORY}/blob/{BRANCH}/<file> or \
-                         /tree/{BRANCH}/<folder>"
-                    ));
-                    continue;
-                } else if path_part.contains("github.com/")
+                let target = if path_part.contains("github.com/")
                     && path_part.contains("/terraform-provider-karpenter")
                     && !path_part.contains("/terraform-provider-karpenter-")
                 {
                     findings.push(format!(
-                        "{place}: {dest}: this repository's address is {REPOSITORY}"
+                        "{place}: {dest}: nothing in the repository establishes a GitHub address for it \
+                         (Cargo.toml has no `repository`); link relatively"
                     ));
                     continue;
                 } else if path_part.contains(':') {
@@ -312,14 +288,6 @@ pub fn check(root: &Path) -> (usize, Vec<String>) {
                         findings.push(format!("{place}: {dest}: leads out of the repository"));
                         continue;
                     };
-                    if published && !joined.starts_with("docs") {
-                        findings.push(format!(
-                            "{place}: {dest}: the registry publishes docs/ alone, so a link out of it \
-                             breaks there; link {blob}{} instead",
-                            joined.display()
-                        ));
-                        continue;
-                    }
                     joined
                 };
                 let full = root.join(&target);
@@ -378,7 +346,7 @@ fn every_markdown_link_and_anchor_resolves() {
 
 /// The checker itself finds each kind of broken link, and passes what GitHub resolves.
 #[test]
-fn the_link_checker_finds_dead_links_anchors_and_links_out_of_docs() {
+fn the_link_checker_finds_dead_links_anchors_and_guessed_addresses() {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path();
     let write = |path: &str, text: &str| {
@@ -394,20 +362,19 @@ fn the_link_checker_finds_dead_links_anchors_and_links_out_of_docs() {
     );
     write(
         "docs/guides/a.md",
-        &format!(
-            "# A\n\n\
-             [ok](b.md#the-karpenter-chart-and-v10v115) [ok](b.md#twice-1) [ok](b.md#explicit) [ok](#a)\n\
-             [ok]({REPOSITORY}/blob/main/examples/a/main.tf) [ok]({REPOSITORY}/tree/main/examples/a/)\n\
-             `[not a link](nowhere.md)`\n\n```md\n[not a link](nowhere.md)\n```\n\
-             [dead](c.md) [dead anchor](b.md#nope) [dead own anchor](#nope)\n\
-             [out of docs](../../examples/a/main.tf)\n\
-             [dead absolute]({REPOSITORY}/blob/main/examples/b/main.tf)\n\
-             [other base](https://github.com/someone/terraform-provider-karpenter/blob/main/README.md)\n"
-        ),
+        "# A\n\n\
+         [ok](b.md#the-karpenter-chart-and-v10v115) [ok](b.md#twice-1) [ok](b.md#explicit) [ok](#a)\n\
+         [ok](../../examples/a/main.tf) [ok](../../examples/a/)\n\
+         `[not a link](nowhere.md)`\n\n```md\n[not a link](nowhere.md)\n```\n\
+         [dead](c.md) [dead anchor](b.md#nope) [dead own anchor](#nope)\n\
+         [dead out of docs](../../examples/b/main.tf)\n\
+         [guessed](https://github.com/karpenter/terraform-provider-karpenter/blob/main/examples/a/main.tf)\n\
+         [guessed](https://github.com/someone/terraform-provider-karpenter/blob/main/README.md)\n\
+         [other project](https://github.com/someone/terraform-provider-karpenter-extras)\n",
     );
     write(
         "templates/t.md",
-        "[ok](guides/b.md) [out](../examples/a/main.tf)\n",
+        "[ok](guides/b.md) [ok](../examples/a/main.tf) [dead](../examples/c/)\n",
     );
     write(
         "README.md",
@@ -419,18 +386,18 @@ fn the_link_checker_finds_dead_links_anchors_and_links_out_of_docs() {
         "docs/guides/a.md:10: c.md: docs/guides/c.md does not exist",
         "docs/guides/a.md:10: b.md#nope: docs/guides/b.md has no heading or anchor #nope",
         "docs/guides/a.md:10: #nope: docs/guides/a.md has no heading or anchor #nope",
-        "docs/guides/a.md:11: ../../examples/a/main.tf: the registry publishes docs/ alone",
-        "docs/guides/a.md:12: https://github.com/karpenter/terraform-provider-karpenter/blob/main/examples/b/main.tf: \
-         examples/b/main.tf does not exist",
-        "docs/guides/a.md:13: https://github.com/someone/terraform-provider-karpenter/blob/main/README.md: this \
-         repository's address is",
-        "templates/t.md:1: ../examples/a/main.tf: the registry publishes docs/ alone",
+        "docs/guides/a.md:11: ../../examples/b/main.tf: examples/b/main.tf does not exist",
+        "docs/guides/a.md:12: https://github.com/karpenter/terraform-provider-karpenter/blob/main/examples/a/main.tf: \
+         nothing in the repository establishes a GitHub address",
+        "docs/guides/a.md:13: https://github.com/someone/terraform-provider-karpenter/blob/main/README.md: nothing \
+         in the repository establishes a GitHub address",
+        "templates/t.md:1: ../examples/c/: examples/c does not exist",
         "README.md:1: docs/x.md: docs/x.md does not exist",
     ] {
         assert!(text.contains(expected), "no {expected:?} in:\n{text}");
     }
     assert_eq!(findings.len(), 8, "{text}");
-    assert_eq!(checked, 8 + 9, "{text}");
+    assert_eq!(checked, 8 + 11, "{text}");
 }
 
 #[test]

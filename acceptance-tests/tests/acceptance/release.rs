@@ -4,10 +4,17 @@
 //! `.terraform.lock.hcl` with the SHA256SUMS entry as a `zh:` hash: `init` must accept the zip
 //! against it (and refuse it against a wrong one) and keep it in the lock file; the data
 //! source example then plans with the installed provider.
+//!
+//! The same `dist/` is a provider network mirror: served over HTTPS (a static file server in
+//! the test, its certificate from a throw-away CA that `terraform` trusts through
+//! `SSL_CERT_FILE`), `terraform init` installs the provider from it with the checksum of the
+//! mirror's `<version>.json` verified, and fails when that checksum is another one.
 
 use std::ffi::OsStr;
-use std::path::Path;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::{Arc, Mutex};
 
 use acceptance_tests::{Workdir, repo_file, workspace_root};
 
@@ -313,6 +320,221 @@ fn release_output_installs_through_a_filesystem_mirror_with_matching_checksums()
         plan.stdout.contains("controller_policy_json"),
         "{}",
         plan.output()
+    );
+}
+
+/// The SHA-256 SHA256SUMS gives `zip_name`.
+fn listed_sum(dist: &Path, zip_name: &str) -> String {
+    let sums =
+        std::fs::read_to_string(dist.join(format!("{NAME}_{}_SHA256SUMS", version()))).expect("SHA256SUMS");
+    sums.lines()
+        .find_map(|l| {
+            let (sum, file) = l.split_once("  ")?;
+            (file == zip_name).then(|| sum.to_string())
+        })
+        .unwrap_or_else(|| panic!("no line for {zip_name} in SHA256SUMS:\n{sums}"))
+}
+
+/// A static file server for `root` on 127.0.0.1 over HTTPS, as a team's web server for `dist/`
+/// would be, until the test ends. Its certificate (for 127.0.0.1 and localhost) is signed by a
+/// throw-away CA: [`StaticHttps::ca_pem`] is what a client must trust.
+struct StaticHttps {
+    port: u16,
+    ca_pem: String,
+    /// The requests served, as `METHOD /path STATUS`.
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl StaticHttps {
+    fn start(root: PathBuf) -> Self {
+        let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+        let certs = kube_testserver::tls::generate().expect("certificates");
+        let config = kube_testserver::tls::server_config(&certs).expect("TLS configuration");
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("address").port();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let served = log.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                let (config, root, served) = (config.clone(), root.clone(), served.clone());
+                std::thread::spawn(move || {
+                    let Ok(conn) = rustls::ServerConnection::new(config) else {
+                        return;
+                    };
+                    let _ = serve_one(rustls::StreamOwned::new(conn, stream), &root, &served);
+                });
+            }
+        });
+        StaticHttps {
+            port,
+            ca_pem: certs.ca_pem,
+            log,
+        }
+    }
+
+    fn requests(&self) -> Vec<String> {
+        self.log.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+}
+
+/// One request on one connection (answered with `Connection: close`): GET or HEAD of a file
+/// under `root`, JSON as `application/json` (the protocol asks for it), anything else 404.
+fn serve_one(
+    stream: rustls::StreamOwned<rustls::ServerConnection, std::net::TcpStream>,
+    root: &Path,
+    log: &Mutex<Vec<String>>,
+) -> std::io::Result<()> {
+    let mut reader = BufReader::new(stream);
+    let mut request = String::new();
+    reader.read_line(&mut request)?;
+    loop {
+        let mut header = String::new();
+        if reader.read_line(&mut header)? == 0 || header.trim().is_empty() {
+            break;
+        }
+    }
+    let mut parts = request.split_whitespace();
+    let (method, path) = (parts.next().unwrap_or_default(), parts.next().unwrap_or_default());
+    let relative = path.trim_start_matches('/');
+    let file = root.join(relative);
+    let body = if relative.split('/').any(|p| p == "..") {
+        None
+    } else {
+        std::fs::read(&file).ok()
+    };
+    let (status, kind, body) = match body {
+        Some(body) if file.is_file() => {
+            let kind = match file.extension().and_then(OsStr::to_str) {
+                Some("json") => "application/json",
+                Some("zip") => "application/zip",
+                _ => "application/octet-stream",
+            };
+            ("200 OK", kind, body)
+        }
+        _ => ("404 Not Found", "text/plain", b"not found\n".to_vec()),
+    };
+    if let Ok(mut log) = log.lock() {
+        log.push(format!("{method} {path} {}", &status[..3]));
+    }
+    let stream = reader.get_mut();
+    write!(
+        stream,
+        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )?;
+    if method != "HEAD" {
+        stream.write_all(&body)?;
+    }
+    stream.flush()?;
+    stream.conn.send_close_notify();
+    stream.flush()
+}
+
+#[test]
+fn release_output_is_a_network_mirror_terraform_installs_from_over_https() {
+    let version = version();
+    let platform = platform();
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let dist = scratch.path().join("dist");
+    release_into(&dist);
+    let zip_name = format!("{NAME}_{version}_{platform}.zip");
+    let zip_sum = listed_sum(&dist, &zip_name);
+
+    // The mirror's two documents, as the provider network mirror protocol has them: the
+    // versions, then per version one archive per platform, its URL relative to the document
+    // and its zh: hash (the zip's SHA-256, as SHA256SUMS has it).
+    let mirror = dist.join("registry.terraform.io/karpenter/karpenter");
+    let read_json = |name: &str| -> serde_json::Value {
+        let text = std::fs::read_to_string(mirror.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name} is not JSON: {e}\n{text}"))
+    };
+    assert_eq!(
+        read_json("index.json"),
+        serde_json::json!({"versions": {version.as_str(): {}}})
+    );
+    let archives = read_json(&format!("{version}.json"));
+    assert_eq!(
+        archives,
+        serde_json::json!({"archives": {platform.as_str(): {
+            "url": format!("../../../{zip_name}"),
+            "hashes": [format!("zh:{zip_sum}")],
+        }}})
+    );
+
+    // Served over HTTPS, with terraform trusting the server's CA and installing this provider
+    // from the mirror alone.
+    let server = StaticHttps::start(dist.clone());
+    let ca = scratch.path().join("mirror-ca.pem");
+    std::fs::write(&ca, &server.ca_pem).expect("write the CA");
+    let example = repo_file("examples/data-sources/karpenter_controller_policy/data-source.tf");
+    let config = format!(
+        "terraform {{\n  required_providers {{\n    karpenter = {{\n      source  = \"karpenter/karpenter\"\n      version = \"{version}\"\n    }}\n  }}\n}}\n\n{example}"
+    );
+    let mut work = Workdir::new(&config);
+    work.write(
+        "terraformrc",
+        &format!(
+            "provider_installation {{\n  network_mirror {{\n    url     = \"https://127.0.0.1:{}/\"\n    include = [\"registry.terraform.io/karpenter/karpenter\"]\n  }}\n  direct {{\n    exclude = [\"registry.terraform.io/karpenter/karpenter\"]\n  }}\n}}\n",
+            server.port
+        ),
+    );
+    work.env("SSL_CERT_FILE", &ca.to_string_lossy());
+    let init = work.terraform(&["init", "-no-color", "-input=false"]).ok();
+    // "verified checksum": the zip matched the mirror's zh: hash (a mirror without hashes
+    // installs "unauthenticated").
+    assert!(
+        init.text().contains(&format!(
+            "Installed karpenter/karpenter v{version} (verified checksum)"
+        )),
+        "{}",
+        init.output()
+    );
+    let requests = server.requests();
+    for wanted in [
+        "GET /registry.terraform.io/karpenter/karpenter/index.json 200".to_string(),
+        format!("GET /registry.terraform.io/karpenter/karpenter/{version}.json 200"),
+        format!("GET /{zip_name} 200"),
+    ] {
+        assert!(requests.contains(&wanted), "no {wanted:?} in {requests:?}");
+    }
+    let plan = work.plan().ok();
+    assert!(
+        plan.stdout.contains("controller_policy_json"),
+        "{}",
+        plan.output()
+    );
+
+    // Terraform records the h1: hash it computes; a lock file that holds the SHA256SUMS entry
+    // (zh:) installs from the mirror too, and keeps it.
+    let lock = std::fs::read_to_string(work.path().join(".terraform.lock.hcl")).expect("lock file");
+    assert!(lock.contains("\"h1:"), "{lock}");
+    let _ = std::fs::remove_dir_all(work.path().join(".terraform"));
+    work.write(
+        ".terraform.lock.hcl",
+        &format!(
+            "provider \"registry.terraform.io/karpenter/karpenter\" {{\n  version = \"{version}\"\n  hashes = [\n    \"zh:{zip_sum}\",\n  ]\n}}\n"
+        ),
+    );
+    work.terraform(&["init", "-no-color", "-input=false"]).ok();
+    let lock = std::fs::read_to_string(work.path().join(".terraform.lock.hcl")).expect("lock file");
+    assert!(lock.contains(&format!("\"zh:{zip_sum}\"")), "{lock}");
+
+    // The control: a mirror whose document gives another hash fails the install.
+    let wrong: String = zip_sum
+        .chars()
+        .map(|c| if c == '0' { '1' } else { '0' })
+        .collect();
+    let document = mirror.join(format!("{version}.json"));
+    let text = std::fs::read_to_string(&document).expect("read the mirror document");
+    std::fs::write(&document, text.replace(&zip_sum, &wrong)).expect("write the mirror document");
+    let _ = std::fs::remove_dir_all(work.path().join(".terraform"));
+    let _ = std::fs::remove_file(work.path().join(".terraform.lock.hcl"));
+    let refused = work.terraform(&["init", "-no-color", "-input=false"]).failed();
+    assert!(
+        refused.text().contains("doesn't match the expected checksum"),
+        "{}",
+        refused.output()
     );
 }
 

@@ -16,8 +16,9 @@
 //!   that marks node classes Ready, EKS-token authentication) and moto, with the EKS access-entry
 //!   calls answered by the proxy's stand-in (`acceptance_tests::eks_standin`). `module.eks`'s
 //!   outputs are replaced by the test environment's values (the cluster's name, the test
-//!   server's URL and CA) and the AWS endpoints point at moto; nothing else of those blocks is
-//!   changed.
+//!   server's URL and CA), the AWS endpoints point at moto, and a `depends_on` entry naming a
+//!   left-out block (the node class's on the Spot service-linked role) is dropped, as it only
+//!   orders; nothing else of those blocks is changed.
 //!
 //! What it does not prove: the VPC and EKS modules, the `aws_eks_*` resources and the Helm
 //! releases are left out (they need registry downloads and an AWS account), so nothing here shows
@@ -46,6 +47,7 @@ const README_SHOWS: &[&str] = &[
     "resource karpenter_controller_role this",
     "resource aws_eks_addon pod_identity_agent",
     "resource aws_eks_pod_identity_association karpenter",
+    "resource aws_iam_service_linked_role spot",
     "resource helm_release karpenter_crd",
     "resource helm_release karpenter",
     "resource karpenter_ec2_node_class default",
@@ -330,6 +332,31 @@ fn reference_roots(body: &Body) -> Vec<String> {
     roots
 }
 
+/// Drops from `body`'s `depends_on` the entries whose root `keep` refuses (blocks the test
+/// leaves out: a `depends_on` only orders, nothing is read from it), and the attribute when none
+/// is left.
+fn drop_left_out_dependencies(body: &mut Body, keep: impl Fn(&str) -> bool) {
+    body.0.retain_mut(|structure| {
+        let Structure::Attribute(attribute) = structure else {
+            return true;
+        };
+        if attribute.key.as_str() != "depends_on" {
+            return true;
+        }
+        let Expression::Array(items) = &mut attribute.expr else {
+            return true;
+        };
+        items.retain(|item| match item {
+            Expression::Traversal(t) => match &t.expr {
+                Expression::Variable(root) => keep(root.as_str()),
+                _ => true,
+            },
+            _ => true,
+        });
+        !items.is_empty()
+    });
+}
+
 /// The example's `provider "karpenter"`, `karpenter_*` resources, variables and outputs, with
 /// `module.eks`'s outputs replaced and every AWS endpoint at `aws_endpoint`; and what could not
 /// be kept (a reference of a kept block to a left-out one, an output with no stand-in).
@@ -364,6 +391,9 @@ fn karpenter_part(example: &Body, outputs: &ClusterOutputs, aws_endpoint: &str) 
             continue;
         }
         let mut block = block.clone();
+        if is_karpenter {
+            drop_left_out_dependencies(&mut block.body, allowed);
+        }
         let mut missing = Vec::new();
         outputs.substitute_body(&mut block.body, &mut missing);
         for m in missing {
@@ -484,6 +514,20 @@ async fn the_examples_karpenter_part_applies_replans_empty_and_destroys() {
         .expect("trust policy")
         .to_string();
     assert!(trust.contains("pods.eks.amazonaws.com"), "{trust}");
+    // The controller role takes the charts' version (var.karpenter_version), not the newest.
+    let karpenter_version = example
+        .blocks()
+        .find(|b| address(b) == "variable karpenter_version")
+        .and_then(|b| b.body.attributes().find(|a| a.key.as_str() == "default").cloned())
+        .and_then(|a| match a.expr {
+            Expression::String(s) => Some(s),
+            _ => None,
+        })
+        .expect("variable \"karpenter_version\" with a default");
+    assert_eq!(
+        resource_at(&state, "karpenter_controller_role.this")["values"]["karpenter_version"],
+        karpenter_version.as_str()
+    );
     let class = cluster.node_class("default").expect("EC2NodeClass default");
     let ready = class["status"]["conditions"]
         .as_array()
@@ -504,7 +548,8 @@ async fn the_examples_karpenter_part_applies_replans_empty_and_destroys() {
 }
 
 /// The substitution fails loudly on what it cannot stand in for, and the reference check finds
-/// what the Karpenter part would need from the left-out blocks.
+/// what the Karpenter part would need from the left-out blocks; a `depends_on` on a left-out
+/// block is dropped, one on a kept block stays.
 #[test]
 fn the_karpenter_part_reports_what_it_cannot_stand_in_for() {
     let example = parse(
@@ -524,7 +569,8 @@ provider "karpenter" {
   }
 }
 resource "karpenter_node_role" "this" {
-  name = "nodes-${module.eks.cluster_name}"
+  name       = "nodes-${module.eks.cluster_name}"
+  depends_on = [aws_iam_service_linked_role.spot, karpenter_interruption_queue.this]
 }
 resource "karpenter_interruption_queue" "this" {
   cluster_name = module.eks.cluster_id
@@ -554,6 +600,11 @@ output "vpc" {
     );
     assert_eq!(findings.len(), 2, "{text}");
     assert!(config.contains("\"nodes-demo\""), "{config}");
+    assert!(
+        !config.contains("aws_iam_service_linked_role")
+            && config.contains("depends_on = [\n    karpenter_interruption_queue.this\n  ]"),
+        "{config}"
+    );
     assert!(config.contains("\"https://127.0.0.1:1\""), "{config}");
     assert_eq!(config.matches("\"http://127.0.0.1:2\"").count(), 6, "{config}");
     assert!(

@@ -25,9 +25,10 @@ static AWS: LazyLock<Block> = LazyLock::new(aws_block);
 pub static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
     Schema::new(
         "The Karpenter provider manages Karpenter's custom resources in a Kubernetes cluster and \
-         Karpenter's AWS resources (interruption queue, IAM roles). Configuration may depend on \
-         resources created in the same apply (e.g. an EKS module's outputs): the provider \
-         connects only when a resource needs it.",
+         Karpenter's AWS resources (interruption queue, IAM roles, the nodes' EKS access entry). \
+         Configuration may depend on resources created in the same apply (e.g. an EKS module's \
+         outputs): while it is unknown, a plan reads nothing from the cluster or AWS, and the \
+         clients are built when first needed.",
         vec![cluster_name_attribute()],
     )
     .with_blocks(vec![KUBERNETES.clone(), AWS.clone()])
@@ -174,7 +175,7 @@ fn aws_block() -> Block {
                 .validate(v::each(aws_names::aws_account_id_validator())),
         ],
     )
-    .describe("AWS access for the interruption queue and IAM resources: static keys when set, else the standard credential chain (environment, profile, SSO, web identity, instance metadata); then `assume_role_with_web_identity` and `assume_role`, in that order, when set.")
+    .describe("AWS access for every AWS call the provider makes: IAM (the roles), SQS and EventBridge (the interruption queue), EKS (access entries, the Auto Mode check, and `kubernetes { eks {} }`'s token and cluster lookup), EC2 (`force_destroy`'s cleanup, `karpenter_instance_types` with `source = \"ec2\"`) and STS (the account guards): static keys when set, else the standard credential chain (environment, profile, SSO, web identity, instance metadata); then `assume_role_with_web_identity` and `assume_role`, in that order, when set.")
     .with_blocks(vec![
         Block::single(
             "assume_role",

@@ -41,7 +41,7 @@ pub struct Availability {
 /// Who puts a kind's CRD into the cluster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Installer {
-    /// Karpenter's CRDs (the karpenter or karpenter-crd Helm chart).
+    /// Karpenter's CRDs (the karpenter-crd Helm chart, or the karpenter chart when first installed).
     Karpenter,
     /// EKS itself, on a cluster with Auto Mode enabled.
     EksAutoMode,
@@ -133,10 +133,13 @@ impl AvailabilityError {
             waited: humantime(waited),
             remedy: match availability.installer {
                 Installer::Karpenter => {
-                    "its CRD comes with Karpenter's CRDs (the karpenter or karpenter-crd Helm chart). Install or upgrade \
-                     Karpenter, then apply again. When Karpenter is installed later in the same apply, make this \
-                     resource depend on that install (depends_on = [helm_release.karpenter]): the provider waits for a \
-                     CRD that is being established, not for one nothing creates."
+                    "its CRD comes with Karpenter's CRDs: the karpenter-crd Helm chart installs and upgrades them; the \
+                     karpenter chart installs the CRDs of its release only when it is first installed, never on an \
+                     upgrade. Install Karpenter, or upgrade the karpenter-crd chart to a release that has this kind \
+                     (the provider's guide \"Upgrading Karpenter\" shows how), then apply again. When the CRDs are \
+                     installed later in the same apply, make this resource depend on that install (depends_on = \
+                     [helm_release.karpenter_crd]): the provider waits for a CRD that is being established, not for \
+                     one nothing creates."
                 }
                 Installer::EksAutoMode => {
                     "EKS installs its CRD when Auto Mode is enabled, and no Karpenter chart has it. Enable Auto Mode on \

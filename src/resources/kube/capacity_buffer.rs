@@ -30,14 +30,14 @@ pub const ACTIVE_CAPACITY: &str = "buffer.x-k8s.io/active-capacity";
 /// The schema of the CapacityBuffer kind.
 pub static CAPACITY_BUFFER: LazyLock<Schema> = LazyLock::new(|| {
     Schema::new(
-        "A CapacityBuffer (`autoscaling.x-k8s.io/v1beta1`): spare capacity Karpenter keeps ready, as placeholder \
+        format!("A CapacityBuffer (`autoscaling.x-k8s.io/v1beta1`): spare capacity Karpenter keeps ready, as placeholder \
          pods shaped like a PodTemplate (`pod_template_ref`) or like the pods of a scalable workload \
          (`scalable_ref`). Needs Karpenter v1.14 or later with the `CapacityBuffer` feature gate enabled (Helm \
          value `settings.featureGates.capacityBuffer=true`); when the cluster does not have the CapacityBuffer \
          CRD, apply says so instead of waiting. Unlike the other Karpenter kinds it is namespaced: `namespace` \
          (default `default`) and `name` address it, and import takes `<namespace>/<name>`. The attributes follow \
-         the CapacityBuffer `spec` field by field. Plan validates everything the CRD checks; nothing contacts the \
-         cluster until apply.",
+         the CapacityBuffer `spec` field by field. Plan validates everything the CRD checks. \
+         {}", crate::resources::kube::kind::describe::PLAN_READS_CRD),
         vec![
             name_attribute("CapacityBuffer"),
             Attribute::string("namespace")

@@ -164,6 +164,15 @@ fn writes_fit_the_served_schema() {
         "{}",
         replicas.1
     );
+    // The way to upgrade CRDs is the karpenter-crd chart: the karpenter chart never upgrades its
+    // CRDs, so the message must not offer it as a way.
+    assert!(
+        replicas.1.contains("with the karpenter-crd chart")
+            && !replicas.1.contains("or the karpenter chart")
+            && replicas.1.contains("docs/guides/upgrading-karpenter.md"),
+        "{}",
+        replicas.1
+    );
     assert!(
         errors.iter().any(|(p, _)| p == "template.spec.expire_after"),
         "{errors:?}"

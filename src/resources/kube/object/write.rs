@@ -30,6 +30,12 @@ pub(super) const DEFAULT_UPDATE: Duration = Duration::from_secs(10 * 60);
 /// the apply's deadline; on failure it is skipped, and the next refresh reads the status).
 const STATUS_READ: Duration = Duration::from_secs(5);
 
+/// Where the refusals send the user to upgrade the CRDs: the `karpenter` chart never upgrades
+/// the CRDs it carries (Helm installs a chart's `crds/` once), only the `karpenter-crd` chart does.
+const CRD_CHART: &str = "The karpenter chart installs its CRDs only when it is first installed and never \
+     upgrades them; a cluster that has only that chart needs the karpenter-crd chart to take them over (the \
+     provider's guide \"Upgrading Karpenter\", docs/guides/upgrading-karpenter.md, shows how).";
+
 impl KubeObjectType {
     /// Create and update are the same server-side apply of the whole intent, which also takes
     /// over from other field managers what the prior state and the plan manage
@@ -464,12 +470,12 @@ impl KubeObjectType {
             .and_then(|v| k8s::served_values::first_value_release(&crd, wire, v));
         let advice = match since {
             Some(release) => format!(
-                "Karpenter added {shown} in {release}. Upgrade the Karpenter CRDs in this cluster (the karpenter-crd \
-                 chart, or the karpenter chart) to {release} or later, or use one of the values it allows."
+                "Karpenter added {shown} in {release}. Upgrade the Karpenter CRDs in this cluster to {release} or \
+                 later with the karpenter-crd chart, or use one of the values it allows. {CRD_CHART}"
             ),
             None => format!(
-                "This provider's schema follows Karpenter {}; upgrade the Karpenter CRDs in this cluster, or use a value \
-                 they allow.",
+                "This provider's schema follows Karpenter {}; upgrade the Karpenter CRDs in this cluster with the \
+                 karpenter-crd chart, or use a value they allow. {CRD_CHART}",
                 k8s::skew::SCHEMA_RELEASE
             ),
         };
@@ -522,12 +528,12 @@ impl KubeObjectType {
         let what = self.kind.kind;
         let since = match k8s::skew::first_release(&crd, wire) {
             Some(release) => format!(
-                "Karpenter added it in {release}. Upgrade the Karpenter CRDs in this cluster (the karpenter-crd chart, \
-                 or the karpenter chart) to {release} or later, or remove this setting."
+                "Karpenter added it in {release}. Upgrade the Karpenter CRDs in this cluster to {release} or later \
+                 with the karpenter-crd chart, or remove this setting. {CRD_CHART}"
             ),
             None => format!(
-                "This provider's schema follows Karpenter {}; upgrade the Karpenter CRDs in this cluster, or remove \
-                 this setting.",
+                "This provider's schema follows Karpenter {}; upgrade the Karpenter CRDs in this cluster with the \
+                 karpenter-crd chart, or remove this setting. {CRD_CHART}",
                 k8s::skew::SCHEMA_RELEASE
             ),
         };

@@ -62,12 +62,12 @@ const AWS_KEYS: &[&str] = &[
 /// The schema of `karpenter_node_overlay`.
 pub static NODE_OVERLAY: LazyLock<Schema> = LazyLock::new(|| {
     Schema::new(
-        "A Karpenter NodeOverlay (`karpenter.sh/v1alpha1`): changes the price Karpenter assumes for the instance \
+        format!("A Karpenter NodeOverlay (`karpenter.sh/v1alpha1`): changes the price Karpenter assumes for the instance \
          types its requirements match, or adds extended resources to them, when Karpenter simulates scheduling. \
          Needs Karpenter v1.7 or later with the `NodeOverlay` feature gate enabled (Helm value \
          `settings.featureGates.nodeOverlay=true`); when the cluster does not have the NodeOverlay CRD, apply \
          says so instead of waiting. The attributes follow the NodeOverlay `spec` field by field. Plan validates \
-         everything the CRD checks; nothing contacts the cluster until apply.",
+         everything the CRD checks. {}", crate::resources::kube::kind::describe::PLAN_READS_CRD),
         vec![
             name_attribute("NodeOverlay"),
             metadata_attribute("NodeOverlay"),

@@ -52,11 +52,11 @@ pub const NODE_TEMPLATE_CLEANUP: &str = "Karpenter's v1alpha5 releases tag nothi
 /// The schema of `karpenter_node_template`.
 pub static NODE_TEMPLATE: LazyLock<Schema> = LazyLock::new(|| {
     Schema::new(
-        "A legacy Karpenter AWSNodeTemplate (`karpenter.k8s.aws/v1alpha1`, Karpenter ≤ 0.32): the AWS settings \
+        format!("A legacy Karpenter AWSNodeTemplate (`karpenter.k8s.aws/v1alpha1`, Karpenter ≤ 0.32): the AWS settings \
          of the nodes a Provisioner launches — subnets, security groups, AMIs, instance profile, launch template, \
          block devices, user data, metadata options, tags. The attributes follow the AWSNodeTemplate `spec` field \
-         by field (`subnetSelector` → `subnet_selector`). Plan checks what Karpenter's admission webhook checked; \
-         nothing contacts the cluster or AWS until apply.",
+         by field (`subnetSelector` → `subnet_selector`). Plan checks what Karpenter's admission webhook checked. \
+         {}", crate::resources::kube::kind::describe::PLAN_READS_CRD),
         vec![
             name_attribute("AWSNodeTemplate"),
             metadata_attribute("AWSNodeTemplate"),

@@ -35,12 +35,12 @@ pub const PROVISIONER_CLEANUP: &str = "it terminates the EC2 instances tagged `k
 /// The schema of `karpenter_provisioner`.
 pub static PROVISIONER: LazyLock<Schema> = LazyLock::new(|| {
     Schema::new(
-        "A legacy Karpenter Provisioner (`karpenter.sh/v1alpha5`, Karpenter ≤ 0.32): which nodes Karpenter may \
+        format!("A legacy Karpenter Provisioner (`karpenter.sh/v1alpha5`, Karpenter ≤ 0.32): which nodes Karpenter may \
          launch (requirements, labels, taints, the AWSNodeTemplate they use), when it removes them (empty-node \
          TTL, expiry, consolidation) and how much capacity it may hold. The attributes follow the Provisioner \
          `spec` field by field (`ttlSecondsAfterEmpty` → `ttl_seconds_after_empty`); `labels` and `annotations` \
          are the nodes' (spec.labels/spec.annotations), the object's own are under `metadata`. Plan checks what \
-         Karpenter's admission webhook checked; nothing contacts the cluster until apply.",
+         Karpenter's admission webhook checked. {}", crate::resources::kube::kind::describe::PLAN_READS_CRD),
         vec![
             name_attribute("Provisioner"),
             metadata_attribute("Provisioner"),

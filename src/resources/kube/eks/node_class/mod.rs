@@ -74,17 +74,17 @@ const KMS_KEY: &str = r"^((mrk-)?[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]
 /// The schema of `karpenter_eks_node_class`.
 pub static EKS_NODE_CLASS: LazyLock<Schema> = LazyLock::new(|| {
     Schema::new(
-        "An EKS Auto Mode NodeClass (`eks.amazonaws.com/v1`): the AWS settings of the nodes Auto Mode launches \
+        format!("An EKS Auto Mode NodeClass (`eks.amazonaws.com/v1`): the AWS settings of the nodes Auto Mode launches \
          for the node pools that name it — node IAM role, subnets and security groups for nodes and pods, \
          capacity reservations, SNAT and network policy, ephemeral storage, public IPs and an HTTPS proxy, FIPS \
          AMIs, extra CA bundles and tags; a placement group and static network interfaces (EFA) for training \
          nodes. Only on clusters with EKS Auto Mode enabled: EKS installs the kind and \
          runs its controller (on a cluster without it, apply says so instead of waiting). The attributes follow the \
          NodeClass reference of the EKS user guide field by field (`subnetSelectorTerms` → \
-         `subnet_selector_terms`), and declare the server's defaults, so an imported class plans empty. Plan \
-         validates every rule the guide and the live CRD state; nothing contacts the cluster or AWS until apply. A \
+         `subnet_selector_terms`), and declare the server's defaults, so an imported class plans empty. A \
          custom node role needs an EKS access entry of type `EC2` with the `AmazonEKSAutoNodePolicy` access \
-         policy: `karpenter_node_role` with `mode = \"eks_auto_mode\"` and `eks_access_entry` makes both.",
+         policy: `karpenter_node_role` with `mode = \"eks_auto_mode\"` and `eks_access_entry` makes both. Plan \
+         validates every rule the guide and the live CRD state. {} {}", crate::resources::kube::kind::describe::PLAN_READS_CRD, crate::resources::kube::kind::describe::PLAN_READS_NODE_CLAIMS),
         vec![
             name_attribute("NodeClass"),
             metadata_attribute("NodeClass"),

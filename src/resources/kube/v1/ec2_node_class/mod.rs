@@ -56,11 +56,11 @@ pub const EC2_NODE_CLASS_CLEANUP: &str = "it terminates the EC2 instances tagged
 /// The schema of `karpenter_ec2_node_class`.
 pub static EC2_NODE_CLASS: LazyLock<Schema> = LazyLock::new(|| {
     Schema::new(
-        "A Karpenter EC2NodeClass (`karpenter.k8s.aws/v1`): the AWS settings of the nodes that node pools \
+        format!("A Karpenter EC2NodeClass (`karpenter.k8s.aws/v1`): the AWS settings of the nodes that node pools \
          launch — AMIs, subnets, security groups, IAM role or instance profile, block devices, user data, \
          instance metadata options, kubelet settings. The attributes follow the EC2NodeClass `spec` field by \
-         field (`amiSelectorTerms` → `ami_selector_terms`). Plan validates everything the CRD checks; nothing \
-         contacts the cluster or AWS until apply.",
+         field (`amiSelectorTerms` → `ami_selector_terms`). Plan validates everything the CRD checks. \
+         {} {}", crate::resources::kube::kind::describe::PLAN_READS_CRD, crate::resources::kube::kind::describe::PLAN_READS_NODE_CLAIMS),
         vec![
             name_attribute("EC2NodeClass"),
             metadata_attribute("EC2NodeClass"),

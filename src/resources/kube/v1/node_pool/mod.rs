@@ -33,10 +33,10 @@ pub const NODE_POOL_CLEANUP: &str = "it terminates the EC2 instances tagged `kar
 /// The schema of `karpenter_node_pool`.
 pub static NODE_POOL: LazyLock<Schema> = LazyLock::new(|| {
     Schema::new(
-        "A Karpenter NodePool (`karpenter.sh/v1`): which nodes Karpenter may launch (requirements, taints, \
+        format!("A Karpenter NodePool (`karpenter.sh/v1`): which nodes Karpenter may launch (requirements, taints, \
          the EC2NodeClass they use), when it may disrupt them, and how much capacity the pool may hold. \
          The attributes follow the NodePool `spec` field by field (`nodeClassRef` → `node_class_ref`). \
-         Plan validates everything the CRD checks; nothing contacts the cluster until apply.",
+         Plan validates everything the CRD checks. {} {}", crate::resources::kube::kind::describe::PLAN_READS_CRD, crate::resources::kube::kind::describe::PLAN_READS_NODE_CLAIMS),
         vec![
             name_attribute("NodePool"),
             metadata_attribute("NodePool"),

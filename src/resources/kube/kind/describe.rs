@@ -1,0 +1,18 @@
+//! Sentences the kinds' descriptions share, so that every resource page says the same, and
+//! truly, what a plan reads from the cluster: the served CRD of the kind
+//! (`object/installed.rs`) for every kind, and the NodeClaims of the drift preview
+//! (`crate::k8s::plan_reads`) for the kinds whose changes replace nodes.
+
+/// What a plan of any kind reads from the cluster (appended to its description).
+pub const PLAN_READS_CRD: &str = "A plan needs no cluster: while the provider's `kubernetes {}` settings are \
+     unknown (a cluster made in the same apply) it reads nothing from it, and a cluster that does not answer \
+     only leaves out the check that follows. Otherwise, besides refreshing what exists, a plan that creates or \
+     changes one reads the cluster's CRD of this kind (once per kind and Terraform command, waiting at most 5 \
+     seconds) and refuses, at plan, what the Karpenter installed in the cluster does not support. Nothing is \
+     written until apply.";
+
+/// What a plan of a NodePool or node class also reads (appended after [`PLAN_READS_CRD`]).
+pub const PLAN_READS_NODE_CLAIMS: &str = "A plan that changes or destroys one also lists the cluster's NodeClaims \
+     (once per Terraform command, waiting at most 20 seconds; for a node class change, its NodePools' \
+     disruption budgets too) to say which running nodes the change replaces; when it cannot, a warning says \
+     so and the plan goes on.";
