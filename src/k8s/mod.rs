@@ -7,6 +7,7 @@
 
 pub mod apply;
 pub mod client;
+pub mod conditions;
 pub mod eks;
 pub mod error;
 pub mod gate;

@@ -20,6 +20,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::Api;
 
 use super::apply;
+use super::conditions::{Condition, find, of_status};
 use super::gate::{Served, served_schema, serves};
 use super::kinds::{Kind, NODE_CLAIM, NODE_POOL};
 
@@ -56,6 +57,11 @@ pub struct NodeClaim {
     pub deleting: bool,
     /// The reason of a `Drifted=True` condition: Karpenter already decided to replace it.
     pub drifted: Option<String>,
+    /// Its `Launched` and `Registered` conditions, when Karpenter wrote them.
+    pub launched: Option<Condition>,
+    pub registered: Option<Condition>,
+    /// `metadata.creationTimestamp` (RFC 3339).
+    pub created: String,
 }
 
 impl NodeClaim {
@@ -110,6 +116,7 @@ impl NodeClaim {
     /// The facts of a listed NodeClaim object.
     pub fn from_object(obj: &DynamicObject) -> Self {
         let status = obj.data.get("status");
+        let conditions = of_status(status);
         let text = |v: Option<&Json>, key: &str| {
             v.and_then(|v| v.get(key))
                 .and_then(Json::as_str)
@@ -138,6 +145,35 @@ impl NodeClaim {
             class,
             deleting: obj.metadata.deletion_timestamp.is_some(),
             drifted: drifted_reason(status),
+            launched: find(&conditions, "Launched").cloned(),
+            registered: find(&conditions, "Registered").cloned(),
+            created: obj
+                .metadata
+                .creation_timestamp
+                .as_ref()
+                .map(|t| t.0.to_string())
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// What a refresh read of one object, kept for the plan that follows: Karpenter's drift hashes
+/// and its status conditions, with the generation of the spec they are about.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Observed {
+    /// Only the annotations whose key ends in `-hash` or `-hash-version`.
+    pub hashes: BTreeMap<String, String>,
+    /// `metadata.generation`.
+    pub generation: Option<i64>,
+    pub conditions: Vec<Condition>,
+}
+
+impl Observed {
+    fn of(obj: &DynamicObject) -> Self {
+        Self {
+            hashes: hashes(obj),
+            generation: obj.metadata.generation,
+            conditions: of_status(obj.data.get("status")),
         }
     }
 }
@@ -159,8 +195,8 @@ type ServedOnce = Arc<OnceCell<Option<Arc<Served>>>>;
 pub struct PlanReads {
     node_claims: Shared<Vec<NodeClaim>>,
     node_pools: Shared<Vec<PoolDisruption>>,
-    /// `<plural>.<group>/<name>` → the hash annotations of the object as last read.
-    observed: Mutex<HashMap<String, BTreeMap<String, String>>>,
+    /// `<plural>.<group>/<name>` → what the refresh read of the object.
+    observed: Mutex<HashMap<String, Observed>>,
     /// Per CRD: what one read of it found.
     served: Mutex<HashMap<String, ServedOnce>>,
     /// How many lists this process made (for tests).
@@ -236,16 +272,18 @@ impl PlanReads {
             .clone()
     }
 
-    /// Keeps the hash annotations of an object just read (a refresh), for the plan that follows.
+    /// Keeps what a refresh read of an object (its hashes, status conditions and generation),
+    /// for the plan that follows.
     pub fn observe(&self, kind: &Kind, obj: &DynamicObject) {
         let name = obj.metadata.name.as_deref().unwrap_or_default();
         if let Ok(mut seen) = self.observed.lock() {
-            seen.insert(observed_key(kind, name), hashes(obj));
+            seen.insert(observed_key(kind, name), Observed::of(obj));
         }
     }
 
-    /// The hash annotations of `kind`/`name` as this process last read them, if it did.
-    pub fn observed(&self, kind: &Kind, name: &str) -> Option<BTreeMap<String, String>> {
+    /// What this process last read of `kind`/`name`, if it did (a plan with `-refresh=false`
+    /// reads nothing).
+    pub fn observed(&self, kind: &Kind, name: &str) -> Option<Observed> {
         self.observed
             .lock()
             .ok()
@@ -261,13 +299,10 @@ impl PlanReads {
         name: &str,
     ) -> Option<BTreeMap<String, String>> {
         if let Some(seen) = self.observed(kind, name) {
-            return Some(seen);
+            return Some(seen.hashes);
         }
         match apply::get(client, kind, None, name, Instant::now() + PLAN_READ_TIMEOUT).await {
-            Ok(Some(obj)) => {
-                self.observe(kind, &obj);
-                self.observed(kind, name)
-            }
+            Ok(Some(obj)) => Some(hashes(&obj)),
             Ok(None) => None,
             Err(e) => {
                 tracing::debug!(error = %e, kind = kind.kind, name, "could not read the object's hash annotations at plan");
