@@ -125,6 +125,10 @@ pub enum Problem {
         "the expression evaluates to {found}, but Karpenter needs an int or a double ({unit}): convert it, e.g. `int(…)`, or choose between numbers, e.g. `vcpus > 4 ? 20 : 10`"
     )]
     NotANumber { found: String, unit: &'static str },
+    #[error(
+        "the expression's type is dyn, known only when it runs (from dyn(…), a list or map mixing types, or a `?:`, max() or min() with a dyn side), but Karpenter needs one whose type is int or double ({unit}): convert it, e.g. `int(…)` or `double(…)`"
+    )]
+    Dynamic { unit: &'static str },
     /// The provider could not run its check (no thread for the parser); nothing is known.
     #[error("not checked at plan ({reason}); Karpenter checks it after the apply")]
     Unchecked { reason: String },
