@@ -194,13 +194,18 @@ impl Compiled {
 }
 
 /// Compiles `source`, the value of `field`, as Karpenter would: parse, check, result an int or
-/// a double. The error names the field and says what to write instead.
+/// a double. The error names the field and says what to write instead. A reservation that
+/// starts with `-` is refused first, as Karpenter's structural validation refuses it before
+/// any CEL.
 pub fn compile(field: &Field, source: &str) -> Result<Compiled, ExpressionError> {
     let error = |problem| ExpressionError {
         field: field.clone(),
         expression: source.to_string(),
         problem,
     };
+    if field.key().is_some() && source.starts_with('-') {
+        return Err(error(Problem::StartsWithMinus));
+    }
     let chars = source.chars().count();
     if chars > MAX_CHARS {
         return Err(error(Problem::TooLong { chars }));

@@ -129,6 +129,10 @@ pub enum Problem {
         "the expression's type is dyn, known only when it runs (from dyn(…), a list or map mixing types, or a `?:`, max() or min() with a dyn side), but Karpenter needs one whose type is int or double ({unit}): convert it, e.g. `int(…)` or `double(…)`"
     )]
     Dynamic { unit: &'static str },
+    #[error(
+        "Karpenter refuses a reservation that starts with `-` before it reads it as CEL (InvalidKubeletConfiguration: \"can't be a negative resource quantity\"): write it so that it does not start with `-`, e.g. `vcpus - 1` rather than `-1 + vcpus`"
+    )]
+    StartsWithMinus,
     /// The provider could not run its check (no thread for the parser); nothing is known.
     #[error("not checked at plan ({reason}); Karpenter checks it after the apply")]
     Unchecked { reason: String },

@@ -263,6 +263,11 @@ fn karpenters_compile_failures_are_refused_naming_the_field() {
             "kubelet.kube_reserved[\"cpu\"] = `max(dyn(1), 2)`: the expression's type is dyn, known only when it runs (from dyn(…), a list or map mixing types, or a `?:`, max() or min() with a dyn side), but Karpenter needs one whose type is int or double (millicores): convert it, e.g. `int(…)` or `double(…)`",
         ),
         (
+            cpu(),
+            "-1 + vcpus",
+            "kubelet.kube_reserved[\"cpu\"] = `-1 + vcpus`: Karpenter refuses a reservation that starts with `-` before it reads it as CEL (InvalidKubeletConfiguration: \"can't be a negative resource quantity\"): write it so that it does not start with `-`, e.g. `vcpus - 1` rather than `-1 + vcpus`",
+        ),
+        (
             Field::SystemReserved("cpu".into()),
             "vcpus * 1.5",
             "kubelet.system_reserved[\"cpu\"] = `vcpus * 1.5`: `*` of an int and a double: CEL converts nothing implicitly: write `double(vcpus) * 1.5` (a double result is truncated to an integer), or keep to ints, e.g. `vcpus * 3 / 2` for 1.5 times",
@@ -399,7 +404,7 @@ fn results_are_truncated_rounded_and_written_in_the_fields_unit() {
         Ok(("250m".into(), "250m".into()))
     );
     assert_eq!(
-        cpu_range("-0.9 + 1.0 - 0.5", one()),
+        cpu_range("1.0 - 0.9 - 0.5", one()),
         Ok(("0m".into(), "0m".into()))
     );
     assert_eq!(cpu_range("min(-0.5, 3)", one()), Ok(("0m".into(), "0m".into())));
