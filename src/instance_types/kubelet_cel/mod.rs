@@ -13,7 +13,9 @@
 //! - [`summary`]: that range in one line ("max_pods evaluates to 8–250 over the 412 types this
 //!   pool can launch");
 //! - [`TypeFacts`]: the inputs for one type, read from an
-//!   [`InstanceType`](super::InstanceType) given its ENI figures.
+//!   [`InstanceType`](super::InstanceType) given its ENI figures; a type without them takes
+//!   part in every expression that does not read `default_enis` or `ips_per_eni` (the
+//!   evaluation counts the others as skipped, and the summary says so).
 //!
 //! Pure: no I/O, no Terraform types. Files: `field` (attributes and errors), `variables` (the
 //! six, and which an expression reads), `compile` (environment, quantities, parsing), `check`
@@ -32,7 +34,7 @@ pub use eval::{
     Evaluation, Failure, FieldRange, Kubelet, KubeletSource, MaxPods, MaxPodsSource, Reserved, evaluate,
     render, summary,
 };
-pub use facts::TypeFacts;
+pub use facts::{EniFigures, TypeFacts};
 pub use field::{ExpressionError, Field, MAX_CHARS, MAX_DEPTH, Problem};
 pub use variables::Variable;
 

@@ -1,10 +1,10 @@
 //! Karpenter's documented expressions and its own test cases, the rules of evaluation and
 //! rendering, and inputs meant to break the parser (length, depth, overflow).
 
-use super::super::catalog;
+use super::super::{InstanceType, catalog};
 use super::{
-    Field, Kubelet, KubeletSource, MAX_CHARS, MaxPodsSource, Problem, TypeFacts, compile, evaluate,
-    is_expression, is_quantity, render, summary,
+    EniFigures, Field, Kubelet, KubeletSource, MAX_CHARS, MaxPodsSource, Problem, TypeFacts, compile,
+    evaluate, is_expression, is_quantity, render, summary,
 };
 
 fn facts(name: &str, vcpus: i64, memory_mib: i64, enis: i64, ips: i64) -> TypeFacts<'_> {
@@ -12,8 +12,10 @@ fn facts(name: &str, vcpus: i64, memory_mib: i64, enis: i64, ips: i64) -> TypeFa
         instance_type: name,
         vcpus,
         memory_mib,
-        default_enis: enis,
-        ips_per_eni: ips,
+        enis: Some(EniFigures {
+            default_enis: enis,
+            ips_per_eni: ips,
+        }),
         default_pods: enis * (ips - 1) + 2,
     }
 }
@@ -647,25 +649,143 @@ fn durations_and_timestamps_are_checked_not_evaluated() {
     );
 }
 
+/// m5.large and t3.nano with their ENI figures, c9g.medium without (its default of 40 pods
+/// known all the same).
+fn with_one_without_enis() -> Vec<TypeFacts<'static>> {
+    let mut c9g = facts("c9g.medium", 1, 2048, 2, 20);
+    c9g.enis = None;
+    vec![
+        facts("m5.large", 2, 8192, 3, 10),
+        facts("t3.nano", 2, 512, 2, 2),
+        c9g,
+    ]
+}
+
+#[test]
+fn a_type_without_eni_figures_is_skipped_only_by_what_reads_them() {
+    let kubelet = Kubelet::compile(&KubeletSource {
+        max_pods: Some(MaxPodsSource::Expression(
+            "((default_enis - 1) * (ips_per_eni - 1)) + 2",
+        )),
+        pods_per_core: None,
+        // reads max_pods, which the maxPods expression gives from ENI figures
+        kube_reserved: vec![("memory", "11 * max_pods + 255")],
+        // reads neither
+        system_reserved: vec![("cpu", "max(20, vcpus * 10)")],
+    })
+    .expect("compiles");
+    let evaluation = evaluate(&kubelet, with_one_without_enis());
+    assert!(evaluation.succeeded(), "{evaluation:?}");
+    assert_eq!((evaluation.types, evaluation.skipped_without_eni), (3, 1));
+    let counts: Vec<(usize, usize)> = evaluation
+        .fields
+        .iter()
+        .map(|f| (f.evaluated, f.skipped_without_eni))
+        .collect();
+    assert_eq!(counts, [(2, 1), (2, 1), (3, 0)]);
+    let lines: Vec<String> = evaluation
+        .fields
+        .iter()
+        .map(|f| summary(f, evaluation.types, "types of the table"))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "max_pods evaluates to 3–20 over the 2 types of the table; 1 type without ENI figures in the table was skipped: Karpenter reads those from EC2",
+            "kube_reserved[\"memory\"] evaluates to 288Mi–480Mi over the 2 types of the table; 1 type without ENI figures in the table was skipped: Karpenter reads those from EC2",
+            "system_reserved[\"cpu\"] evaluates to 20m over the 3 types of the table",
+        ]
+    );
+    // Without an expression that reads ENI figures, every type takes part: c9g.medium's
+    // max_pods is its default, 40.
+    let kubelet = Kubelet::compile(&KubeletSource {
+        max_pods: Some(MaxPodsSource::Expression("min(110, max_pods)")),
+        kube_reserved: vec![("pid", "max_pods")],
+        ..KubeletSource::default()
+    })
+    .expect("compiles");
+    let evaluation = evaluate(&kubelet, with_one_without_enis());
+    assert_eq!(evaluation.skipped_without_eni, 0);
+    let ranges: Vec<(String, usize)> = evaluation
+        .fields
+        .iter()
+        .map(|f| (format!("{:?}–{:?}", f.low, f.high), f.evaluated))
+        .collect();
+    assert_eq!(
+        ranges,
+        [
+            ("Some(\"4\")–Some(\"40\")".to_string(), 3),
+            ("Some(\"4\")–Some(\"40\")".to_string(), 3)
+        ]
+    );
+    // A pool of such types only: nothing to say but why.
+    let kubelet = Kubelet::compile(&KubeletSource {
+        kube_reserved: vec![("cpu", "default_enis * 100 - 250")],
+        ..KubeletSource::default()
+    })
+    .expect("compiles");
+    let only = evaluate(&kubelet, with_one_without_enis().split_off(2));
+    assert_eq!(
+        summary(&only.fields[0], only.types, "types this pool can launch"),
+        "kube_reserved[\"cpu\"] is not evaluated at plan: the table has no ENI figures for the 1 types this pool can launch (Karpenter reads those from EC2)"
+    );
+    // A failure says the skipped types too.
+    let evaluation = evaluate(&kubelet, with_one_without_enis());
+    assert_eq!(
+        summary(&evaluation.fields[0], evaluation.types, "types of the table"),
+        "kube_reserved[\"cpu\"] fails for 1 of the 2 types of the table (1 type without ENI figures in the table was skipped: Karpenter reads those from EC2); for t3.nano: it evaluates to -50, and a reservation cannot be negative: bound it, e.g. `max(0, …)`"
+    );
+}
+
+/// What the provider reads of a row: its ENI figures when the table has them.
+fn of_the_table(row: &catalog::Row) -> Option<TypeFacts<'_>> {
+    TypeFacts::of(row, |t| {
+        Some((i64::from(t.default_enis()?), i64::from(t.ips_per_eni()?)))
+    })
+}
+
 #[test]
 fn the_offline_table_gives_the_inputs_of_every_type() {
     let rows = catalog::all();
-    let all: Vec<TypeFacts<'_>> = rows
-        .iter()
-        .filter_map(|r| TypeFacts::of(r, |_| Some((3, 10))))
-        .collect();
+    let all: Vec<TypeFacts<'_>> = rows.iter().filter_map(of_the_table).collect();
     assert!(
         all.len() > 1000 && all.len() == rows.len(),
         "{} of {}",
         all.len(),
         rows.len()
     );
+    let without: Vec<&str> = all
+        .iter()
+        .filter(|t| t.enis.is_none())
+        .map(|t| t.instance_type)
+        .collect();
+    assert!(!without.is_empty() && without.len() < 100, "{without:?}");
+    // An expression that reads no ENI figure is evaluated for every type; one that does, for
+    // those the table has figures for, and says how many it skipped.
+    let kubelet = Kubelet::compile(&KubeletSource {
+        max_pods: Some(MaxPodsSource::Expression(
+            "((default_enis - 1) * (ips_per_eni - 1)) + 2",
+        )),
+        system_reserved: vec![("cpu", "max(20, vcpus * 10)")],
+        ..KubeletSource::default()
+    })
+    .expect("compiles");
+    let evaluation = evaluate(&kubelet, all.iter().cloned());
+    assert!(evaluation.succeeded(), "{evaluation:?}");
+    let [max_pods, cpu] = evaluation.fields.as_slice() else {
+        panic!("two fields")
+    };
+    assert_eq!(
+        (max_pods.evaluated, max_pods.skipped_without_eni),
+        (rows.len() - without.len(), without.len())
+    );
+    assert_eq!((cpu.evaluated, cpu.skipped_without_eni), (rows.len(), 0));
     let m5 = all
         .iter()
         .find(|t| t.instance_type == "m5.large")
         .expect("m5.large is in the table");
     assert_eq!((m5.vcpus, m5.memory_mib, m5.default_pods), (2, 8192, 29));
-    assert!(TypeFacts::of(&rows[0], |_| None).is_none());
+    assert!(TypeFacts::of(&rows[0], |_| None).is_some_and(|t| t.enis.is_none()));
     let kubelet = Kubelet::compile(&KubeletSource {
         max_pods: Some(MaxPodsSource::Expression("min(110, max_pods)")),
         kube_reserved: vec![("memory", "11 * max_pods + 255")],
