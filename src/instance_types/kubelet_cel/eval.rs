@@ -629,3 +629,16 @@ pub fn summary(range: &FieldRange, types: usize, what: &str) -> String {
     }
     line
 }
+
+/// What Karpenter's `EvaluateExpression` gives for `c` over the type `t`, with `max_pods` as
+/// the `max_pods` variable: the number (a double truncated toward zero), or why it fails. The
+/// field's own rules (the range of `maxPods`, no negative reservation) are not applied: the
+/// tests restate Karpenter's own cases of that function with it.
+#[cfg(test)]
+pub(super) fn evaluate_expression(c: &Compiled, t: &TypeFacts<'_>, max_pods: i64) -> Result<i64, String> {
+    let env = environment()?;
+    match run(c, &env, &Vars::new(t, max_pods)) {
+        Outcome::Number(n) => Ok(n),
+        Outcome::Failed(message) | Outcome::Skipped(message) => Err(message),
+    }
+}

@@ -1,6 +1,8 @@
 //! Karpenter's documented expressions and its own test cases, the rules of evaluation and
 //! rendering, and inputs meant to break the parser (length, depth, overflow).
 
+mod karpenter;
+
 use super::super::{InstanceType, catalog};
 use super::{
     EniFigures, Field, Kubelet, KubeletSource, MAX_CHARS, MaxPodsSource, Problem, TypeFacts, compile,
