@@ -113,7 +113,9 @@ impl Args {
             ));
         }
         if out.vpc_limits_note.is_some() && out.vpc_limits.is_none() {
-            return Err(usage("--vpc-limits-note says where --vpc-limits came from; give both".into()));
+            return Err(usage(
+                "--vpc-limits-note says where --vpc-limits came from; give both".into(),
+            ));
         }
         if out.policy_from.is_some() && out.cloudformation.is_some() {
             return Err(usage("--policy-from is for a release whose cloudformation.yaml is not at hand; give one or the other".into()));

@@ -285,7 +285,10 @@ fn refuse_exists_one(root: &IdedExpr, info: &SourceInfo, source: &str) -> Result
             && matches!(&c.accu_init.expr, Expr::Literal(LiteralValue::Int(_)))
             && let Some((open, _)) = info.offset_for(e.id)
             && let Some(before) = source.get(..open as usize)
-            && before.trim_end().strip_suffix("existsOne").is_some_and(|s| s.trim_end().ends_with('.'))
+            && before
+                .trim_end()
+                .strip_suffix("existsOne")
+                .is_some_and(|s| s.trim_end().ends_with('.'))
         {
             return Err(Problem::Type(
                 "`existsOne` is not a macro in Karpenter's environment (cel-go's standard macros have `exists_one` only): write `.exists_one(x, …)`".into(),

@@ -621,7 +621,11 @@ pub fn summary(range: &FieldRange, types: usize, what: &str) -> String {
             grouped(range.evaluated)
         )
     };
-    if let Some(reason) = range.not_evaluated.as_ref().filter(|_| range.evaluated < considered) {
+    if let Some(reason) = range
+        .not_evaluated
+        .as_ref()
+        .filter(|_| range.evaluated < considered)
+    {
         line.push_str(&format!(" (the others are not evaluated: {reason})"));
     }
     if let Some(skipped) = skipped {

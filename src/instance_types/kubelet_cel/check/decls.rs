@@ -261,7 +261,12 @@ fn instantiate(spec: Spec, a: &Ty, b: &Ty) -> Ty {
 
 /// The result type of a call whose arguments (the receiver first, for a method) have the types
 /// `arguments`, or `None` when no overload matches.
-pub fn resolve(bindings: &mut Bindings, overloads: &[Overload], member: bool, arguments: &[Ty]) -> Option<Ty> {
+pub fn resolve(
+    bindings: &mut Bindings,
+    overloads: &[Overload],
+    member: bool,
+    arguments: &[Ty],
+) -> Option<Ty> {
     let mut result: Option<Ty> = None;
     for overload in overloads.iter().filter(|o| o.member == member) {
         let (a, b) = (bindings.fresh(), bindings.fresh());

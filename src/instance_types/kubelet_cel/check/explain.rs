@@ -35,11 +35,18 @@ pub fn no_overload(function: &str, member: bool, types: &[Ty], exprs: &[&IdedExp
     let text = match (function, types) {
         (operators::CONDITIONAL, [cond, yes, no]) => conditional(cond, yes, no),
         (operators::LOGICAL_NOT | operators::NOT_STRICTLY_FALSE, [t]) => {
-            format!("`!` negates a bool, not {}: compare first, e.g. `!(vcpus > 4)`", a(t))
+            format!(
+                "`!` negates a bool, not {}: compare first, e.g. `!(vcpus > 4)`",
+                a(t)
+            )
         }
         (operators::NEGATE, [t]) => format!("unary `-` applies to an int or a double, not {}", a(t)),
         (
-            operators::ADD | operators::SUBSTRACT | operators::MULTIPLY | operators::DIVIDE | operators::MODULO,
+            operators::ADD
+            | operators::SUBSTRACT
+            | operators::MULTIPLY
+            | operators::DIVIDE
+            | operators::MODULO,
             [l, r],
         ) => arithmetic(function, l, r, exprs),
         (operators::EQUALS | operators::NOT_EQUALS, [l, r]) => one_type(symbol(function), l, r, exprs, ""),
@@ -52,7 +59,11 @@ pub fn no_overload(function: &str, member: bool, types: &[Ty], exprs: &[&IdedExp
         ("max" | "min", [l, r]) => min_max(function, l, r),
         ("size", [t]) => format!("size() measures a string, bytes, a list or a map, not {}", a(t)),
         ("contains" | "startsWith" | "endsWith" | "matches", [on, arg]) => {
-            let t = if matches!(on, Ty::String | Ty::Dyn) { arg } else { on };
+            let t = if matches!(on, Ty::String | Ty::Dyn) {
+                arg
+            } else {
+                on
+            };
             format!("{function}() works on strings, not on {}", a(t))
         }
         ("duration", [t]) => format!(
@@ -84,7 +95,9 @@ pub fn no_overload(function: &str, member: bool, types: &[Ty], exprs: &[&IdedExp
 pub fn wrong_shape(name: &str, member: bool, given: usize, arities: &[usize]) -> Problem {
     Problem::Type(match (arities, member) {
         ([], true) => format!("{name}() is a function, not a method: call it as `{name}(…)`"),
-        ([], false) => format!("{name}() is a method: call it on its first argument, e.g. `instance_type.{name}('m5')`"),
+        ([], false) => {
+            format!("{name}() is a method: call it on its first argument, e.g. `instance_type.{name}('m5')`")
+        }
         (counts, _) => {
             let counts: Vec<String> = counts.iter().map(usize::to_string).collect();
             format!(
@@ -225,18 +238,18 @@ fn one_type(op: &str, l: &Ty, r: &Ty, exprs: &[&IdedExpr], aside: &str) -> Strin
             a(other)
         ),
         (Ty::Double, Ty::Int) => match literal(1, as_double) {
-            Some(d) => format!(
-                "{said}: compare a double with a double: write `{d}`, or `int({left}) {op} {right}`"
-            ),
+            Some(d) => {
+                format!("{said}: compare a double with a double: write `{d}`, or `int({left}) {op} {right}`")
+            }
             None => format!("{said}: write `{left} {op} double({right})`, or `int({left}) {op} {right}`"),
         },
         (Ty::Int, Ty::Double) => match (literal(0, as_double), literal(1, whole)) {
-            (Some(d), _) => format!(
-                "{said}: compare a double with a double: write `{d}`, or `{left} {op} int({right})`"
-            ),
-            (None, Some(i)) => format!(
-                "{said}: compare an int with an int: write `{i}`, or `double({left}) {op} {right}`"
-            ),
+            (Some(d), _) => {
+                format!("{said}: compare a double with a double: write `{d}`, or `{left} {op} int({right})`")
+            }
+            (None, Some(i)) => {
+                format!("{said}: compare an int with an int: write `{i}`, or `double({left}) {op} {right}`")
+            }
             (None, None) => format!("{said}: write `double({left}) {op} {right}`"),
         },
         (Ty::Uint, _) | (_, Ty::Uint) => {
@@ -270,12 +283,7 @@ fn ordering(op: &str, l: &Ty, r: &Ty, exprs: &[&IdedExpr]) -> String {
 fn indexing(container: &Ty, index: &Ty) -> String {
     match container {
         Ty::List(_) => format!("a list is indexed by an int, not by {}", a(index)),
-        Ty::Map(key, _) => format!(
-            "{} is looked up by {}, not by {}",
-            a(container),
-            a(key),
-            a(index)
-        ),
+        Ty::Map(key, _) => format!("{} is looked up by {}, not by {}", a(container), a(key), a(index)),
         other => format!("`[…]` indexes a list or a map, not {}", a(other)),
     }
 }
@@ -298,7 +306,11 @@ fn membership(element: &Ty, container: &Ty) -> String {
 }
 
 fn min_max(name: &str, l: &Ty, r: &Ty) -> String {
-    let t = if matches!(l, Ty::Int | Ty::Double | Ty::Dyn) { r } else { l };
+    let t = if matches!(l, Ty::Int | Ty::Double | Ty::Dyn) {
+        r
+    } else {
+        l
+    };
     let hint = if *t == Ty::Uint {
         ": convert it with int() or double()"
     } else {
@@ -315,9 +327,15 @@ fn accessor(name: &str, on: &Ty, zone: &[Ty]) -> String {
         ),
         (Ty::Duration, [_]) => format!("a duration's {name}() takes no time zone"),
         (Ty::Timestamp | Ty::Dyn, [z]) => {
-            format!("the time zone of {name}() is a string such as 'UTC', not {}", a(z))
+            format!(
+                "the time zone of {name}() is a string such as 'UTC', not {}",
+                a(z)
+            )
         }
         _ if date => format!("{name}() is a method of timestamps, not of {}", a(on)),
-        _ => format!("{name}() is a method of timestamps and durations, not of {}", a(on)),
+        _ => format!(
+            "{name}() is a method of timestamps and durations, not of {}",
+            a(on)
+        ),
     }
 }

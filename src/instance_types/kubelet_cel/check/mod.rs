@@ -169,7 +169,9 @@ impl<'e> Checker<'e> {
                     let t = self.expr(item)?;
                     element = Some(self.join(element, t));
                 }
-                Ok(Ty::List(Box::new(element.unwrap_or_else(|| self.bindings.fresh()))))
+                Ok(Ty::List(Box::new(
+                    element.unwrap_or_else(|| self.bindings.fresh()),
+                )))
             }
             Expr::Map(m) => {
                 let (mut key, mut value) = (None, None);

@@ -217,7 +217,9 @@ impl Bindings {
     fn absent_from(&self, param: usize, within: &Ty) -> bool {
         match within {
             Ty::Param(p) if *p == param => false,
-            Ty::Param(p) => self.binding(*p).is_none_or(|bound| self.absent_from(param, bound)),
+            Ty::Param(p) => self
+                .binding(*p)
+                .is_none_or(|bound| self.absent_from(param, bound)),
             Ty::List(e) => self.absent_from(param, e),
             Ty::Map(k, v) => self.absent_from(param, k) && self.absent_from(param, v),
             _ => true,

@@ -346,25 +346,35 @@ fn what_cel_go_refuses_for_certain_is_refused() {
         ("vcpus > 4 ? 1 : dyn(2)", |p| matches!(p, Problem::Dynamic { .. })),
         ("[][0]", |p| matches!(p, Problem::Dynamic { .. })),
         ("{}['a']", |p| matches!(p, Problem::Dynamic { .. })),
-        ("{'a': 1, 'b': 2.0}['a']", |p| matches!(p, Problem::Dynamic { .. })),
+        ("{'a': 1, 'b': 2.0}['a']", |p| {
+            matches!(p, Problem::Dynamic { .. })
+        }),
         ("dyn('a')", |p| matches!(p, Problem::Dynamic { .. })),
         // Aggregates: one element type for `+`, the key type for a lookup, `in`.
         ("size([1] + [2.0])", |p| matches!(p, Problem::Type(_))),
         ("{'a': 1}[1]", |p| matches!(p, Problem::Type(_))),
         ("1 in ['a'] ? 1 : 0", |p| matches!(p, Problem::Type(_))),
-        ("[1, 2].exists(x, x + 1) ? 1 : 0", |p| matches!(p, Problem::Type(_))),
+        ("[1, 2].exists(x, x + 1) ? 1 : 0", |p| {
+            matches!(p, Problem::Type(_))
+        }),
         ("[1, 2].filter(x, x).size()", |p| matches!(p, Problem::Type(_))),
         // Time: no duration of an int (cel-go v0.28.1), dates of timestamps only.
         ("int(duration(5))", |p| matches!(p, Problem::Type(_))),
         ("duration('1h').getFullYear()", |p| matches!(p, Problem::Type(_))),
-        ("duration('1h').getHours('UTC')", |p| matches!(p, Problem::Type(_))),
+        ("duration('1h').getHours('UTC')", |p| {
+            matches!(p, Problem::Type(_))
+        }),
         ("timestamp(0).getHours(1)", |p| matches!(p, Problem::Type(_))),
         // `dyn` is a function, not a type name; existsOne is cel-rust's, not cel-go's.
         ("type(vcpus) == dyn ? 1 : 0", |p| {
             matches!(p, Problem::UnknownVariable { .. })
         }),
-        ("[1].existsOne(x, x == 1) ? 1 : 0", |p| matches!(p, Problem::Type(_))),
-        ("[1]. existsOne (x, x == 1) ? 1 : 0", |p| matches!(p, Problem::Type(_))),
+        ("[1].existsOne(x, x == 1) ? 1 : 0", |p| {
+            matches!(p, Problem::Type(_))
+        }),
+        ("[1]. existsOne (x, x == 1) ? 1 : 0", |p| {
+            matches!(p, Problem::Type(_))
+        }),
         ("contains('a', 'b') ? 1 : 0", |p| matches!(p, Problem::Type(_))),
         ("{'a': 1}.?a", |p| matches!(p, Problem::Syntax { .. })),
         ("", |p| matches!(p, Problem::Syntax { .. })),
@@ -1055,4 +1065,3 @@ mod random {
         .boxed()
     }
 }
-
