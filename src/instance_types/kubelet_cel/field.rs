@@ -62,8 +62,9 @@ impl fmt::Display for Field {
     }
 }
 
-/// An expression Karpenter would refuse to compile (`KubeletExpressionInvalid`), or one this
-/// provider could not check.
+/// An expression Karpenter would refuse to compile (`KubeletExpressionInvalid`; a reservation
+/// starting with `-` it refuses before, `InvalidKubeletConfiguration`), or one this provider
+/// could not check.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{field} = {}: {problem}", quoted(.expression))]
 pub struct ExpressionError {
