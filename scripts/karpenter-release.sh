@@ -29,7 +29,9 @@
 #     --note "<what changed, and which page says so>"
 #
 # Also --crds-note <text> (one more header line for the CRD table, e.g. where stand-in CRDs came
-# from) and --out <dir> (default: data/karpenter). The generator is the `karpenter_release`
+# from), --vpc-limits-note <text> (the same for the instance-type table's ENI limits, when they
+# are not the release's own: v1.14's table takes them from main after v1.14.1) and --out <dir>
+# (default: data/karpenter). The generator is the `karpenter_release`
 # binary of the acceptance-tests crate (acceptance-tests/src/karpenter_release/); it checks every
 # table with the provider's own build code before writing it. Then, as CONTRIBUTING.md ("A new
 # Karpenter release") says: review the diff, `cargo run --bin docgen`, and run the tests that

@@ -8,7 +8,7 @@ pub const USAGE: &str = "usage: karpenter_release --version <vX.Y[.Z]> [--out <d
     [--crds <CRD directory> [--crds-note <text>]]
     [--cloudformation <cloudformation.yaml>]
     [--instance-types <instance-types-vX.Y.md> --pricing <zz_generated.pricing_aws.go>
-     --vpc-limits <zz_generated.vpclimits.go>]
+     --vpc-limits <zz_generated.vpclimits.go> [--vpc-limits-note <text>]]
     [--policy-from <vA.B> --add-action <Sid> <action> <after action> ... --note <text>]";
 
 /// Why a release's files could not be turned into data.

@@ -250,6 +250,8 @@ pub struct Sources<'a> {
     pub prices_generated_at: &'a str,
     /// None when the release's VPC limits file is not at hand: the ENI columns are then absent.
     pub vpc_limits: Option<(&'a BTreeMap<String, EniLimits>, &'a str)>,
+    /// Where the VPC limits file came from, when not from the release itself.
+    pub vpc_limits_note: Option<&'a str>,
 }
 
 /// The columns of the table: `name`, `label:<key>` (sorted), `resource:<name>`,
@@ -290,9 +292,31 @@ pub fn render(s: &Sources<'_>) -> String {
         "# Karpenter {}'s instance types: one row per type of instance-types-{}.md (the labels Karpenter\n\
          # gives it and the resources it computes for it, AL2023 AMI), its us-east-1 on-demand price from\n\
          # zz_generated.pricing_aws.go (generated at {}, dollars per hour), and the default network card's\n\
-         # interfaces and IPv4 addresses per interface from {vpc}.\n\
-         # Written by scripts/karpenter-release.sh; do not edit. `{ABSENT}` marks a value the type does not have.",
+         # interfaces and IPv4 addresses per interface from {vpc}.",
         s.version, s.version, s.prices_generated_at
+    );
+    if let Some((limits, _)) = s.vpc_limits {
+        if let Some(note) = s.vpc_limits_note {
+            let _ = writeln!(out, "# ENI limits: {note}");
+        }
+        let unnamed: Vec<&str> = s
+            .types
+            .iter()
+            .filter(|t| !limits.contains_key(&t.name))
+            .map(|t| t.name.as_str())
+            .collect();
+        if !unnamed.is_empty() {
+            let _ = writeln!(
+                out,
+                "# The VPC limits name no figures for {} of the types (their ENI columns are `{ABSENT}`): {}.",
+                unnamed.len(),
+                unnamed.join(", ")
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "# Written by scripts/karpenter-release.sh; do not edit. `{ABSENT}` marks a value the type does not have."
     );
     let _ = writeln!(out, "@karpenter_version\t{}", s.version);
     let _ = writeln!(out, "@price_region\t{PRICE_REGION}");

@@ -48,6 +48,8 @@ pub struct Args {
     pub instance_types: Option<PathBuf>,
     pub pricing: Option<PathBuf>,
     pub vpc_limits: Option<PathBuf>,
+    /// Where the VPC limits file came from, when not the release's own (one more header line).
+    pub vpc_limits_note: Option<String>,
     /// Derive the policy table from an earlier minor's, with `added`, when the release's
     /// template is not at hand.
     pub policy_from: Option<String>,
@@ -85,6 +87,7 @@ impl Args {
                 "--instance-types" => out.instance_types = Some(value("--instance-types")?.into()),
                 "--pricing" => out.pricing = Some(value("--pricing")?.into()),
                 "--vpc-limits" => out.vpc_limits = Some(value("--vpc-limits")?.into()),
+                "--vpc-limits-note" => out.vpc_limits_note = Some(value("--vpc-limits-note")?),
                 "--policy-from" => out.policy_from = Some(minor(&value("--policy-from")?)?),
                 "--note" => out.note = Some(value("--note")?),
                 "--add-action" => {
@@ -107,6 +110,11 @@ impl Args {
                 "--instance-types, --pricing and --vpc-limits go together: the table holds the release's types, \
                  their prices and their ENI limits"
                     .into(),
+            ));
+        }
+        if out.vpc_limits_note.is_some() && out.vpc_limits.is_none() {
+            return Err(usage(
+                "--vpc-limits-note says where --vpc-limits came from; give both".into(),
             ));
         }
         if out.policy_from.is_some() && out.cloudformation.is_some() {
@@ -151,12 +159,14 @@ fn within(path: &Path, e: ReleaseError) -> ReleaseError {
     }
 }
 
-/// The instance-type table's text from the three files.
+/// The instance-type table's text from the three files; `vpc_note` says where the VPC limits
+/// came from when not from the release itself.
 pub fn instance_type_table(
     version: &str,
     md: &Path,
     pricing: &Path,
     vpc: &Path,
+    vpc_note: Option<&str>,
 ) -> Result<String, ReleaseError> {
     let types = instance_types::parse_reference(&read(md)?).map_err(|e| within(md, e))?;
     let (prices, prices_at) =
@@ -168,6 +178,7 @@ pub fn instance_type_table(
         prices: &prices,
         prices_generated_at: &prices_at,
         vpc_limits: Some((&limits, &limits_at)),
+        vpc_limits_note: vpc_note,
     }))
 }
 
@@ -203,7 +214,7 @@ pub fn run(args: &Args) -> Result<Vec<PathBuf>, ReleaseError> {
     }
     if let (Some(md), Some(pricing), Some(vpc)) = (&args.instance_types, &args.pricing, &args.vpc_limits) {
         let path = out.join("instance-types.tsv");
-        let text = instance_type_table(version, md, pricing, vpc)?;
+        let text = instance_type_table(version, md, pricing, vpc, args.vpc_limits_note.as_deref())?;
         build_instance_types::check(&text).map_err(|e| unbuildable(&e))?;
         write(&path, &text)?;
         written.push(path);

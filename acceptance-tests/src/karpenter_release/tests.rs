@@ -1,10 +1,11 @@
 //! The committed data is what the generator writes from the upstream files at hand in
 //! `../shared/karpenter` (the v1.14 instance-type reference and prices, the v1.14
 //! cloudformation.yaml, the CRDs of every v1 minor and of `main` as v1.15's stand-in), and the
-//! parsers read what they should. The ENI columns of the instance-type table come from the
-//! release's `zz_generated.vpclimits.go`, which `../shared` does not hold: they cannot be
-//! regenerated here, and the provider's `instance_types` tests check them against the pod
-//! counts instead (Karpenter's ENI-limited formula).
+//! parsers read what they should. The ENI columns of the instance-type table come from
+//! `zz_generated.vpclimits.go` of Karpenter's `main` after v1.14.1 (commit 1d927085, as the
+//! table's header says; the v1.14.1 tag's own file lacks 55 of v1.14's types), which `../shared`
+//! does not hold: they cannot be regenerated here, and the provider's `instance_types` tests
+//! check them against the pod counts instead (Karpenter's ENI-limited formula).
 
 use std::path::{Path, PathBuf};
 
@@ -47,6 +48,7 @@ fn the_instance_type_table_is_the_shared_reference_and_prices() {
         prices: &prices,
         prices_generated_at: &at,
         vpc_limits: None,
+        vpc_limits_note: None,
     });
     let committed = read(&data_dir().join("instance-types.tsv"));
     // Everything but the two ENI columns, which need the VPC limits file.
@@ -77,7 +79,48 @@ fn the_instance_type_table_is_the_shared_reference_and_prices() {
         .iter()
         .filter(|r| r[r.len() - 1] != instance_types::ABSENT)
         .count();
-    assert!(with_enis > 1200, "only {with_enis} types have ENI limits");
+    assert_eq!(with_enis, 1355, "types with ENI limits");
+    assert!(
+        committed.contains("\n# ENI limits: aws/karpenter-provider-aws main after v1.14.1, commit 1d927085dd81a9df9301e613f371dac5b4d16bfe"),
+        "the header says where the ENI limits come from"
+    );
+}
+
+#[test]
+fn the_header_says_where_the_eni_limits_come_from_and_which_types_they_lack() {
+    let described = |name: &str| instance_types::Described {
+        name: name.to_string(),
+        ..instance_types::Described::default()
+    };
+    let types = [described("a1.big"), described("z9.big"), described("y9.big")];
+    let limits = [(
+        "a1.big".to_string(),
+        instance_types::EniLimits {
+            default_enis: 2,
+            ips_per_eni: 4,
+        },
+    )]
+    .into_iter()
+    .collect();
+    let prices = Default::default();
+    let text = instance_types::render(&Sources {
+        version: "v1.14",
+        types: &types,
+        prices: &prices,
+        prices_generated_at: "then",
+        vpc_limits: Some((&limits, "now")),
+        vpc_limits_note: Some("main @ abc"),
+    });
+    let header: Vec<&str> = text.lines().filter(|l| l.starts_with('#')).collect();
+    assert_eq!(
+        header[4..],
+        [
+            "# ENI limits: main @ abc",
+            "# The VPC limits name no figures for 2 of the types (their ENI columns are `-`): z9.big, y9.big.",
+            "# Written by scripts/karpenter-release.sh; do not edit. `-` marks a value the type does not have.",
+        ]
+    );
+    assert!(header[3].ends_with("from zz_generated.vpclimits.go (generated at now)."));
 }
 
 #[test]
@@ -256,6 +299,10 @@ fn names_versions_and_prices() {
         .is_err()
     );
     assert!(Args::parse(["--cloudformation", "cf.yaml"].map(String::from)).is_err());
+    assert!(
+        Args::parse(["--version", "v1.14", "--vpc-limits-note", "main"].map(String::from)).is_err(),
+        "a note without the file it is about"
+    );
 }
 
 /// The CRDs rebuilt from a committed table have exactly that table's inventory (what each CRD

@@ -45,7 +45,11 @@ fn quickstart_script_installs_the_provider_and_runs_the_quick_start() {
     acceptance_tests::moto::moto_venv();
     let mirror = tempfile::tempdir().expect("temp dir");
     let root = acceptance_tests::workspace_root();
-    let beside = root.join("../shared");
+    // the folder of the tests' upstream files (kube_testserver::upstream), beside the clone
+    let beside = kube_testserver::upstream::root()
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .expect("the upstream files' folder has a parent");
     // Root may mount at once; anyone else through a user namespace that maps them to root.
     let as_root = std::process::Command::new("id")
         .arg("-u")

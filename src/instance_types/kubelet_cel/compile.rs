@@ -12,13 +12,14 @@
 
 use std::sync::{Arc, LazyLock};
 
-use cel::common::ast::{EntryExpr, Expr, IdedExpr};
+use cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue, SourceInfo};
 use cel::common::types::{CelDouble, CelInt, DOUBLE_TYPE, INT_TYPE};
 use cel::common::value::CowVal;
 use cel::{Env, ExecutionError};
 
 use super::check::{Checked, check};
 use super::field::{ExpressionError, Field, MAX_CHARS, MAX_DEPTH, Problem};
+use super::variables::Variable;
 
 /// The stack of the threads that parse and evaluate: address space, committed only as far as
 /// the work goes.
@@ -165,9 +166,20 @@ impl Compiled {
         &self.source
     }
 
-    /// The result type as far as the check knows it: `int`, `double`, or `dyn` (not followed).
+    /// The result type: `int` or `double`.
     pub fn result_type(&self) -> String {
         self.checked.result.name()
+    }
+
+    /// Whether the expression reads the variable `v`.
+    pub fn reads(&self, v: Variable) -> bool {
+        self.checked.reads.contains(v)
+    }
+
+    /// Whether it reads an ENI figure (`default_enis`, `ips_per_eni`), which the offline table
+    /// lacks for a few types.
+    pub fn reads_eni_figures(&self) -> bool {
+        self.checked.reads.eni_figures()
     }
 
     /// Whether this build can evaluate it (not when it uses durations or timestamps: the CEL
@@ -182,13 +194,18 @@ impl Compiled {
 }
 
 /// Compiles `source`, the value of `field`, as Karpenter would: parse, check, result an int or
-/// a double. The error names the field and says what to write instead.
+/// a double. The error names the field and says what to write instead. A reservation that
+/// starts with `-` is refused first, as Karpenter's structural validation refuses it before
+/// any CEL.
 pub fn compile(field: &Field, source: &str) -> Result<Compiled, ExpressionError> {
     let error = |problem| ExpressionError {
         field: field.clone(),
         expression: source.to_string(),
         problem,
     };
+    if field.key().is_some() && source.starts_with('-') {
+        return Err(error(Problem::StartsWithMinus));
+    }
     let chars = source.chars().count();
     if chars > MAX_CHARS {
         return Err(error(Problem::TooLong { chars }));
@@ -223,10 +240,12 @@ pub fn compile(field: &Field, source: &str) -> Result<Compiled, ExpressionError>
 /// Parse, bound the depth, check; on the parser's thread (a too-deep tree is dropped there).
 fn parse_and_check(env: &Env, source: &str, unit: &'static str) -> Result<(IdedExpr, Checked), Problem> {
     let limit = u16::try_from(MAX_DEPTH).unwrap_or(u16::MAX);
-    let expr = env
+    // Backquoted field names (`m.`a-b``) are on by default from cel-go v0.28.0.
+    let (expr, info) = env
         .parser()
         .max_recursion_depth(limit)
-        .parse(source)
+        .enable_ident_escape_syntax(true)
+        .parse_with_source_info(source)
         .map_err(|errors| {
             let first = errors.errors.first();
             let message = first.map(|e| e.msg.clone()).unwrap_or_default();
@@ -249,8 +268,37 @@ fn parse_and_check(env: &Env, source: &str, unit: &'static str) -> Result<(IdedE
     if depth(&expr) > MAX_DEPTH {
         return Err(Problem::TooDeep);
     }
+    refuse_exists_one(&expr, &info, source)?;
     let checked = check(&expr, unit)?;
     Ok((expr, checked))
+}
+
+/// cel-rust's parser expands `existsOne(…)` like `exists_one(…)`; cel-go's standard macros
+/// do not have it, so in Karpenter it is an unknown method. Both expand to the same tree (its
+/// accumulator starts at 0 and the result is `accumulator == 1`), placed at the call's `(`:
+/// the name is read from the source just before it.
+fn refuse_exists_one(root: &IdedExpr, info: &SourceInfo, source: &str) -> Result<(), Problem> {
+    let mut stack = vec![root];
+    let mut children = Vec::new();
+    while let Some(e) = stack.pop() {
+        if let Expr::Comprehension(c) = &e.expr
+            && matches!(&c.accu_init.expr, Expr::Literal(LiteralValue::Int(_)))
+            && let Some((open, _)) = info.offset_for(e.id)
+            && let Some(before) = source.get(..open as usize)
+            && before
+                .trim_end()
+                .strip_suffix("existsOne")
+                .is_some_and(|s| s.trim_end().ends_with('.'))
+        {
+            return Err(Problem::Type(
+                "`existsOne` is not a macro in Karpenter's environment (cel-go's standard macros have `exists_one` only): write `.exists_one(x, …)`".into(),
+            ));
+        }
+        children.clear();
+        children_of(e, &mut children);
+        stack.extend(children.iter().copied());
+    }
+    Ok(())
 }
 
 /// How deep the tree goes (a leaf is 1), without recursion.

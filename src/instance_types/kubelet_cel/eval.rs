@@ -19,6 +19,10 @@
 //!   would pass;
 //! - every type is evaluated and every failure counted; Karpenter stops at the first (in
 //!   random order) and names that one;
+//! - a type whose ENI figures the data lacks (a few types of the offline table; Karpenter
+//!   reads them from EC2) is skipped by an expression that reads `default_enis` or
+//!   `ips_per_eni`, and by a reservation that reads `max_pods` when the `maxPods` expression
+//!   reads them; every other expression is evaluated for it. `skipped_without_eni` counts them;
 //! - an expression that uses durations or timestamps is checked but not evaluated (the CEL
 //!   library is built without them), and a runtime error that is the library's own (an
 //!   overload it lacks) leaves the type unevaluated instead of failing it: `not_evaluated`
@@ -35,6 +39,7 @@ use cel::{Context, Env, ExecutionError, Value};
 use super::compile::{CEL_STACK, Compiled, compile, environment, is_expression};
 use super::facts::TypeFacts;
 use super::field::{ExpressionError, Field};
+use super::variables::Variable;
 
 /// `maxPods` as written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,6 +180,8 @@ pub struct FieldRange {
     pub evaluated: usize,
     /// Types it failed for (Karpenter: `KubeletExpressionEvaluationFailed`).
     pub failed: usize,
+    /// Types it was not evaluated for because it reads ENI figures the data lacks for them.
+    pub skipped_without_eni: usize,
     pub first_failure: Option<Failure>,
     /// Why some types were not evaluated here (durations or timestamps, which this build
     /// cannot evaluate; a reserved expression for a type whose `maxPods` failed or was not
@@ -187,6 +194,9 @@ pub struct FieldRange {
 pub struct Evaluation {
     /// How many types were given.
     pub types: usize,
+    /// How many of them some expression skipped because it reads ENI figures the data lacks
+    /// for them (Karpenter reads those from EC2).
+    pub skipped_without_eni: usize,
     /// One per expression, `maxPods` first, then kubeReserved and systemReserved in the order
     /// given.
     pub fields: Vec<FieldRange>,
@@ -206,6 +216,7 @@ struct Tally {
     high: Option<i64>,
     evaluated: usize,
     failed: usize,
+    skipped_without_eni: usize,
     first_failure: Option<Failure>,
     not_evaluated: Option<String>,
 }
@@ -250,13 +261,15 @@ struct Vars<'a> {
 }
 
 impl<'a> Vars<'a> {
+    /// The variables of `t` (its ENI figures 0 when it has none: an expression that reads them
+    /// is not evaluated for it).
     fn new(t: &TypeFacts<'a>, max_pods: i64) -> Self {
         Vars {
             instance_type: CelString::from(t.instance_type),
             vcpus: CelInt::from(t.vcpus),
             memory_mib: CelInt::from(t.memory_mib),
-            default_enis: CelInt::from(t.default_enis),
-            ips_per_eni: CelInt::from(t.ips_per_eni),
+            default_enis: CelInt::from(t.enis.map_or(0, |e| e.default_enis)),
+            ips_per_eni: CelInt::from(t.enis.map_or(0, |e| e.ips_per_eni)),
             max_pods: CelInt::from(max_pods),
         }
     }
@@ -425,7 +438,7 @@ pub fn evaluate<'t>(kubelet: &Kubelet, types: impl IntoIterator<Item = TypeFacts
         for tally in &mut tallies {
             tally.skip(|| reason.clone());
         }
-        finish(kubelet, tallies, types.len())
+        finish(kubelet, tallies, types.len(), 0)
     };
     std::thread::scope(|scope| {
         let spawned = std::thread::Builder::new()
@@ -451,6 +464,7 @@ fn evaluate_here(kubelet: &Kubelet, types: &[TypeFacts<'_>]) -> Evaluation {
     let first_reserved = usize::from(max_pods_expression.is_some());
     let mut tallies: Vec<Tally> = kubelet.expressions().map(|_| Tally::default()).collect();
     let env = environment();
+    let mut skipped_types = 0;
     for t in types {
         let env = match &env {
             Ok(env) => env,
@@ -462,7 +476,15 @@ fn evaluate_here(kubelet: &Kubelet, types: &[TypeFacts<'_>]) -> Evaluation {
             }
         };
         let ppc = kubelet.pods_per_core;
+        let without_eni = t.enis.is_none();
+        let mut skipped = false;
+        let mut max_pods_skipped = false;
         let resolved = match (&kubelet.max_pods, max_pods_expression) {
+            (_, Some(c)) if without_eni && c.reads_eni_figures() => {
+                tallies[0].skipped_without_eni += 1;
+                (skipped, max_pods_skipped) = (true, true);
+                None
+            }
             (_, Some(c)) => {
                 let vars = Vars::new(t, with_pods_per_core(t.default_pods, ppc, t.vcpus));
                 let value = max_pods_value(c, env, &vars, &mut tallies[0], t.instance_type);
@@ -477,12 +499,15 @@ fn evaluate_here(kubelet: &Kubelet, types: &[TypeFacts<'_>]) -> Evaluation {
             (MaxPods::Literal(n), None) => Some(*n),
             _ => None,
         };
-        if reserved.is_empty() {
-            continue;
-        }
         let max_pods = with_pods_per_core(resolved.unwrap_or(t.default_pods), ppc, t.vcpus);
         let vars = Vars::new(t, max_pods);
         for (c, tally) in reserved.iter().zip(&mut tallies[first_reserved..]) {
+            let reads_missing = c.reads_eni_figures() || (max_pods_skipped && c.reads(Variable::MaxPods));
+            if without_eni && reads_missing {
+                tally.skipped_without_eni += 1;
+                skipped = true;
+                continue;
+            }
             match run(c, env, &vars) {
                 Outcome::Number(n) if n >= 0 => tally.value(amount(c.field(), n)),
                 Outcome::Number(n) => tally.fail(
@@ -495,12 +520,13 @@ fn evaluate_here(kubelet: &Kubelet, types: &[TypeFacts<'_>]) -> Evaluation {
                 Outcome::Skipped(reason) => tally.skip(|| reason),
             }
         }
+        skipped_types += usize::from(skipped);
     }
-    finish(kubelet, tallies, types.len())
+    finish(kubelet, tallies, types.len(), skipped_types)
 }
 
 /// The ranges of the tallies, one per expression of `kubelet`.
-fn finish(kubelet: &Kubelet, tallies: Vec<Tally>, types: usize) -> Evaluation {
+fn finish(kubelet: &Kubelet, tallies: Vec<Tally>, types: usize, skipped_without_eni: usize) -> Evaluation {
     let fields = kubelet
         .expressions()
         .zip(tallies)
@@ -513,12 +539,17 @@ fn finish(kubelet: &Kubelet, tallies: Vec<Tally>, types: usize) -> Evaluation {
                 high: tally.high.map(show),
                 evaluated: tally.evaluated,
                 failed: tally.failed,
+                skipped_without_eni: tally.skipped_without_eni,
                 first_failure: tally.first_failure,
                 not_evaluated: tally.not_evaluated,
             }
         })
         .collect();
-    Evaluation { types, fields }
+    Evaluation {
+        types,
+        skipped_without_eni,
+        fields,
+    }
 }
 
 /// `1363` → `1,363`.
@@ -534,24 +565,47 @@ fn grouped(n: usize) -> String {
     out
 }
 
+/// "8 types without ENI figures in the table were skipped: Karpenter reads those from EC2".
+fn skipped_note(skipped: usize) -> Option<String> {
+    (skipped > 0).then(|| {
+        let (types, were) = if skipped == 1 {
+            ("type", "was")
+        } else {
+            ("types", "were")
+        };
+        format!(
+            "{} {types} without ENI figures in the table {were} skipped: Karpenter reads those from EC2",
+            grouped(skipped)
+        )
+    })
+}
+
 /// One line on what an expression comes to over `types` types described by `what` ("types
 /// this pool can launch"): "max_pods evaluates to 8–250 over the 412 types this pool can
-/// launch", or the first failure.
+/// launch", or the first failure; the types skipped for want of ENI figures are not counted
+/// in, and said.
 pub fn summary(range: &FieldRange, types: usize, what: &str) -> String {
     let name = range.field.name();
-    let over = format!("the {} {what}", grouped(types));
+    let considered = types.saturating_sub(range.skipped_without_eni);
+    let over = format!("the {} {what}", grouped(considered));
+    let skipped = skipped_note(range.skipped_without_eni);
     if let Some(f) = &range.first_failure {
+        let aside = skipped.map(|s| format!(" ({s})")).unwrap_or_default();
         return format!(
-            "{name} fails for {} of {over}; for {}: {}",
+            "{name} fails for {} of {over}{aside}; for {}: {}",
             grouped(range.failed),
             f.instance_type,
             f.message
         );
     }
     let (Some(low), Some(high)) = (&range.low, &range.high) else {
-        return match &range.not_evaluated {
-            Some(reason) => format!("{name} is not evaluated at plan: {reason}"),
-            None => format!("{name}: no types to evaluate it over ({over})"),
+        return match (&range.not_evaluated, considered) {
+            (Some(reason), _) => format!("{name} is not evaluated at plan: {reason}"),
+            (None, 0) if range.skipped_without_eni > 0 => format!(
+                "{name} is not evaluated at plan: the table has no ENI figures for the {} {what} (Karpenter reads those from EC2)",
+                grouped(types)
+            ),
+            (None, _) => format!("{name}: no types to evaluate it over ({over})"),
         };
     };
     let values = if low == high {
@@ -559,7 +613,7 @@ pub fn summary(range: &FieldRange, types: usize, what: &str) -> String {
     } else {
         format!("{low}–{high}")
     };
-    let mut line = if range.evaluated == types {
+    let mut line = if range.evaluated == considered {
         format!("{name} evaluates to {values} over {over}")
     } else {
         format!(
@@ -567,8 +621,28 @@ pub fn summary(range: &FieldRange, types: usize, what: &str) -> String {
             grouped(range.evaluated)
         )
     };
-    if let Some(reason) = range.not_evaluated.as_ref().filter(|_| range.evaluated < types) {
+    if let Some(reason) = range
+        .not_evaluated
+        .as_ref()
+        .filter(|_| range.evaluated < considered)
+    {
         line.push_str(&format!(" (the others are not evaluated: {reason})"));
     }
+    if let Some(skipped) = skipped {
+        line.push_str(&format!("; {skipped}"));
+    }
     line
+}
+
+/// What Karpenter's `EvaluateExpression` gives for `c` over the type `t`, with `max_pods` as
+/// the `max_pods` variable: the number (a double truncated toward zero), or why it fails. The
+/// field's own rules (the range of `maxPods`, no negative reservation) are not applied: the
+/// tests restate Karpenter's own cases of that function with it.
+#[cfg(test)]
+pub(super) fn evaluate_expression(c: &Compiled, t: &TypeFacts<'_>, max_pods: i64) -> Result<i64, String> {
+    let env = environment()?;
+    match run(c, &env, &Vars::new(t, max_pods)) {
+        Outcome::Number(n) => Ok(n),
+        Outcome::Failed(message) | Outcome::Skipped(message) => Err(message),
+    }
 }

@@ -62,8 +62,9 @@ impl fmt::Display for Field {
     }
 }
 
-/// An expression Karpenter would refuse to compile (`KubeletExpressionInvalid`), or one this
-/// provider could not check.
+/// An expression Karpenter would refuse to compile (`KubeletExpressionInvalid`; a reservation
+/// starting with `-` it refuses before, `InvalidKubeletConfiguration`), or one this provider
+/// could not check.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{field} = {}: {problem}", quoted(.expression))]
 pub struct ExpressionError {
@@ -125,6 +126,14 @@ pub enum Problem {
         "the expression evaluates to {found}, but Karpenter needs an int or a double ({unit}): convert it, e.g. `int(…)`, or choose between numbers, e.g. `vcpus > 4 ? 20 : 10`"
     )]
     NotANumber { found: String, unit: &'static str },
+    #[error(
+        "the expression's type is dyn, known only when it runs (from dyn(…), a list or map mixing types, or a `?:`, max() or min() with a dyn side), but Karpenter needs one whose type is int or double ({unit}): convert it, e.g. `int(…)` or `double(…)`"
+    )]
+    Dynamic { unit: &'static str },
+    #[error(
+        "Karpenter refuses a reservation that starts with `-` before it reads it as CEL (InvalidKubeletConfiguration: \"can't be a negative resource quantity\"): write it so that it does not start with `-`, e.g. `vcpus - 1` rather than `-1 + vcpus`"
+    )]
+    StartsWithMinus,
     /// The provider could not run its check (no thread for the parser); nothing is known.
     #[error("not checked at plan ({reason}); Karpenter checks it after the apply")]
     Unchecked { reason: String },

@@ -710,6 +710,40 @@ fn kubelet_expressions_karpenter_refuses_fail_at_plan_on_their_attribute() {
     }
 }
 
+/// Karpenter's structural rules come before any CEL (InvalidKubeletConfiguration): a
+/// reservation that starts with `-` is refused, an expression too (one error, which says how to
+/// write it; it is not evaluated), and the reservable resources are cpu, memory,
+/// ephemeral-storage and pid.
+#[test]
+fn reservations_starting_with_minus_or_of_other_resources_are_refused_before_cel() {
+    for (pointer, value, said) in [
+        ("/kubelet/kube_reserved/cpu", "-100m", "is negative"),
+        ("/kubelet/kube_reserved/cpu", "-1 + vcpus", "starts with `-`"),
+        ("/kubelet/system_reserved/memory", "-vcpus", "starts with `-`"),
+        ("/kubelet/system_reserved/memory", "-x", "starts with `-`"),
+    ] {
+        let mut class = with_alias();
+        put(&mut class, pointer, json!(value));
+        let d = check(&class);
+        let errors: Vec<String> = d
+            .iter()
+            .filter(|d| d.severity == crate::terraform::framework::Severity::Error)
+            .map(|d| d.detail.clone())
+            .collect();
+        assert_eq!(errors.len(), 1, "{value}: {d}");
+        assert!(errors[0].contains(said), "{value}: {d}");
+    }
+    for key in ["gpu", "nvidia.com/gpu", "hugepages-2Mi"] {
+        let mut class = with_alias();
+        put(
+            &mut class,
+            &format!("/kubelet/kube_reserved/{}", key.replace('/', "~")),
+            json!("vcpus * 10"),
+        );
+        assert!(check(&class).has_errors(), "{key}");
+    }
+}
+
 /// A string max_pods that is a plain number works only with Karpenter's NodeClassCEL gate: a
 /// warning, which says how to write the number.
 #[test]

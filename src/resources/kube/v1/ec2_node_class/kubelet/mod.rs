@@ -18,6 +18,7 @@ pub(crate) mod upstream;
 
 use std::collections::BTreeMap;
 
+use crate::instance_types::kubelet_cel::is_expression;
 use crate::resources::kube::kind::rules;
 use crate::resources::kube::kind::rules::values::{int_of, invalid};
 use crate::terraform::framework::Attribute;
@@ -78,9 +79,13 @@ fn karpenter_fields(shape: Shape) -> Vec<Attribute> {
             Shape::V1Alpha5 => a.validate(v::each(rules::numbers::quantity())),
             Shape::V1 => a.validate(expressions::quantities_or_expressions(kube)),
         };
-        a.validate(v::each(v::check("Must not be negative.", |value| {
+        // Karpenter refuses any value that starts with `-` before it reads expressions
+        // (InvalidKubeletConfiguration). From v1.15 an expression is refused so by the
+        // expression check, which says how to write it: this one says it of quantities.
+        a.validate(v::each(v::check("Must not be negative.", move |value| {
             let s = value.as_str()?;
-            s.starts_with('-')
+            let expression = shape == Shape::V1 && is_expression(s);
+            (s.starts_with('-') && !expression)
                 .then(|| format!("{s:?} is negative: reserved resources must not be negative."))
         })))
     };

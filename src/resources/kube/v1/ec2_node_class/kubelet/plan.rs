@@ -144,8 +144,8 @@ pub(crate) fn source<'a>(kubelet: &'a Value, family: Option<&str>) -> Option<Kub
 }
 
 /// What Karpenter's expressions see of a type of the offline table, for the AMI family (the
-/// Windows families do not limit pods by ENIs: 110). `None` for a type the table has no ENI
-/// figures for.
+/// Windows families do not limit pods by ENIs: 110). A type the table has no ENI figures for is
+/// skipped by the expressions that read them.
 pub(crate) fn facts<'a, T: InstanceType + ?Sized>(t: &'a T, family: Option<&str>) -> Option<TypeFacts<'a>> {
     let facts = TypeFacts::of(t, |t| {
         Some((i64::from(t.default_enis()?), i64::from(t.ips_per_eni()?)))

@@ -1,10 +1,12 @@
 //! Karpenter's documented expressions and its own test cases, the rules of evaluation and
 //! rendering, and inputs meant to break the parser (length, depth, overflow).
 
-use super::super::catalog;
+mod karpenter;
+
+use super::super::{InstanceType, catalog};
 use super::{
-    Field, Kubelet, KubeletSource, MAX_CHARS, MaxPodsSource, Problem, TypeFacts, compile, evaluate,
-    is_expression, is_quantity, render, summary,
+    EniFigures, Field, Kubelet, KubeletSource, MAX_CHARS, MaxPodsSource, Problem, TypeFacts, compile,
+    evaluate, is_expression, is_quantity, render, summary,
 };
 
 fn facts(name: &str, vcpus: i64, memory_mib: i64, enis: i64, ips: i64) -> TypeFacts<'_> {
@@ -12,8 +14,10 @@ fn facts(name: &str, vcpus: i64, memory_mib: i64, enis: i64, ips: i64) -> TypeFa
         instance_type: name,
         vcpus,
         memory_mib,
-        default_enis: enis,
-        ips_per_eni: ips,
+        enis: Some(EniFigures {
+            default_enis: enis,
+            ips_per_eni: ips,
+        }),
         default_pods: enis * (ips - 1) + 2,
     }
 }
@@ -152,15 +156,33 @@ fn the_docs_common_expressions_compile_to_numbers() {
             "size(instance_type) > 8 && vcpus >= 4 ? 110 : 58",
             "int",
         ),
-        (Field::MaxPods, "vcpus > 2.5 ? 1 : 2", "int"),
+        (Field::MaxPods, "double(vcpus) > 2.5 ? 1 : 2", "int"),
+        (Field::MaxPods, "vcpus == 2 ? 1 : 0", "int"),
         (Field::MaxPods, "[10, 20, 30][1]", "int"),
         (Field::MaxPods, "{'a': 1}['a'] + {'b': 2}.b", "int"),
         (Field::MaxPods, "[2, 4].exists(x, x == vcpus) ? 1 : 2", "int"),
-        (Field::MaxPods, "[1, 2].map(x, x * vcpus)[0]", "dyn"),
-        (Field::MaxPods, "dyn(5)", "dyn"),
+        // cel-go binds the element type of `map`'s result: an int, not a dyn.
+        (Field::MaxPods, "[1, 2].map(x, x * vcpus)[0]", "int"),
+        (Field::MaxPods, "[1, 2].filter(x, x > 1).size()", "int"),
+        (Field::MaxPods, "[1, 2].exists_one(x, x == 2) ? 1 : 0", "int"),
+        (Field::MaxPods, "{'a': 1}.all(k, k == 'a') ? 1 : 0", "int"),
         (Field::MaxPods, "int('12') + int(2.9) + int(3u)", "int"),
         (Field::MaxPods, "has({'a': 1}.a) ? 1 : 0", "int"),
-        (Field::MaxPods, "vcpus == 2.0 ? 1 : 0", "int"),
+        // What comes through dyn is fine once converted, or compared with one type.
+        (Field::MaxPods, "int(dyn(5))", "int"),
+        (Field::MaxPods, "int([1, 2.0][1])", "int"),
+        (Field::MaxPods, "dyn(vcpus) == 2.0 ? 1 : 0", "int"),
+        (Field::MaxPods, "dyn(2) + vcpus", "int"),
+        (Field::MaxPods, "[1, 2.0].size()", "int"),
+        (Field::MaxPods, "vcpus in [1, 2.0] ? 1 : 0", "int"),
+        (Field::MaxPods, "size([]) + size({})", "int"),
+        (Field::MaxPods, "([] + [vcpus])[0]", "int"),
+        (Field::MaxPods, "type(vcpus) == int ? 1 : 0", "int"),
+        (Field::MaxPods, "null == null ? 1 : 0", "int"),
+        (Field::MaxPods, "duration('1h') != null ? 1 : 0", "int"),
+        (Field::MaxPods, "duration('90m').getMinutes()", "int"),
+        (Field::MaxPods, "timestamp(0).getFullYear('UTC')", "int"),
+        (Field::MaxPods, "{'a-b': 3}.`a-b`", "int"),
     ] {
         match compile(&field, source) {
             Ok(c) => assert_eq!(c.result_type(), result, "{source}"),
@@ -225,6 +247,31 @@ fn karpenters_compile_failures_are_refused_naming_the_field() {
             "kubelet.kube_reserved[\"cpu\"] = `max(a, b, c)`: max() takes exactly two arguments, here 3: nest the calls instead, e.g. `max(a, max(b, c))`",
         ),
         (
+            Field::MaxPods,
+            "double(memory_mib) / 1024.0 == 8 ? 20 : 30",
+            "kubelet.max_pods = `double(memory_mib) / 1024.0 == 8 ? 20 : 30`: `==` compares a double with an int, and CEL compares only values of one type: compare a double with a double: write `8.0`, or `int(…) == 8`",
+        ),
+        (
+            Field::MaxPods,
+            "vcpus == 2.0 ? 1 : 0",
+            "kubelet.max_pods = `vcpus == 2.0 ? 1 : 0`: `==` compares an int with a double, and CEL compares only values of one type: compare an int with an int: write `2`, or `double(vcpus) == 2.0`",
+        ),
+        (
+            Field::MaxPods,
+            "vcpus > 2.5 ? 1 : 2",
+            "kubelet.max_pods = `vcpus > 2.5 ? 1 : 2`: `>` compares an int with a double, and CEL compares only values of one type (Karpenter's environment does not turn on CEL's cross-type numeric comparisons): write `double(vcpus) > 2.5`",
+        ),
+        (
+            cpu(),
+            "max(dyn(1), 2)",
+            "kubelet.kube_reserved[\"cpu\"] = `max(dyn(1), 2)`: the expression's type is dyn, known only when it runs (from dyn(…), a list or map mixing types, or a `?:`, max() or min() with a dyn side), but Karpenter needs one whose type is int or double (millicores): convert it, e.g. `int(…)` or `double(…)`",
+        ),
+        (
+            cpu(),
+            "-1 + vcpus",
+            "kubelet.kube_reserved[\"cpu\"] = `-1 + vcpus`: Karpenter refuses a reservation that starts with `-` before it reads it as CEL (InvalidKubeletConfiguration: \"can't be a negative resource quantity\"): write it so that it does not start with `-`, e.g. `vcpus - 1` rather than `-1 + vcpus`",
+        ),
+        (
             Field::SystemReserved("cpu".into()),
             "vcpus * 1.5",
             "kubelet.system_reserved[\"cpu\"] = `vcpus * 1.5`: `*` of an int and a double: CEL converts nothing implicitly: write `double(vcpus) * 1.5` (a double result is truncated to an integer), or keep to ints, e.g. `vcpus * 3 / 2` for 1.5 times",
@@ -271,10 +318,64 @@ fn what_cel_go_refuses_for_certain_is_refused() {
             matches!(p, Problem::UnknownFunction { .. })
         }),
         ("greatest(1, 2)", |p| matches!(p, Problem::UnknownFunction { .. })),
-        ("vcpus.max(2)", |p| matches!(p, Problem::UnknownFunction { .. })),
-        ("int(1, 2)", |p| matches!(p, Problem::UnknownFunction { .. })),
+        ("vcpus.max(2)", |p| matches!(p, Problem::Type(_))),
+        ("int(1, 2)", |p| matches!(p, Problem::Type(_))),
+        ("instance_type.size(1)", |p| matches!(p, Problem::Type(_))),
         ("ceil(2.5)", |p| matches!(p, Problem::UnknownFunction { .. })),
         ("foo.bar + 1", |p| matches!(p, Problem::UnknownVariable { .. })),
+        // No cross-type comparison in Karpenter's environment, and `==` wants one type.
+        ("vcpus > 2.5 ? 1 : 2", |p| matches!(p, Problem::Type(_))),
+        ("vcpus < 2u ? 1 : 0", |p| matches!(p, Problem::Type(_))),
+        ("1.5 <= max_pods ? 1 : 0", |p| matches!(p, Problem::Type(_))),
+        ("vcpus == 2.0 ? 1 : 0", |p| matches!(p, Problem::Type(_))),
+        ("double(memory_mib) / 1024.0 == 8 ? 20 : 30", |p| {
+            matches!(p, Problem::Type(_))
+        }),
+        ("instance_type == 1 ? 1 : 0", |p| matches!(p, Problem::Type(_))),
+        ("instance_type != null ? 1 : 0", |p| matches!(p, Problem::Type(_))),
+        ("vcpus == null ? 1 : 0", |p| matches!(p, Problem::Type(_))),
+        ("[1] == [1.0] ? 1 : 0", |p| matches!(p, Problem::Type(_))),
+        // `?:` branches of one type, null included.
+        ("vcpus > 4 ? 20 : 10.0", |p| matches!(p, Problem::Type(_))),
+        ("vcpus > 4 ? 1 : null", |p| matches!(p, Problem::Type(_))),
+        ("vcpus > 4 ? null : 1", |p| matches!(p, Problem::Type(_))),
+        // A dyn result: Karpenter wants exactly int or double.
+        ("dyn(5)", |p| matches!(p, Problem::Dynamic { .. })),
+        ("max(dyn(1), 2)", |p| matches!(p, Problem::Dynamic { .. })),
+        ("[1, 2.0][0]", |p| matches!(p, Problem::Dynamic { .. })),
+        ("vcpus > 4 ? 1 : dyn(2)", |p| matches!(p, Problem::Dynamic { .. })),
+        ("[][0]", |p| matches!(p, Problem::Dynamic { .. })),
+        ("{}['a']", |p| matches!(p, Problem::Dynamic { .. })),
+        ("{'a': 1, 'b': 2.0}['a']", |p| {
+            matches!(p, Problem::Dynamic { .. })
+        }),
+        ("dyn('a')", |p| matches!(p, Problem::Dynamic { .. })),
+        // Aggregates: one element type for `+`, the key type for a lookup, `in`.
+        ("size([1] + [2.0])", |p| matches!(p, Problem::Type(_))),
+        ("{'a': 1}[1]", |p| matches!(p, Problem::Type(_))),
+        ("1 in ['a'] ? 1 : 0", |p| matches!(p, Problem::Type(_))),
+        ("[1, 2].exists(x, x + 1) ? 1 : 0", |p| {
+            matches!(p, Problem::Type(_))
+        }),
+        ("[1, 2].filter(x, x).size()", |p| matches!(p, Problem::Type(_))),
+        // Time: no duration of an int (cel-go v0.28.1), dates of timestamps only.
+        ("int(duration(5))", |p| matches!(p, Problem::Type(_))),
+        ("duration('1h').getFullYear()", |p| matches!(p, Problem::Type(_))),
+        ("duration('1h').getHours('UTC')", |p| {
+            matches!(p, Problem::Type(_))
+        }),
+        ("timestamp(0).getHours(1)", |p| matches!(p, Problem::Type(_))),
+        // `dyn` is a function, not a type name; existsOne is cel-rust's, not cel-go's.
+        ("type(vcpus) == dyn ? 1 : 0", |p| {
+            matches!(p, Problem::UnknownVariable { .. })
+        }),
+        ("[1].existsOne(x, x == 1) ? 1 : 0", |p| {
+            matches!(p, Problem::Type(_))
+        }),
+        ("[1]. existsOne (x, x == 1) ? 1 : 0", |p| {
+            matches!(p, Problem::Type(_))
+        }),
+        ("contains('a', 'b') ? 1 : 0", |p| matches!(p, Problem::Type(_))),
         ("{'a': 1}.?a", |p| matches!(p, Problem::Syntax { .. })),
         ("", |p| matches!(p, Problem::Syntax { .. })),
         ("vcpus +", |p| matches!(p, Problem::Syntax { .. })),
@@ -317,7 +418,7 @@ fn results_are_truncated_rounded_and_written_in_the_fields_unit() {
         Ok(("250m".into(), "250m".into()))
     );
     assert_eq!(
-        cpu_range("-0.9 + 1.0 - 0.5", one()),
+        cpu_range("1.0 - 0.9 - 0.5", one()),
         Ok(("0m".into(), "0m".into()))
     );
     assert_eq!(cpu_range("min(-0.5, 3)", one()), Ok(("0m".into(), "0m".into())));
@@ -367,7 +468,6 @@ fn karpenters_evaluation_failures_are_found_for_the_type_that_fails() {
         ("int(1e19)", "int() fails"),
         ("int('x')", "int() fails"),
         ("[1][vcpus]", "it fails"),
-        ("dyn('a')", "not a number"),
     ] {
         let err = cpu_range(source, types()).expect_err(source);
         assert!(err.contains(needle), "{source}: {err}");
@@ -561,25 +661,160 @@ fn durations_and_timestamps_are_checked_not_evaluated() {
     );
 }
 
+/// m5.large and t3.nano with their ENI figures, c9g.medium without (its default of 40 pods
+/// known all the same).
+fn with_one_without_enis() -> Vec<TypeFacts<'static>> {
+    let mut c9g = facts("c9g.medium", 1, 2048, 2, 20);
+    c9g.enis = None;
+    vec![
+        facts("m5.large", 2, 8192, 3, 10),
+        facts("t3.nano", 2, 512, 2, 2),
+        c9g,
+    ]
+}
+
+#[test]
+fn a_type_without_eni_figures_is_skipped_only_by_what_reads_them() {
+    let kubelet = Kubelet::compile(&KubeletSource {
+        max_pods: Some(MaxPodsSource::Expression(
+            "((default_enis - 1) * (ips_per_eni - 1)) + 2",
+        )),
+        pods_per_core: None,
+        // reads max_pods, which the maxPods expression gives from ENI figures
+        kube_reserved: vec![("memory", "11 * max_pods + 255")],
+        // reads neither
+        system_reserved: vec![("cpu", "max(20, vcpus * 10)")],
+    })
+    .expect("compiles");
+    let evaluation = evaluate(&kubelet, with_one_without_enis());
+    assert!(evaluation.succeeded(), "{evaluation:?}");
+    assert_eq!((evaluation.types, evaluation.skipped_without_eni), (3, 1));
+    let counts: Vec<(usize, usize)> = evaluation
+        .fields
+        .iter()
+        .map(|f| (f.evaluated, f.skipped_without_eni))
+        .collect();
+    assert_eq!(counts, [(2, 1), (2, 1), (3, 0)]);
+    let lines: Vec<String> = evaluation
+        .fields
+        .iter()
+        .map(|f| summary(f, evaluation.types, "types of the table"))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "max_pods evaluates to 3–20 over the 2 types of the table; 1 type without ENI figures in the table was skipped: Karpenter reads those from EC2",
+            "kube_reserved[\"memory\"] evaluates to 288Mi–480Mi over the 2 types of the table; 1 type without ENI figures in the table was skipped: Karpenter reads those from EC2",
+            "system_reserved[\"cpu\"] evaluates to 20m over the 3 types of the table",
+        ]
+    );
+    // Without an expression that reads ENI figures, every type takes part: c9g.medium's
+    // max_pods is its default, 40.
+    let kubelet = Kubelet::compile(&KubeletSource {
+        max_pods: Some(MaxPodsSource::Expression("min(110, max_pods)")),
+        kube_reserved: vec![("pid", "max_pods")],
+        ..KubeletSource::default()
+    })
+    .expect("compiles");
+    let evaluation = evaluate(&kubelet, with_one_without_enis());
+    assert_eq!(evaluation.skipped_without_eni, 0);
+    let ranges: Vec<(String, usize)> = evaluation
+        .fields
+        .iter()
+        .map(|f| (format!("{:?}–{:?}", f.low, f.high), f.evaluated))
+        .collect();
+    assert_eq!(
+        ranges,
+        [
+            ("Some(\"4\")–Some(\"40\")".to_string(), 3),
+            ("Some(\"4\")–Some(\"40\")".to_string(), 3)
+        ]
+    );
+    // A pool of such types only: nothing to say but why.
+    let kubelet = Kubelet::compile(&KubeletSource {
+        kube_reserved: vec![("cpu", "default_enis * 100 - 250")],
+        ..KubeletSource::default()
+    })
+    .expect("compiles");
+    let only = evaluate(&kubelet, with_one_without_enis().split_off(2));
+    assert_eq!(
+        summary(&only.fields[0], only.types, "types this pool can launch"),
+        "kube_reserved[\"cpu\"] is not evaluated at plan: the table has no ENI figures for the 1 types this pool can launch (Karpenter reads those from EC2)"
+    );
+    // A failure says the skipped types too.
+    let evaluation = evaluate(&kubelet, with_one_without_enis());
+    assert_eq!(
+        summary(&evaluation.fields[0], evaluation.types, "types of the table"),
+        "kube_reserved[\"cpu\"] fails for 1 of the 2 types of the table (1 type without ENI figures in the table was skipped: Karpenter reads those from EC2); for t3.nano: it evaluates to -50, and a reservation cannot be negative: bound it, e.g. `max(0, …)`"
+    );
+}
+
+/// What the provider reads of a row: its ENI figures when the table has them.
+fn of_the_table(row: &catalog::Row) -> Option<TypeFacts<'_>> {
+    TypeFacts::of(row, |t| {
+        Some((i64::from(t.default_enis()?), i64::from(t.ips_per_eni()?)))
+    })
+}
+
 #[test]
 fn the_offline_table_gives_the_inputs_of_every_type() {
     let rows = catalog::all();
-    let all: Vec<TypeFacts<'_>> = rows
-        .iter()
-        .filter_map(|r| TypeFacts::of(r, |_| Some((3, 10))))
-        .collect();
+    let all: Vec<TypeFacts<'_>> = rows.iter().filter_map(of_the_table).collect();
     assert!(
         all.len() > 1000 && all.len() == rows.len(),
         "{} of {}",
         all.len(),
         rows.len()
     );
+    let without: Vec<&str> = all
+        .iter()
+        .filter(|t| t.enis.is_none())
+        .map(|t| t.instance_type)
+        .collect();
+    // The types Karpenter's VPC limits have no figures for (it reads them from EC2).
+    assert_eq!(
+        without,
+        [
+            "hpc6a.48xlarge",
+            "hpc6id.32xlarge",
+            "hpc7a.12xlarge",
+            "hpc7a.24xlarge",
+            "hpc7a.48xlarge",
+            "hpc7a.96xlarge",
+            "hpc8a.96xlarge",
+            "trn2.48xlarge"
+        ]
+    );
+    // An expression that reads no ENI figure is evaluated for every type; one that does, for
+    // those the table has figures for, and says how many it skipped.
+    let kubelet = Kubelet::compile(&KubeletSource {
+        max_pods: Some(MaxPodsSource::Expression(
+            "((default_enis - 1) * (ips_per_eni - 1)) + 2",
+        )),
+        system_reserved: vec![("cpu", "max(20, vcpus * 10)")],
+        ..KubeletSource::default()
+    })
+    .expect("compiles");
+    let evaluation = evaluate(&kubelet, all.iter().cloned());
+    assert!(evaluation.succeeded(), "{evaluation:?}");
+    let [max_pods, cpu] = evaluation.fields.as_slice() else {
+        panic!("two fields")
+    };
+    assert_eq!(
+        (max_pods.evaluated, max_pods.skipped_without_eni),
+        (rows.len() - without.len(), without.len())
+    );
+    assert_eq!((cpu.evaluated, cpu.skipped_without_eni), (rows.len(), 0));
+    assert_eq!(
+        summary(max_pods, evaluation.types, "types of the table"),
+        "max_pods evaluates to 3–1451 over the 1,355 types of the table; 8 types without ENI figures in the table were skipped: Karpenter reads those from EC2"
+    );
     let m5 = all
         .iter()
         .find(|t| t.instance_type == "m5.large")
         .expect("m5.large is in the table");
     assert_eq!((m5.vcpus, m5.memory_mib, m5.default_pods), (2, 8192, 29));
-    assert!(TypeFacts::of(&rows[0], |_| None).is_none());
+    assert!(TypeFacts::of(&rows[0], |_| None).is_some_and(|t| t.enis.is_none()));
     let kubelet = Kubelet::compile(&KubeletSource {
         max_pods: Some(MaxPodsSource::Expression("min(110, max_pods)")),
         kube_reserved: vec![("memory", "11 * max_pods + 255")],
