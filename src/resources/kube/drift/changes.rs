@@ -7,6 +7,7 @@
 use serde_json::Value as Json;
 
 use super::rules::{DriftRules, Scope};
+use crate::resources::kube::v1::ec2_node_class::ami_family::{self, AmiFamily};
 use crate::terraform::framework::convert::to_wire;
 use crate::terraform::framework::schema::{Attribute, Schema};
 use crate::terraform::tfvalue::{AttributePath, Value};
@@ -188,29 +189,13 @@ pub fn duration_seconds(text: &str) -> Option<u64> {
     number.is_empty().then_some(total)
 }
 
-/// The AMI family Karpenter hashes for an EC2NodeClass: `ami_family` when set, else the family
-/// of the first `alias` term (`al2023@latest` → `al2023`), else `custom`. `None` while unknown.
+/// The AMI family Karpenter hashes for an EC2NodeClass, lower-case ([`ami_family::resolve`]:
+/// `ami_family`, else the first alias's family, else `custom`). `None` while unknown.
 fn resolved_ami_family(v: &Value) -> Option<String> {
-    match v.get("ami_family") {
-        Some(f) if f.is_unknown() => return None,
-        Some(f) if !f.is_null() => return f.as_str().map(str::to_ascii_lowercase),
-        _ => {}
+    match ami_family::resolve(v) {
+        AmiFamily::Unset => Some("custom".to_string()),
+        family => family.name().map(str::to_ascii_lowercase),
     }
-    let terms = v.get("ami_selector_terms").unwrap_or(&Value::Null);
-    if terms.is_unknown() {
-        return None;
-    }
-    for term in terms.as_elements().unwrap_or_default() {
-        match term.get("alias") {
-            Some(a) if a.is_unknown() => return None,
-            Some(Value::String(alias)) => {
-                let family = alias.split('@').next().unwrap_or_default();
-                return Some(family.to_ascii_lowercase());
-            }
-            _ => {}
-        }
-    }
-    Some("custom".to_string())
 }
 
 /// A change of the resolved AMI family, on the attribute that makes it.
