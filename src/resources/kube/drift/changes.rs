@@ -10,6 +10,7 @@ use super::rules::{DriftRules, Scope};
 use crate::resources::kube::v1::ec2_node_class::ami_family::{self, AmiFamily};
 use crate::terraform::framework::convert::to_wire;
 use crate::terraform::framework::schema::{Attribute, Schema};
+use crate::terraform::framework::validate::parse_go_duration;
 use crate::terraform::tfvalue::{AttributePath, Value};
 
 /// What a changed attribute does to the nodes.
@@ -166,27 +167,11 @@ fn canonical(j: Json) -> Json {
     }
 }
 
-/// The length of a Karpenter duration (`1h30m`, `45s`) in seconds; `None` for `Never` (which
-/// Karpenter holds as no duration) or an unreadable text.
+/// The length of a Karpenter duration (`1h30m`, `45s`) in whole seconds, read as Go reads it
+/// ([`parse_go_duration`]); `None` for `Never` (which Karpenter holds as no duration) or an
+/// unreadable text.
 pub fn duration_seconds(text: &str) -> Option<u64> {
-    let mut total: u64 = 0;
-    let mut number = String::new();
-    for c in text.chars() {
-        if c.is_ascii_digit() {
-            number.push(c);
-            continue;
-        }
-        let unit = match c {
-            'h' => 3600,
-            'm' => 60,
-            's' => 1,
-            _ => return None,
-        };
-        let n: u64 = number.parse().ok()?;
-        total = total.checked_add(n.checked_mul(unit)?)?;
-        number.clear();
-    }
-    number.is_empty().then_some(total)
+    parse_go_duration(text).map(|d| d.as_secs())
 }
 
 /// The AMI family Karpenter hashes for an EC2NodeClass, lower-case ([`ami_family::resolve`]:

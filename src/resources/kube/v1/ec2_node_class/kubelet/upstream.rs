@@ -201,7 +201,10 @@ fn attribute(f: &Field, children: &BTreeMap<&str, Vec<&Field>>) -> Attribute {
         FieldType::Uint32 => Attribute::number(f.name).validate(v::int_range(0, i64::from(u32::MAX))),
         FieldType::Float => Attribute::number(f.name),
         FieldType::String => Attribute::string(f.name),
-        FieldType::Duration => Attribute::string(f.name).validate(duration()),
+        FieldType::Duration => Attribute::string(f.name).validate(v::go_duration_because(
+            " (the kubelet cannot start with anything else)",
+            "",
+        )),
         FieldType::Quantity => Attribute::string(f.name).validate(rules::numbers::quantity()),
         FieldType::Enum => Attribute::string(f.name).validate(v::one_of(leak(&f.values))),
         FieldType::Strings => Attribute::list_of(f.name, Type::String),
@@ -235,19 +238,6 @@ fn attribute(f: &Field, children: &BTreeMap<&str, Vec<&Field>>) -> Attribute {
 /// once and kept).
 fn leak(values: &[&'static str]) -> &'static [&'static str] {
     Box::leak(values.to_vec().into_boxed_slice())
-}
-
-/// A Go duration (`90s`, `1m30s`, `2h`): the kubelet cannot start with anything else.
-fn duration() -> impl Validator {
-    v::check(
-        "Must be a duration such as `30s`, `10m` or `1h30m` (the kubelet cannot start with anything else).",
-        |value| {
-            let s = value.as_str()?;
-            v::parse_go_duration(s)
-                .is_none()
-                .then(|| format!("{s:?} is not a duration: use a number with a unit, such as \"30s\", \"10m\" or \"1h30m\"."))
-        },
-    )
 }
 
 /// `logging.flush_frequency`: a duration string or a whole number of nanoseconds.
