@@ -270,6 +270,7 @@ fn refused(wire: &'static str, reason: &'static str) -> impl Validator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::terraform::framework::schema::snake_case;
 
     #[test]
     fn the_table_reads_and_every_row_has_a_description() {
@@ -296,20 +297,7 @@ mod tests {
                 assert_eq!(f.name, *name);
                 continue;
             }
-            let wire = f.wire_name();
-            let mut snake = String::new();
-            let chars: Vec<char> = wire.chars().collect();
-            for (i, c) in chars.iter().enumerate() {
-                let next_lower = chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase());
-                let prev_lower_or_digit =
-                    i > 0 && (chars[i - 1].is_ascii_lowercase() || chars[i - 1].is_ascii_digit());
-                let prev_upper = i > 0 && chars[i - 1].is_ascii_uppercase();
-                if c.is_ascii_uppercase() && i > 0 && (prev_lower_or_digit || (prev_upper && next_lower)) {
-                    snake.push('_');
-                }
-                snake.push(c.to_ascii_lowercase());
-            }
-            assert_eq!(f.name, snake, "{}", f.path);
+            assert_eq!(f.name, snake_case(f.wire_name()), "{}", f.path);
         }
     }
 
