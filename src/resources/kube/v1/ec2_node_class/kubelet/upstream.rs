@@ -1,8 +1,10 @@
 //! The kubelet settings of Karpenter v1.15's open `spec.kubelet` beyond the 12 Karpenter reads
 //! itself: every other field of the upstream `KubeletConfiguration`, typed, from the table in
-//! `upstream.tsv` (one row per JSON path; adding a field is one row). A misspelled kubelet key
-//! is therefore a plan error like every other misspelled key, where Karpenter would accept the
-//! object and report `ValidationSucceeded = False` after the apply.
+//! `data/karpenter/kubelet-fields.tsv` (one row per JSON path, written by
+//! `scripts/karpenter-release.sh --kubelet-types` from the Go types, with this project's
+//! descriptions). A misspelled kubelet key is therefore a plan error like every other
+//! misspelled key, where Karpenter would accept the object and report
+//! `ValidationSucceeded = False` after the apply.
 //!
 //! What is checked is what Karpenter checks (the upstream types: integer ranges, lists, maps),
 //! plus what the kubelet itself cannot start with (a duration that does not parse, a value
@@ -20,7 +22,10 @@ use crate::terraform::framework::validate::{self as v, Validator};
 use crate::terraform::tfvalue::{Type, Value};
 
 /// The table: `path`, `name`, `type`, `values`, `description`, tab-separated.
-const TABLE: &str = include_str!("upstream.tsv");
+const TABLE: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/data/karpenter/kubelet-fields.tsv"
+));
 
 /// How a row says what the field holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,7 +121,7 @@ impl Field {
 
 /// A row the table cannot hold.
 #[derive(Debug, Error, PartialEq, Eq)]
-#[error("kubelet/upstream.tsv line {line}: {problem}")]
+#[error("data/karpenter/kubelet-fields.tsv line {line}: {problem}")]
 pub(crate) struct TableError {
     line: usize,
     problem: String,
@@ -323,7 +328,7 @@ mod tests {
     fn a_table_that_does_not_read_says_where() {
         assert_eq!(
             parse("a\tb\tnope\t\tx\n").unwrap_err().to_string(),
-            "kubelet/upstream.tsv line 1: unknown type \"nope\""
+            "data/karpenter/kubelet-fields.tsv line 1: unknown type \"nope\""
         );
         assert!(parse("a\tb\tstring\t\t\n").is_err());
         assert!(parse("a\tb\tenum\t\td\n").is_err());
