@@ -6,11 +6,22 @@
 #                                                limits (the release's; replaces the previous one)
 #   data/karpenter/controller-policy/<minor>.tsv the controller policy (one file per minor)
 #   data/karpenter/crds/<minor>.tsv              the CRDs' properties (one file per minor)
+#   data/karpenter/kubelet-fields.tsv            the upstream KubeletConfiguration's fields: path,
+#                                                name, type (the release's; replaces the previous
+#                                                one; the committed descriptions are kept)
 #
 # From a clone of aws/karpenter-provider-aws (the files are read at the tag, nothing is checked
 # out; every file the release has is used):
 #
 #   scripts/karpenter-release.sh --git ../karpenter-provider-aws --tag v1.16.0
+#
+# The kubelet's Go types are not in that repository: --git takes them at the k8s.io/kubelet and
+# k8s.io/component-base versions the tag's go.mod names, from the tag's vendor/ directory if it
+# has one, else from the Go module cache (GOMODCACHE, else `go env GOMODCACHE`, else
+# ~/go/pkg/mod; `go mod download k8s.io/kubelet@<version> k8s.io/component-base@<version>` puts
+# them there). A tag whose go.mod names no k8s.io/kubelet (before v1.15), or whose files are in
+# neither place, leaves the kubelet table as it is (a note says which); give the files by hand
+# as below.
 #
 # From files at hand (any subset; the three instance-type files go together):
 #
@@ -19,7 +30,15 @@
 #     --cloudformation <website/content/en/preview/getting-started/getting-started-with-karpenter/cloudformation.yaml> \
 #     --instance-types <website/content/en/preview/reference/instance-types.md> \
 #     --pricing <pkg/providers/pricing/zz_generated.pricing_aws.go> \
-#     --vpc-limits <pkg/providers/instancetype/zz_generated.vpclimits.go>
+#     --vpc-limits <pkg/providers/instancetype/zz_generated.vpclimits.go> \
+#     --kubelet-types <k8s.io/kubelet@<version>/config/v1beta1/types.go> \
+#     --kubelet-types <k8s.io/component-base@<version>/logs/api/v1/types.go> \
+#     --kubelet-types <k8s.io/component-base@<version>/tracing/api/v1/types.go> \
+#     --kubelet-version <the k8s.io/kubelet version, as the release's go.mod names it>
+#
+# The kubelet table's path, name and type columns come from the Go types; its values and
+# description columns are this project's words, written in the table by hand: a new upstream
+# field is refused, with the row to write, until the table has its row.
 #
 # A release whose template is not at hand (v1.15's policy was made so), from an earlier minor's
 # table and what the release's documentation says changed:
@@ -83,5 +102,39 @@ if show website/content/en/preview/reference/instance-types.md "$work/instance-t
   args+=(--instance-types "$work/instance-types.md" --pricing "$work/pricing.go" --vpc-limits "$work/vpclimits.go")
 else
   echo "note: $tag lacks one of the instance-type files; the instance-type table is left as it is" >&2
+fi
+
+# The kubelet's configuration types, at the versions go.mod names.
+gomod=$(git -C "$repo" show "$tag:go.mod")
+module_version() { awk -v m="$1" '$1 == m { print $2; exit }' <<<"$gomod"; }
+kubelet_version=$(module_version k8s.io/kubelet)
+component_version=$(module_version k8s.io/component-base)
+# <module> <version> <file in the module>
+kubelet_sources=(
+  "k8s.io/kubelet $kubelet_version config/v1beta1/types.go"
+  "k8s.io/component-base $component_version logs/api/v1/types.go"
+  "k8s.io/component-base $component_version tracing/api/v1/types.go"
+)
+if [[ -z "$kubelet_version" || -z "$component_version" ]]; then
+  echo "note: $tag's go.mod names no k8s.io/kubelet (or no k8s.io/component-base); the kubelet table is left as it is" >&2
+else
+  modcache=${GOMODCACHE:-$(go env GOMODCACHE 2>/dev/null || true)}
+  modcache=${modcache:-${GOPATH:-$HOME/go}/pkg/mod}
+  kubelet_args=(--kubelet-version "$kubelet_version")
+  mkdir "$work/go"
+  for source in "${kubelet_sources[@]}"; do
+    read -r module version file <<<"$source"
+    copy="$work/go/${module//\//_}_${file//\//_}"
+    if show "vendor/$module/$file" "$copy"; then
+      kubelet_args+=(--kubelet-types "$copy")
+    elif [[ -f "$modcache/$module@$version/$file" ]]; then
+      kubelet_args+=(--kubelet-types "$modcache/$module@$version/$file")
+    else
+      echo "note: $module@$version/$file is neither in $tag's vendor/ nor in $modcache (go mod download $module@$version); the kubelet table is left as it is" >&2
+      kubelet_args=()
+      break
+    fi
+  done
+  args+=(${kubelet_args[@]+"${kubelet_args[@]}"})
 fi
 run "${args[@]}"

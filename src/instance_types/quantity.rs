@@ -1,17 +1,23 @@
 //! Kubernetes resource quantities (`100m`, `1.5Gi`, `2e3`, `4`) as numbers in base units
-//! (cores, bytes, counts), for comparing a pool's `limits` with what an instance type holds.
-//! Only what the comparison needs: a value, not Kubernetes' canonical form.
+//! (cores, bytes, counts): the one reader of their value, for comparing a pool's `limits` with
+//! what an instance type holds, the instance-type table's figures and volume sizes. Only what
+//! a comparison needs: a value, not Kubernetes' canonical form. (Whether a text is a quantity
+//! at all is the CRDs' pattern, `resources::kube::kind::rules::numbers::QUANTITY`.)
+
+/// A quantity's signed number and its suffix (`-1.5`, `Gi`; `2`, `e3`), surrounding blanks
+/// ignored; `None` when it does not start with a number.
+pub fn split(s: &str) -> Option<(&str, &str)> {
+    let s = s.trim();
+    let at = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '+' || c == '-'))
+        .unwrap_or(s.len());
+    let (number, suffix) = s.split_at(at);
+    (!(number.is_empty() || number == "+" || number == "-")).then_some((number, suffix))
+}
 
 /// The value of a quantity in base units, `None` when `s` is not a quantity.
 pub fn parse(s: &str) -> Option<f64> {
-    let s = s.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '+' || c == '-'))
-        .unwrap_or(s.len());
-    let (number, suffix) = s.split_at(split);
-    if number.is_empty() || number == "+" || number == "-" {
-        return None;
-    }
+    let (number, suffix) = split(s)?;
     let value: f64 = number.parse().ok()?;
     // Fractions divide (so `940m` is exactly 0.94, as `0.94` would be).
     let divisor = match suffix {
@@ -73,7 +79,7 @@ pub fn text(resource: &str, value: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{bytes_text, parse};
+    use super::{bytes_text, parse, split};
 
     #[test]
     fn quantities_in_base_units() {
@@ -86,6 +92,9 @@ mod tests {
         assert_eq!(parse("+1k"), Some(1000.0));
         assert_eq!(parse("Gi"), None);
         assert_eq!(parse("4x"), None);
+        assert_eq!(split(" -1.5Gi"), Some(("-1.5", "Gi")));
+        assert_eq!(split("2e3"), Some(("2", "e3")));
+        assert_eq!(split("-Gi"), None);
         assert_eq!(bytes_text(16.0 * 1073741824.0), "16 GiB");
         assert_eq!(bytes_text(512.0 * 1048576.0), "512 MiB");
     }

@@ -9,7 +9,10 @@ pub const USAGE: &str = "usage: karpenter_release --version <vX.Y[.Z]> [--out <d
     [--cloudformation <cloudformation.yaml>]
     [--instance-types <instance-types-vX.Y.md> --pricing <zz_generated.pricing_aws.go>
      --vpc-limits <zz_generated.vpclimits.go> [--vpc-limits-note <text>]]
-    [--policy-from <vA.B> --add-action <Sid> <action> <after action> ... --note <text>]";
+    [--policy-from <vA.B> --add-action <Sid> <action> <after action> ... --note <text>]
+    [--kubelet-types <k8s.io/kubelet config/v1beta1/types.go> --kubelet-types <component-base
+     logs/api/v1/types.go> --kubelet-types <component-base tracing/api/v1/types.go>
+     --kubelet-version <k8s.io/kubelet version, vX.Y.Z>]";
 
 /// Why a release's files could not be turned into data.
 #[derive(Debug, Error)]

@@ -9,14 +9,19 @@
 //!   `controller-policy/<minor>.tsv` (every minor's; `karpenter_version` of the controller
 //!   role and policy);
 //! - [`crds`]: the CRD directory → `crds/<minor>.tsv` (every minor's; the CRD coverage test),
-//!   and [`served`]: those tables → CRDs again (the quick-start's local environment).
+//!   and [`served`]: those tables → CRDs again (the quick-start's local environment);
+//! - [`kubelet_fields`]: the Go types of the upstream `KubeletConfiguration` (read by
+//!   [`go_types`]) → `kubelet-fields.tsv` (the kubelet fields of Karpenter v1.15's open
+//!   `spec.kubelet`), keeping the committed table's own words.
 //!
 //! The `karpenter_release` binary is the command line; [`Args`] says what it takes.
 
 pub mod cloudformation;
 pub mod crds;
 mod error;
+pub mod go_types;
 pub mod instance_types;
+pub mod kubelet_fields;
 pub mod served;
 
 // The provider's build reads the tables with these: every table is checked with them before it
@@ -55,6 +60,11 @@ pub struct Args {
     pub policy_from: Option<String>,
     pub added: Vec<AddedAction>,
     pub note: Option<String>,
+    /// The Go files of the kubelet's configuration types (k8s.io/kubelet/config/v1beta1's
+    /// `types.go`, and component-base's `logs/api/v1/types.go` and `tracing/api/v1/types.go`).
+    pub kubelet_types: Vec<PathBuf>,
+    /// The k8s.io/kubelet version those files are of, `v0.36.3`.
+    pub kubelet_version: Option<String>,
 }
 
 /// `v1.15`, `1.15`, `v1.15.1` → `v1.15`.
@@ -90,6 +100,8 @@ impl Args {
                 "--vpc-limits-note" => out.vpc_limits_note = Some(value("--vpc-limits-note")?),
                 "--policy-from" => out.policy_from = Some(minor(&value("--policy-from")?)?),
                 "--note" => out.note = Some(value("--note")?),
+                "--kubelet-types" => out.kubelet_types.push(value("--kubelet-types")?.into()),
+                "--kubelet-version" => out.kubelet_version = Some(value("--kubelet-version")?),
                 "--add-action" => {
                     let sid = value("--add-action")?;
                     let action = value("--add-action")?;
@@ -120,6 +132,13 @@ impl Args {
         if out.policy_from.is_some() && out.cloudformation.is_some() {
             return Err(usage("--policy-from is for a release whose cloudformation.yaml is not at hand; give one or the other".into()));
         }
+        if out.kubelet_types.is_empty() == out.kubelet_version.is_some() {
+            return Err(usage(
+                "--kubelet-types and --kubelet-version go together: the table's header names the k8s.io/kubelet \
+                 version its fields are of"
+                    .into(),
+            ));
+        }
         if out.policy_from.is_some() != out.note.is_some()
             || (!out.added.is_empty() && out.policy_from.is_none())
         {
@@ -128,6 +147,9 @@ impl Args {
         Ok(out)
     }
 }
+
+/// The kubelet-fields table, in the data directory.
+pub const KUBELET_FIELDS: &str = "kubelet-fields.tsv";
 
 /// The repository's data directory.
 pub fn data_dir() -> PathBuf {
@@ -216,6 +238,22 @@ pub fn run(args: &Args) -> Result<Vec<PathBuf>, ReleaseError> {
         let path = out.join("instance-types.tsv");
         let text = instance_type_table(version, md, pricing, vpc, args.vpc_limits_note.as_deref())?;
         build_instance_types::check(&text).map_err(|e| unbuildable(&e))?;
+        write(&path, &text)?;
+        written.push(path);
+    }
+    if let Some(kubelet_version) = &args.kubelet_version {
+        let path = out.join(KUBELET_FIELDS);
+        let committed = if path.exists() {
+            read(&path)?
+        } else {
+            read(&data_dir().join(KUBELET_FIELDS))?
+        };
+        let go_files = args
+            .kubelet_types
+            .iter()
+            .map(|p| Ok((p.display().to_string(), read(p)?)))
+            .collect::<Result<Vec<_>, ReleaseError>>()?;
+        let text = kubelet_fields::table(version, kubelet_version, &go_files, &committed)?;
         write(&path, &text)?;
         written.push(path);
     }

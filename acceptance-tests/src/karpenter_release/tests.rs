@@ -355,3 +355,259 @@ fn the_quick_starts_crds_are_each_kinds_newest() {
         ["kubelet"];
     assert_eq!(kubelet["x-kubernetes-preserve-unknown-fields"], true, "{kubelet}");
 }
+
+/// Our own Go, in the layout of Kubernetes' API types: what the kubelet-fields generator reads.
+const GO_CONFIG: &str = r#"/*
+A made-up configuration package.
+*/
+
+package v1beta1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	core "k8s.io/api/core/v1"
+	logsapi "k8s.io/component-base/logs/api/v1"
+)
+
+// Mode is a closed set of strings.
+type Mode string
+
+// KubeletConfiguration is the root; `// not a comment` inside a tag stays.
+type KubeletConfiguration struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// Port, a pointer.
+	Port *int32 `json:"port,omitempty"`
+	Mode Mode `json:"mode,omitempty"` // a trailing comment
+	Every metav1.Duration `json:"every,omitempty"`
+	Hidden string `json:"-"`
+	Labels map[string]string `json:"labels,omitempty"`
+	Gates map[string]bool `json:"gates,omitempty"`
+	Headers map[string][]string `json:"headers,omitempty"`
+	Names []string `json:"names,omitempty"`
+	Nested Nested `json:"nested"`
+	Items []Item `json:"items,omitempty"`
+	Taints []core.Taint `json:"taints,omitempty"`
+	Logging logsapi.LoggingConfiguration `json:"logging,omitempty"`
+}
+
+type Nested struct {
+	Ratio *float64 `json:"ratio,omitempty"`
+}
+
+type Item struct {
+	Limits core.ResourceList `json:"limits"`
+	Untagged uint32
+}
+"#;
+
+/// Our own stand-in of the logging package: a list type, inlined options, a type with its own JSON.
+const GO_LOGS: &str = r#"package v1
+
+import (
+	"encoding/json"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+type LoggingConfiguration struct {
+	Flush TimeOrMetaDuration `json:"flush"`
+	Modules ModuleList `json:"modules,omitempty"`
+	Options Options `json:"options,omitempty"`
+}
+
+type TimeOrMetaDuration struct {
+	Duration metav1.Duration
+}
+
+func (t *TimeOrMetaDuration) UnmarshalJSON(b []byte) error {
+	return json.Unmarshal(b, &t.Duration)
+}
+
+type ModuleList []Module
+
+type Module struct {
+	Level Level `json:"level"`
+}
+
+type Level uint32
+
+type Options struct {
+	Shared `json:",inline"`
+}
+
+type Shared struct {
+	Split bool `json:"split,omitempty"`
+}
+"#;
+
+fn go_files() -> Vec<(String, super::go_types::GoFile)> {
+    [("config.go", GO_CONFIG), ("logs.go", GO_LOGS)]
+        .iter()
+        .map(|(name, text)| (name.to_string(), super::go_types::read(name, text).expect(name)))
+        .collect()
+}
+
+#[test]
+fn go_declarations_are_read_with_their_json_names() {
+    let files = go_files();
+    let config = &files[0].1;
+    assert_eq!(config.package, "v1beta1");
+    assert_eq!(config.imports["logsapi"], "k8s.io/component-base/logs/api/v1");
+    assert_eq!(config.named["Mode"], "string");
+    let root = &config.structs["KubeletConfiguration"];
+    let json: Vec<&str> = root.iter().map(|f| f.json.as_str()).collect();
+    assert_eq!(
+        json[..4],
+        ["", "port", "mode", "every"],
+        "embedded TypeMeta is inlined; json:\"-\" left out"
+    );
+    assert!(!json.contains(&"Hidden"));
+    assert_eq!(root[1].ty, "*int32");
+    assert_eq!(config.structs["Item"][1].json, "Untagged", "no tag: the Go name");
+    let logs = &files[1].1;
+    assert_eq!(logs.imports["json"], "encoding/json");
+    assert!(logs.own_json.contains("TimeOrMetaDuration"));
+    assert_eq!(logs.named["ModuleList"], "[]Module");
+    assert!(super::go_types::read("x.go", "type A struct {\n\tB struct {\n").is_err());
+    assert!(super::go_types::read("x.go", "no package here\n").is_err());
+}
+
+#[test]
+fn kubelet_fields_are_derived_from_the_go_types() {
+    let derived = super::kubelet_fields::derive(&go_files()).expect("derive");
+    let rows: Vec<String> = derived.iter().map(|d| format!("{} {}", d.path, d.ty)).collect();
+    assert_eq!(
+        rows,
+        [
+            "apiVersion typemeta",
+            "kind typemeta",
+            "port int32",
+            "mode string",
+            "every duration",
+            "labels string_map",
+            "gates bool_map",
+            "headers strings_map",
+            "names strings",
+            "nested object",
+            "nested.ratio float",
+            "items objects",
+            "items[].limits quantity_map",
+            "items[].Untagged uint32",
+            "taints external",
+            "logging object",
+            "logging.flush duration_or_int",
+            "logging.modules objects",
+            "logging.modules[].level uint32",
+            "logging.options object",
+            "logging.options.split bool",
+        ]
+    );
+    // A type with its own JSON that KNOWN does not name is refused, not guessed.
+    let odd = GO_LOGS.replace("TimeOrMetaDuration", "OddDuration");
+    let files = vec![
+        go_files().remove(0),
+        (
+            "logs.go".to_string(),
+            super::go_types::read("logs.go", &odd).expect("logs"),
+        ),
+    ];
+    let e = super::kubelet_fields::derive(&files)
+        .expect_err("own JSON")
+        .to_string();
+    assert!(e.contains("OddDuration decodes its own JSON"), "{e}");
+}
+
+#[test]
+fn kubelet_rows_keep_our_words_and_refuse_a_field_without_them() {
+    use super::kubelet_fields::{Derived, Row, merge, read_table, render};
+    let derived = |rows: &[(&str, &str)]| -> Vec<Derived> {
+        rows.iter()
+            .map(|(path, ty)| Derived {
+                path: path.to_string(),
+                ty: ty.to_string(),
+                external: (*ty == "external").then(|| "k8s.io/api/core/v1.Taint".to_string()),
+            })
+            .collect()
+    };
+    let committed = read_table(
+        "# header\n\
+         mode\tmode\tenum\ta|b\tThe mode.\n\
+         port\tport\tint32\t\tThe port.\n\
+         gone\tgone\tbool\t\tA field upstream dropped.\n\
+         taints\ttaints\trefused\t\tKarpenter sets them.\n",
+    )
+    .expect("table");
+    // Go order, our words and refinements, the dropped field gone.
+    let rows = merge(
+        &derived(&[("port", "int32"), ("mode", "string"), ("taints", "external")]),
+        &committed,
+    )
+    .expect("merge");
+    let paths: Vec<&str> = rows.iter().map(|r| r.path.as_str()).collect();
+    assert_eq!(paths, ["port", "mode", "taints"]);
+    assert_eq!(
+        rows[1],
+        Row {
+            path: "mode".into(),
+            name: "mode".into(),
+            ty: "enum".into(),
+            values: "a|b".into(),
+            description: "The mode.".into(),
+        }
+    );
+    // Refused, with what to do: a new field (the row to write), a Go type the row no longer
+    // fits, a type in none of the files given (a file left out).
+    for (fields, said) in [
+        (
+            &[("port", "int32"), ("maxOpenThings", "int64")][..],
+            "maxOpenThings\tmax_open_things\tint64\t\t<description>",
+        ),
+        (
+            &[("mode", "int32")],
+            "mode: the row's type enum does not fit the Go type's (int32)",
+        ),
+        (
+            &[("port", "external")],
+            "port: its type, k8s.io/api/core/v1.Taint, is in none of the files given",
+        ),
+    ] {
+        let e = merge(&derived(fields), &committed).expect_err(said).to_string();
+        assert!(e.contains(said), "{e}");
+    }
+    // The text reads back to the same rows.
+    assert_eq!(
+        read_table(&render("v1.15", "v0.36.3", &rows)).expect("reads"),
+        rows
+    );
+}
+
+/// The committed kubelet table is in the generator's own form: its rows rendered again, with
+/// the versions its header names, are the file.
+#[test]
+fn the_kubelet_table_is_the_generators() {
+    let committed = read(&data_dir().join(super::KUBELET_FIELDS));
+    let after = |marker: &str| -> String {
+        let at = committed.find(marker).expect(marker) + marker.len();
+        committed[at..]
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .next()
+            .unwrap_or_default()
+            .to_string()
+    };
+    let (kubelet, karpenter) = (
+        after("k8s.io/kubelet/config/v1beta1 at "),
+        after("version Karpenter "),
+    );
+    let rows = super::kubelet_fields::read_table(&committed).expect("the table reads");
+    assert!(rows.len() > 150, "{} rows", rows.len());
+    assert_eq!(
+        super::kubelet_fields::render(&karpenter, &kubelet, &rows),
+        committed,
+        "data/karpenter/kubelet-fields.tsv is not in the generator's form: run scripts/karpenter-release.sh"
+    );
+    assert!(
+        Args::parse(["--version", "v1.15", "--kubelet-types", "types.go"].map(String::from)).is_err(),
+        "--kubelet-types needs --kubelet-version"
+    );
+}

@@ -73,7 +73,7 @@ exec bash scripts/quickstart.sh"#,
         .env_remove("TF_CLI_CONFIG_FILE");
     let out = cmd
         .output()
-        .expect("run unshare (util-linux): the test hides ../shared and the network in namespaces");
+        .expect("run unshare (util-linux): the test hides the upstream files and the network in namespaces");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

@@ -459,6 +459,34 @@ pub fn camel_case(snake: &str) -> String {
     out
 }
 
+/// `camelCase`/`PascalCase`/`HTTPTokens` → `snake_case`/`http_tokens`, `-` → `_`; other text
+/// unchanged but for case. The reverse of [`camel_case`] but for acronyms in a row
+/// (`kubeAPIQPS` → `kube_apiqps`).
+pub fn snake_case(key: &str) -> String {
+    let chars: Vec<char> = key.chars().collect();
+    let mut out = String::with_capacity(key.len() + 4);
+    for (i, &c) in chars.iter().enumerate() {
+        if c.is_uppercase() {
+            let prev = i.checked_sub(1).and_then(|p| chars.get(p));
+            let next = chars.get(i + 1);
+            let boundary = match prev {
+                Some(p) if p.is_lowercase() || p.is_ascii_digit() => true,
+                Some(p) if p.is_uppercase() => next.is_some_and(|n| n.is_lowercase()),
+                _ => false,
+            };
+            if boundary && !out.ends_with('_') {
+                out.push('_');
+            }
+            out.extend(c.to_lowercase());
+        } else if c == '-' {
+            out.push('_');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// A null value of the given type's shape: objects get every attribute null, which is how
 /// absent nested values must be written; collections are plain null.
 pub fn null_object(ty: &Type) -> Value {

@@ -344,15 +344,24 @@ where
 
 /// A duration in Terraform's `timeouts` syntax (Go's `time.ParseDuration`: `30s`, `10m`, `1h30m`).
 pub fn go_duration() -> impl Validator {
-    check("Must be a duration such as `30s`, `10m` or `1h30m`.", |v| {
-        let s = v.as_str()?;
-        match parse_go_duration(s) {
-            Some(_) => None,
-            None => Some(format!(
-                "{s:?} is not a duration: use a number with a unit, such as \"30s\", \"10m\" or \"1h30m\"."
-            )),
-        }
-    })
+    go_duration_because("", "")
+}
+
+/// [`go_duration`] where a duration is needed for a reason the docs and the error say: `why`
+/// ends the description's sentence (` (the kubelet cannot start with anything else)`), `more`
+/// follows the error (` (Stricter than …)`); both empty or starting with a space.
+pub fn go_duration_because(why: &'static str, more: &'static str) -> impl Validator {
+    check(
+        format!("Must be a duration such as `30s`, `10m` or `1h30m`{why}."),
+        move |v| {
+            let s = v.as_str()?;
+            parse_go_duration(s).is_none().then(|| {
+                format!(
+                    "{s:?} is not a duration: use a number with a unit, such as \"30s\", \"10m\" or \"1h30m\".{more}"
+                )
+            })
+        },
+    )
 }
 
 /// Parses Go's duration syntax (units ns, us, µs, ms, s, m, h; no sign).

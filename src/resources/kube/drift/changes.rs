@@ -7,8 +7,10 @@
 use serde_json::Value as Json;
 
 use super::rules::{DriftRules, Scope};
+use crate::resources::kube::v1::ec2_node_class::ami_family::{self, AmiFamily};
 use crate::terraform::framework::convert::to_wire;
 use crate::terraform::framework::schema::{Attribute, Schema};
+use crate::terraform::framework::validate::parse_go_duration;
 use crate::terraform::tfvalue::{AttributePath, Value};
 
 /// What a changed attribute does to the nodes.
@@ -165,52 +167,20 @@ fn canonical(j: Json) -> Json {
     }
 }
 
-/// The length of a Karpenter duration (`1h30m`, `45s`) in seconds; `None` for `Never` (which
-/// Karpenter holds as no duration) or an unreadable text.
+/// The length of a Karpenter duration (`1h30m`, `45s`) in whole seconds, read as Go reads it
+/// ([`parse_go_duration`]); `None` for `Never` (which Karpenter holds as no duration) or an
+/// unreadable text.
 pub fn duration_seconds(text: &str) -> Option<u64> {
-    let mut total: u64 = 0;
-    let mut number = String::new();
-    for c in text.chars() {
-        if c.is_ascii_digit() {
-            number.push(c);
-            continue;
-        }
-        let unit = match c {
-            'h' => 3600,
-            'm' => 60,
-            's' => 1,
-            _ => return None,
-        };
-        let n: u64 = number.parse().ok()?;
-        total = total.checked_add(n.checked_mul(unit)?)?;
-        number.clear();
-    }
-    number.is_empty().then_some(total)
+    parse_go_duration(text).map(|d| d.as_secs())
 }
 
-/// The AMI family Karpenter hashes for an EC2NodeClass: `ami_family` when set, else the family
-/// of the first `alias` term (`al2023@latest` → `al2023`), else `custom`. `None` while unknown.
+/// The AMI family Karpenter hashes for an EC2NodeClass, lower-case ([`ami_family::resolve`]:
+/// `ami_family`, else the first alias's family, else `custom`). `None` while unknown.
 fn resolved_ami_family(v: &Value) -> Option<String> {
-    match v.get("ami_family") {
-        Some(f) if f.is_unknown() => return None,
-        Some(f) if !f.is_null() => return f.as_str().map(str::to_ascii_lowercase),
-        _ => {}
+    match ami_family::resolve(v) {
+        AmiFamily::Unset => Some("custom".to_string()),
+        family => family.name().map(str::to_ascii_lowercase),
     }
-    let terms = v.get("ami_selector_terms").unwrap_or(&Value::Null);
-    if terms.is_unknown() {
-        return None;
-    }
-    for term in terms.as_elements().unwrap_or_default() {
-        match term.get("alias") {
-            Some(a) if a.is_unknown() => return None,
-            Some(Value::String(alias)) => {
-                let family = alias.split('@').next().unwrap_or_default();
-                return Some(family.to_ascii_lowercase());
-            }
-            _ => {}
-        }
-    }
-    Some("custom".to_string())
 }
 
 /// A change of the resolved AMI family, on the attribute that makes it.

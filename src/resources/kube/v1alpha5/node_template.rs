@@ -7,6 +7,7 @@
 //! and `ami_family = "Custom"` needing `ami_selector`.
 
 use crate::context::plan_memory::PlanMemory;
+use crate::instance_types::quantity;
 use crate::resources::kube::object::STATUS_IN_PLANS;
 use std::sync::LazyLock;
 
@@ -257,38 +258,23 @@ fn block_device_mappings() -> Attribute {
     ))
 }
 
-/// Bytes of a Kubernetes quantity in its common forms (a decimal number with an optional binary
-/// or decimal suffix); `None` for forms this does not evaluate (exponents, `m`), which are then
-/// left to Karpenter.
-fn quantity_bytes(s: &str) -> Option<f64> {
-    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '+'))?;
-    if split == 0 {
+/// The bytes of a volume size the range check judges: the quantity's value ([`quantity::parse`]),
+/// but not for fractions of a byte (`500m`) nor a negative number with a multiplier (`-5Gi`),
+/// which this check has never judged: they are left to Karpenter, as before.
+fn volume_bytes(s: &str) -> Option<f64> {
+    let (number, suffix) = quantity::split(s)?;
+    let exponent = suffix.len() > 1 && suffix.starts_with(['e', 'E']);
+    let multiplier = !suffix.is_empty() && !exponent;
+    if matches!(suffix, "m" | "u" | "n") || (number.starts_with('-') && multiplier) {
         return None;
     }
-    let (number, suffix) = s.split_at(split);
-    let n: f64 = number.parse().ok()?;
-    let factor: f64 = match suffix {
-        "Ki" => 2f64.powi(10),
-        "Mi" => 2f64.powi(20),
-        "Gi" => 2f64.powi(30),
-        "Ti" => 2f64.powi(40),
-        "Pi" => 2f64.powi(50),
-        "Ei" => 2f64.powi(60),
-        "k" => 1e3,
-        "M" => 1e6,
-        "G" => 1e9,
-        "T" => 1e12,
-        "P" => 1e15,
-        "E" => 1e18,
-        _ => return None,
-    };
-    Some(n * factor)
+    quantity::parse(s)
 }
 
 fn volume_size_range() -> impl Validator {
     v::check("Must be between 1Gi and 64Ti.", |value| {
         let s = value.as_str()?;
-        let bytes = quantity_bytes(s).or_else(|| s.parse::<f64>().ok())?;
+        let bytes = volume_bytes(s)?;
         (!(MIN_VOLUME_BYTES..=MAX_VOLUME_BYTES).contains(&bytes)).then(|| {
             format!(
                 "{s:?} is outside the EBS volume sizes Karpenter accepts: use 1Gi to 64Ti (e.g. \"100Gi\")."
@@ -623,8 +609,17 @@ mod tests {
             put(&mut t, "/block_device_mappings/0/ebs/volume_size", json!(ok));
             assert!(check(&t).is_empty(), "{ok}");
         }
-        assert_eq!(quantity_bytes("2Gi"), Some(2.0 * 2f64.powi(30)));
-        assert_eq!(quantity_bytes("Gi"), None);
+        assert_eq!(volume_bytes("2Gi"), Some(2.0 * 2f64.powi(30)));
+        assert_eq!(volume_bytes("Gi"), None);
+        // Judged as they always were: plain numbers and exponents, signed or not; left to
+        // Karpenter: fractions of a byte, and a negative number with a multiplier.
+        assert_eq!(volume_bytes("-5"), Some(-5.0));
+        assert_eq!(volume_bytes("-1e10"), Some(-1e10));
+        assert_eq!(volume_bytes("5E3"), Some(5000.0));
+        assert_eq!(volume_bytes("5E"), Some(5e18));
+        for left in ["500m", "5000000000000u", "-5Gi", "-5E"] {
+            assert_eq!(volume_bytes(left), None, "{left}");
+        }
     }
 
     #[test]

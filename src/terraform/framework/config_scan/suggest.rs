@@ -6,6 +6,8 @@
 //! edit distance (optimal string alignment, so a swapped pair of letters is one edit), if it
 //! is close enough to be a typo of it.
 
+use crate::terraform::framework::schema::snake_case;
+
 /// A candidate: the attribute's name and its API field name, if it has one.
 pub(super) struct Candidate<'n> {
     pub name: &'n str,
@@ -31,33 +33,6 @@ pub(super) fn nearest<'n>(key: &str, candidates: &[Candidate<'n>]) -> Option<&'n
         .filter(|(d, _)| *d <= limit)
         .min_by_key(|(d, _)| *d)
         .map(|(_, name)| name)
-}
-
-/// `camelCase`/`PascalCase`/`HTTPTokens` → `snake_case`/`http_tokens`; other text unchanged
-/// but for case.
-pub(super) fn snake_case(key: &str) -> String {
-    let chars: Vec<char> = key.chars().collect();
-    let mut out = String::with_capacity(key.len() + 4);
-    for (i, &c) in chars.iter().enumerate() {
-        if c.is_uppercase() {
-            let prev = i.checked_sub(1).and_then(|p| chars.get(p));
-            let next = chars.get(i + 1);
-            let boundary = match prev {
-                Some(p) if p.is_lowercase() || p.is_ascii_digit() => true,
-                Some(p) if p.is_uppercase() => next.is_some_and(|n| n.is_lowercase()),
-                _ => false,
-            };
-            if boundary && !out.ends_with('_') {
-                out.push('_');
-            }
-            out.extend(c.to_lowercase());
-        } else if c == '-' {
-            out.push('_');
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 fn normalize(s: &str) -> String {

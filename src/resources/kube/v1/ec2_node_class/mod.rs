@@ -21,6 +21,7 @@ use crate::terraform::framework::validate::{self as v, Validator};
 use crate::terraform::framework::{Attribute, Diagnostics, Schema};
 use crate::terraform::tfvalue::{AttributePath, Type, Value};
 
+pub(crate) mod ami_family;
 pub(crate) mod instance;
 pub(crate) mod kubelet;
 pub(crate) mod selectors;
@@ -29,7 +30,7 @@ pub(crate) mod status;
 use instance::{block_device_mappings, connection_tracking, metadata_options, network_interfaces};
 use kubelet::kubelet;
 use selectors::{
-    ALIAS_FAMILIES, alias_format, capacity_reservation_selector_terms, placement_group_selector,
+    alias_format, capacity_reservation_selector_terms, placement_group_selector,
     security_group_selector_terms, subnet_selector_terms, tag_selector,
 };
 use status::status;
@@ -323,12 +324,11 @@ pub fn validate_ec2_node_class(config: &Value, memory: Option<&PlanMemory>, diag
         let Some(alias) = t.get("alias").and_then(Value::as_str) else {
             continue;
         };
-        let alias_family = alias.split('@').next().unwrap_or_default();
-        let Some((_, implied)) = ALIAS_FAMILIES.iter().find(|(f, _)| *f == alias_family) else {
+        let Some(implied) = ami_family::of_alias(alias) else {
             continue;
         };
         if let Some(set) = family.as_str()
-            && set != *implied
+            && set != implied
             && set != "Custom"
         {
             invalid(

@@ -4,19 +4,11 @@
 use crate::aws_names;
 use crate::resources::kube::kind::rules;
 use crate::resources::kube::kind::rules::values::{elements, has, invalid};
+use crate::resources::kube::v1::ec2_node_class::ami_family;
 use crate::terraform::framework::Attribute;
 use crate::terraform::framework::validate::{self as v, Validator};
 use crate::terraform::tfvalue::{Type, Value};
 
-/// Alias family → the `ami_family` it implies (rules E2–E7).
-pub(super) const ALIAS_FAMILIES: &[(&str, &str)] = &[
-    ("al2", "AL2"),
-    ("al2023", "AL2023"),
-    ("bottlerocket", "Bottlerocket"),
-    ("windows2019", "Windows2019"),
-    ("windows2022", "Windows2022"),
-    ("windows2025", "Windows2025"),
-];
 pub(crate) fn tag_selector(what: &str) -> Attribute {
     Attribute::map_of("tags", Type::String)
         .describe(format!(
@@ -58,7 +50,7 @@ pub(super) fn alias_format() -> impl Validator {
                     "{s:?} is not of the form family@version, e.g. \"al2023@latest\"."
                 ));
             }
-            if !ALIAS_FAMILIES.iter().any(|(f, _)| *f == family) {
+            if ami_family::of_alias(s).is_none() {
                 return Some(format!(
                     "The alias family {family:?} is not supported: use al2, al2023, bottlerocket, windows2019, windows2022 or windows2025."
                 ));

@@ -777,6 +777,12 @@ fn upstream_kubelet_fields_need_al2023_or_custom() {
             assert_eq!(paths, ["kubelet.registry_pull_qps"], "{alias}");
         }
     }
+    // An unknown ami_family may still be Custom (which applies anything): nothing to judge yet.
+    let mut class = with_alias();
+    put(&mut class, "/ami_selector_terms/0/alias", json!("al2@latest"));
+    put(&mut class, "/ami_family", json!(UNKNOWN));
+    put(&mut class, "/kubelet/registry_pull_qps", json!(10));
+    assert!(check(&class).is_empty());
     let mut class = with_alias();
     put(
         &mut class,

@@ -357,9 +357,9 @@ fn expire_after_of(v: &Value) -> Option<&Value> {
 mod tests {
     use serde_json::{Value as Json, json};
 
-    use super::super::{NODE_POOL, validate_node_pool};
     use super::plan_defaults;
     use crate::resources::kube::kind::testing::{config, diagnose, error_paths};
+    use crate::resources::kube::v1::node_pool::{NODE_POOL, validate_node_pool};
     use crate::terraform::framework::Diagnostics;
     use crate::terraform::tfvalue::Value;
 

@@ -8,29 +8,13 @@
 //! `Bottlerocket`, and `cluster_dns` takes one address. Karpenter v1.15 refuses both; older
 //! versions drop them silently, so a configuration that worked there only gets a warning.
 
+use crate::resources::kube::v1::ec2_node_class::ami_family;
 use crate::resources::kube::v1::ec2_node_class::kubelet::upstream::{FieldType, fields};
-use crate::resources::kube::v1::ec2_node_class::selectors::ALIAS_FAMILIES;
 use crate::terraform::framework::Diagnostics;
 use crate::terraform::tfvalue::{AttributePath, Value};
 
-/// The AMI family the node class bootstraps with: `ami_family`, or the one its `alias` term
-/// implies. `None` while unknown or not set.
-pub(crate) fn ami_family(config: &Value) -> Option<String> {
-    if let Some(family) = config.get("ami_family").and_then(Value::as_str) {
-        return Some(family.to_string());
-    }
-    let terms = config.get("ami_selector_terms")?.as_elements()?;
-    terms.iter().find_map(|t| {
-        let alias = t.get("alias")?.as_str()?;
-        let family = alias.split('@').next()?;
-        ALIAS_FAMILIES
-            .iter()
-            .find(|(a, _)| *a == family)
-            .map(|(_, f)| (*f).to_string())
-    })
-}
-
-/// The kubelet fields set in `kubelet` that `family` does not apply.
+/// The kubelet fields set in `kubelet` that the node class's AMI family does not apply (nothing
+/// while the family is unknown or not named).
 pub(crate) fn check(config: &Value, diags: &mut Diagnostics) {
     let Some(kubelet) = config.get("kubelet") else {
         return;
@@ -38,7 +22,8 @@ pub(crate) fn check(config: &Value, diags: &mut Diagnostics) {
     if kubelet.is_null() || kubelet.is_unknown() {
         return;
     }
-    let Some(family) = ami_family(config) else { return };
+    let family = ami_family::resolve(config);
+    let Some(family) = family.name() else { return };
     if family == "AL2023" || family == "Custom" {
         return;
     }

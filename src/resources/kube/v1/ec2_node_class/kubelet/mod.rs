@@ -195,15 +195,8 @@ pub(crate) fn kubelet_rule() -> impl Validator {
 /// types it as a string): kubelet cannot parse anything else and fails to start, so the nodes
 /// would never join.
 pub(super) fn eviction_grace_period() -> impl Validator {
-    v::check(
-        "Must be a duration such as `30s`, `10m` or `1h30m` (stricter than the CRD: kubelet cannot start with anything else).",
-        |value| {
-            let s = value.as_str()?;
-            v::parse_go_duration(s).is_none().then(|| {
-                format!(
-                    "{s:?} is not a duration: use a number with a unit, such as \"30s\", \"10m\" or \"1h30m\". (Stricter than the CRD on purpose: kubelet cannot parse it and would not start, so the nodes would never join.)"
-                )
-            })
-        },
+    v::go_duration_because(
+        " (stricter than the CRD: kubelet cannot start with anything else)",
+        " (Stricter than the CRD on purpose: kubelet cannot parse it and would not start, so the nodes would never join.)",
     )
 }

@@ -15,8 +15,13 @@ use crate::instance_types::kubelet_cel::{
 };
 use crate::instance_types::requirements::Requirement;
 use crate::instance_types::{Flavor, selection};
-use crate::resources::kube::v1::ec2_node_class::kubelet::families::ami_family;
+use crate::resources::kube::v1::ec2_node_class::ami_family;
 use crate::terraform::tfvalue::Value;
+
+/// The AMI family the expressions are compiled for, when known and named.
+fn family_of(class: &Value) -> Option<String> {
+    ami_family::resolve(class).name().map(str::to_string)
+}
 
 /// The selection key of the whole table.
 const TABLE: &str = "the table";
@@ -37,7 +42,7 @@ fn kept<K: Eq + std::hash::Hash, V>(
 /// family. `None` when it has no kubelet or a value is still unknown.
 pub(crate) fn key_of(class: &Value) -> Option<String> {
     let kubelet = class.get("kubelet").filter(|k| !k.is_null())?;
-    let family = ami_family(class);
+    let family = family_of(class);
     let source = source(kubelet, family.as_deref())?;
     Some(format!("{source:?} {family:?}"))
 }
@@ -48,7 +53,7 @@ pub(crate) fn compiled(memory: Option<&PlanMemory>, class: &Value) -> Option<Arc
     let key = key_of(class)?;
     let compiled = kept(memory.map(|m| &m.kubelets), key.clone(), || {
         let kubelet = class.get("kubelet")?;
-        let family = ami_family(class);
+        let family = family_of(class);
         let compiled = Kubelet::compile(&source(kubelet, family.as_deref())?).ok()?;
         compiled.has_expressions().then(|| {
             Arc::new(CompiledKubelet {

@@ -1,8 +1,10 @@
 //! The kubelet settings of Karpenter v1.15's open `spec.kubelet` beyond the 12 Karpenter reads
 //! itself: every other field of the upstream `KubeletConfiguration`, typed, from the table in
-//! `upstream.tsv` (one row per JSON path; adding a field is one row). A misspelled kubelet key
-//! is therefore a plan error like every other misspelled key, where Karpenter would accept the
-//! object and report `ValidationSucceeded = False` after the apply.
+//! `data/karpenter/kubelet-fields.tsv` (one row per JSON path, written by
+//! `scripts/karpenter-release.sh --kubelet-types` from the Go types, with this project's
+//! descriptions). A misspelled kubelet key is therefore a plan error like every other
+//! misspelled key, where Karpenter would accept the object and report
+//! `ValidationSucceeded = False` after the apply.
 //!
 //! What is checked is what Karpenter checks (the upstream types: integer ranges, lists, maps),
 //! plus what the kubelet itself cannot start with (a duration that does not parse, a value
@@ -20,7 +22,10 @@ use crate::terraform::framework::validate::{self as v, Validator};
 use crate::terraform::tfvalue::{Type, Value};
 
 /// The table: `path`, `name`, `type`, `values`, `description`, tab-separated.
-const TABLE: &str = include_str!("upstream.tsv");
+const TABLE: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/data/karpenter/kubelet-fields.tsv"
+));
 
 /// How a row says what the field holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,7 +121,7 @@ impl Field {
 
 /// A row the table cannot hold.
 #[derive(Debug, Error, PartialEq, Eq)]
-#[error("kubelet/upstream.tsv line {line}: {problem}")]
+#[error("data/karpenter/kubelet-fields.tsv line {line}: {problem}")]
 pub(crate) struct TableError {
     line: usize,
     problem: String,
@@ -201,7 +206,10 @@ fn attribute(f: &Field, children: &BTreeMap<&str, Vec<&Field>>) -> Attribute {
         FieldType::Uint32 => Attribute::number(f.name).validate(v::int_range(0, i64::from(u32::MAX))),
         FieldType::Float => Attribute::number(f.name),
         FieldType::String => Attribute::string(f.name),
-        FieldType::Duration => Attribute::string(f.name).validate(duration()),
+        FieldType::Duration => Attribute::string(f.name).validate(v::go_duration_because(
+            " (the kubelet cannot start with anything else)",
+            "",
+        )),
         FieldType::Quantity => Attribute::string(f.name).validate(rules::numbers::quantity()),
         FieldType::Enum => Attribute::string(f.name).validate(v::one_of(leak(&f.values))),
         FieldType::Strings => Attribute::list_of(f.name, Type::String),
@@ -237,19 +245,6 @@ fn leak(values: &[&'static str]) -> &'static [&'static str] {
     Box::leak(values.to_vec().into_boxed_slice())
 }
 
-/// A Go duration (`90s`, `1m30s`, `2h`): the kubelet cannot start with anything else.
-fn duration() -> impl Validator {
-    v::check(
-        "Must be a duration such as `30s`, `10m` or `1h30m` (the kubelet cannot start with anything else).",
-        |value| {
-            let s = value.as_str()?;
-            v::parse_go_duration(s)
-                .is_none()
-                .then(|| format!("{s:?} is not a duration: use a number with a unit, such as \"30s\", \"10m\" or \"1h30m\"."))
-        },
-    )
-}
-
 /// `logging.flush_frequency`: a duration string or a whole number of nanoseconds.
 fn duration_or_nanoseconds() -> impl Validator {
     v::check(
@@ -280,6 +275,7 @@ fn refused(wire: &'static str, reason: &'static str) -> impl Validator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::terraform::framework::schema::snake_case;
 
     #[test]
     fn the_table_reads_and_every_row_has_a_description() {
@@ -306,20 +302,7 @@ mod tests {
                 assert_eq!(f.name, *name);
                 continue;
             }
-            let wire = f.wire_name();
-            let mut snake = String::new();
-            let chars: Vec<char> = wire.chars().collect();
-            for (i, c) in chars.iter().enumerate() {
-                let next_lower = chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase());
-                let prev_lower_or_digit =
-                    i > 0 && (chars[i - 1].is_ascii_lowercase() || chars[i - 1].is_ascii_digit());
-                let prev_upper = i > 0 && chars[i - 1].is_ascii_uppercase();
-                if c.is_ascii_uppercase() && i > 0 && (prev_lower_or_digit || (prev_upper && next_lower)) {
-                    snake.push('_');
-                }
-                snake.push(c.to_ascii_lowercase());
-            }
-            assert_eq!(f.name, snake, "{}", f.path);
+            assert_eq!(f.name, snake_case(f.wire_name()), "{}", f.path);
         }
     }
 
@@ -345,7 +328,7 @@ mod tests {
     fn a_table_that_does_not_read_says_where() {
         assert_eq!(
             parse("a\tb\tnope\t\tx\n").unwrap_err().to_string(),
-            "kubelet/upstream.tsv line 1: unknown type \"nope\""
+            "data/karpenter/kubelet-fields.tsv line 1: unknown type \"nope\""
         );
         assert!(parse("a\tb\tstring\t\t\n").is_err());
         assert!(parse("a\tb\tenum\t\td\n").is_err());
