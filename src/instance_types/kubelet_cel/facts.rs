@@ -5,8 +5,8 @@
 
 use std::sync::LazyLock;
 
-use super::super::catalog::label_index;
-use super::super::model::InstanceType;
+use crate::instance_types::catalog::label_index;
+use crate::instance_types::model::InstanceType;
 
 /// One instance type as Karpenter's kubelet expressions see it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,9 +4,9 @@
 
 use cel::common::ast::{Expr, IdedExpr, LiteralValue, operators};
 
-use super::super::field::Problem;
 use super::decls::{DATE_ACCESSORS, TIME_ACCESSORS};
 use super::types::{Ty, a};
+use crate::instance_types::kubelet_cel::field::Problem;
 
 /// An identifier or a literal as written, for a suggestion; `…` for anything longer.
 pub fn shown(e: &IdedExpr) -> String {
