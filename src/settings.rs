@@ -117,6 +117,8 @@ pub struct ProviderSettings {
     pub cluster_name: Option<String>,
     pub kubernetes: KubernetesSettings,
     pub aws: AwsSettings,
+    /// `plan_health = false`: a plan does not read or say the health of what it manages.
+    pub no_plan_health: bool,
     pub unknown: Vec<AttributePath>,
 }
 

@@ -43,6 +43,31 @@ pub fn upstream(relative: &str) -> PathBuf {
     kube_testserver::upstream::path(relative)
 }
 
+/// One warning of a plan: the resource address it is about, its summary and its detail.
+pub type PlanWarning = (String, String, String);
+
+/// The warnings of `terraform plan -json` (with `args` after `plan`), sorted: Terraform reports
+/// them in the order resources finish planning, which varies, and its JSON view neither folds
+/// similar ones nor wraps their text. Panics unless the plan succeeds.
+pub fn plan_warnings(work: &Workdir, args: &[&str]) -> Vec<PlanWarning> {
+    let mut command = vec!["plan", "-json", "-input=false"];
+    command.extend_from_slice(args);
+    let run = work.terraform(&command).ok();
+    let mut out: Vec<PlanWarning> = run
+        .stdout
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|m| m["type"] == "diagnostic" && m["diagnostic"]["severity"] == "warning")
+        .map(|m| {
+            let d = &m["diagnostic"];
+            let text = |k: &str| d[k].as_str().unwrap_or_default().to_string();
+            (text("address"), text("summary"), text("detail"))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
 /// Fails the test with one clear line when terraform is missing.
 pub fn terraform_binary() -> PathBuf {
     static FOUND: OnceLock<Option<PathBuf>> = OnceLock::new();

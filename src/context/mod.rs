@@ -10,7 +10,7 @@ pub mod plan_memory;
 use crate::aws::AwsClients;
 use crate::k8s::{self, KubeError, gate::CrdGate};
 use crate::settings::ProviderSettings;
-use crate::terraform::framework::Diagnostics;
+use crate::terraform::framework::{Diagnostics, Schema};
 use crate::terraform::tfvalue::PathStep;
 use plan_memory::PlanMemory;
 
@@ -53,6 +53,13 @@ impl KarpenterContext {
             classes_seen: Default::default(),
             plan: PlanMemory::default(),
         }
+    }
+
+    /// The context of a plan that may read the configuration files for the blocks of these
+    /// types (type name, schema): see [`PlanMemory::written`].
+    pub fn reading_configuration(mut self, types: Vec<(&'static str, &'static Schema)>) -> Self {
+        self.plan = PlanMemory::reading(types);
+        self
     }
 
     /// The provider's AWS region (`aws { region }`, else `AWS_REGION`/`AWS_DEFAULT_REGION`),

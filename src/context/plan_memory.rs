@@ -10,7 +10,7 @@
 //!   kubelet expressions it compiled, their evaluations, and the instance types each set of
 //!   requirements selects ([`Memo`]s, computed once per key).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -20,8 +20,12 @@ use super::memo::Memo;
 use crate::instance_types::catalog::Row;
 use crate::instance_types::kubelet_cel::{Evaluation, Kubelet};
 use crate::k8s::plan_reads::PlanReads;
-use crate::terraform::framework::config_scan::Written;
+use crate::terraform::framework::Schema;
+use crate::terraform::framework::config_scan::{BlockKind, Targets, Written, terraform_dirs};
 use crate::terraform::tfvalue::Value;
+
+/// The provider's name in configurations: the prefix of its types' names.
+const PROVIDER_NAME: &str = "karpenter";
 
 /// A node class as this plan planned it.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,6 +55,8 @@ type ClassRead = Arc<OnceCell<Result<Option<Value>, String>>>;
 pub struct PlanMemory {
     pub reads: PlanReads,
     planned_classes: Mutex<HashMap<String, PlannedClass>>,
+    /// The block types the configuration is read for (type name, schema).
+    written_types: Vec<(&'static str, &'static Schema)>,
     written: OnceLock<Written>,
     cluster_classes: Mutex<HashMap<String, ClassRead>>,
     /// Kubelet expressions by what they are compiled from; `None` when there are none, or one
@@ -61,6 +67,19 @@ pub struct PlanMemory {
     /// The offline table's types a set of requirements selects, by the requirements' key;
     /// `None` when a requirement is malformed.
     pub selections: Memo<String, Option<Vec<&'static Row>>>,
+    /// What was said once per plan, by what it is about.
+    said: Mutex<HashSet<String>>,
+    /// The interruption queues' message counts as their refresh read them, by queue name.
+    queues: Mutex<HashMap<String, QueueBacklog>>,
+}
+
+/// An interruption queue's messages, as SQS counts them (approximately).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueBacklog {
+    /// Messages waiting to be received (`ApproximateNumberOfMessages`).
+    pub waiting: u64,
+    /// Messages received and not deleted yet (`ApproximateNumberOfMessagesNotVisible`).
+    pub in_flight: u64,
 }
 
 impl PlanMemory {
@@ -76,9 +95,52 @@ impl PlanMemory {
         self.planned_classes.lock().ok()?.get(name).cloned()
     }
 
-    /// The configuration as written, read with `load` on the first call.
-    pub fn written(&self, load: impl FnOnce() -> Written) -> &Written {
-        self.written.get_or_init(load)
+    /// A memory that reads the configuration files for the blocks of `types` (type name,
+    /// schema).
+    pub fn reading(types: Vec<(&'static str, &'static Schema)>) -> Self {
+        Self {
+            written_types: types,
+            ..Self::default()
+        }
+    }
+
+    /// The configuration as written (the blocks of the types given to [`PlanMemory::reading`]),
+    /// read from Terraform's working directory on the first call; empty when there is none.
+    pub fn written(&self) -> &Written {
+        self.written.get_or_init(|| {
+            let Some((root, data_dir)) = terraform_dirs() else {
+                return Written::default();
+            };
+            let mut targets = Targets::new(PROVIDER_NAME);
+            for (type_name, schema) in &self.written_types {
+                targets = targets.with(BlockKind::Resource, *type_name, schema);
+            }
+            Written::load(&root, &data_dir, &targets)
+        })
+    }
+
+    /// The block types the configuration is read for.
+    pub fn written_types(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.written_types.iter().map(|(t, _)| *t)
+    }
+
+    /// Whether `what` is said for the first time in this plan (it is then recorded as said).
+    pub fn first_time(&self, what: &str) -> bool {
+        self.said
+            .lock()
+            .is_ok_and(|mut said| said.insert(what.to_string()))
+    }
+
+    /// Keeps an interruption queue's message counts as its refresh read them.
+    pub fn queue_read(&self, queue: &str, backlog: QueueBacklog) {
+        if let Ok(mut queues) = self.queues.lock() {
+            queues.insert(queue.to_string(), backlog);
+        }
+    }
+
+    /// The message counts of the interruption queue `queue`, if this plan's refresh read them.
+    pub fn queue_backlog(&self, queue: &str) -> Option<QueueBacklog> {
+        self.queues.lock().ok()?.get(queue).copied()
     }
 
     /// The node class `name` as the cluster has it, read with `read` on the first call for that

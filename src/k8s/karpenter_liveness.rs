@@ -54,12 +54,14 @@ pub enum Seen {
     Absent,
     /// Every such Lease has no holder.
     Released { namespaces: Vec<String> },
-    /// At least one is held: `versions` identifies the renewals (namespace/resourceVersion).
+    /// At least one is held: `versions` identifies the renewals (namespace/resourceVersion);
+    /// `renewed` is the latest `renewTime` (RFC 3339, by the cluster's clock), when written.
     Held {
         namespaces: Vec<String>,
         holder: String,
         versions: String,
         duration: Duration,
+        renewed: Option<String>,
     },
     /// The Leases could not be read.
     Unreadable(String),
@@ -221,6 +223,54 @@ async fn is_auto_mode(client: &kube::Client) -> bool {
     answer.copied().unwrap_or(false)
 }
 
+/// How far the cluster's clock may be from this machine's before a Lease not renewed by our
+/// clock counts against Karpenter, for a verdict from one look ([`at_a_glance`]).
+pub const CLOCK_SKEW: Duration = Duration::from_secs(60);
+
+/// The verdict of one look at `now` (a plan cannot watch a Lease for half a minute): absent or
+/// released → not running; held but not renewed for `max(2 × leaseDurationSeconds, 10 s)` and
+/// [`CLOCK_SKEW`] more, by the Lease's `renewTime` against this machine's clock → not running;
+/// held and renewed → running; on EKS Auto Mode → running; unreadable → unknown.
+pub fn at_a_glance(seen: &Seen, now: k8s_openapi::jiff::Timestamp) -> Liveness {
+    match seen {
+        Seen::AwsManaged => Liveness::Running,
+        Seen::Unreadable(_) => Liveness::Unknown,
+        Seen::Absent => Liveness::Gone(format!(
+            "no leader-election Lease {LEASE_NAME} exists in any namespace: no Karpenter controller runs in this \
+             cluster (or it runs with leader election off)"
+        )),
+        Seen::Released { namespaces } => Liveness::Gone(format!(
+            "its leader-election Lease {} has no holder: Karpenter shut down (uninstalled, or scaled to zero)",
+            lease_names(namespaces)
+        )),
+        Seen::Held {
+            namespaces,
+            holder,
+            duration,
+            renewed,
+            ..
+        } => {
+            let Some(renewed) = renewed
+                .as_deref()
+                .and_then(|r| r.parse::<k8s_openapi::jiff::Timestamp>().ok())
+            else {
+                return Liveness::Running;
+            };
+            let ago = now.duration_since(renewed);
+            let stale_for = (*duration * 2).max(MIN_STALE_FOR) + CLOCK_SKEW;
+            match Duration::try_from(ago) {
+                Ok(ago) if ago >= stale_for => Liveness::Gone(format!(
+                    "its leader-election Lease {} (held by {holder}) was last renewed {} ago; a running Karpenter \
+                     renews it every few seconds",
+                    lease_names(namespaces),
+                    super::error::humantime(ago)
+                )),
+                _ => Liveness::Running,
+            }
+        }
+    }
+}
+
 /// Reads Karpenter's Leases, in every namespace; on an Auto Mode cluster without them,
 /// [`Seen::AwsManaged`].
 pub async fn look(client: &kube::Client) -> Seen {
@@ -258,7 +308,8 @@ async fn look_for_leases(client: &kube::Client) -> Seen {
             released.push(ns);
         } else {
             let version = lease.metadata.resource_version.clone().unwrap_or_default();
-            held.push((ns, holder, version, Duration::from_secs(duration)));
+            let renewed = spec.and_then(|s| s.renew_time.as_ref()).map(|t| t.0);
+            held.push((ns, holder, version, Duration::from_secs(duration), renewed));
         }
     }
     if held.is_empty() {
@@ -279,6 +330,7 @@ async fn look_for_leases(client: &kube::Client) -> Seen {
             .collect::<Vec<_>>()
             .join(","),
         duration: held.iter().map(|h| h.3).max().unwrap_or(Duration::from_secs(15)),
+        renewed: held.iter().filter_map(|h| h.4).max().map(|t| t.to_string()),
     }
 }
 
@@ -292,7 +344,53 @@ mod tests {
             holder: "karpenter-abc_1".into(),
             versions: format!("kube-system/{version}"),
             duration: Duration::from_secs(15),
+            renewed: None,
         }
+    }
+
+    #[test]
+    fn one_look_judges_by_the_renew_time_with_a_minute_for_clocks() {
+        let now: k8s_openapi::jiff::Timestamp = "2026-11-28T12:00:00Z".parse().expect("time");
+        let renewed_at = |at: &str| Seen::Held {
+            namespaces: vec!["kube-system".into()],
+            holder: "karpenter-abc_1".into(),
+            versions: "kube-system/1".into(),
+            duration: Duration::from_secs(15),
+            renewed: Some(at.to_string()),
+        };
+        assert_eq!(
+            at_a_glance(&renewed_at("2026-11-28T11:59:58Z"), now),
+            Liveness::Running
+        );
+        // 30 s (2 × 15 s) and the minute of clock skew: 90 s
+        assert_eq!(
+            at_a_glance(&renewed_at("2026-11-28T11:58:31Z"), now),
+            Liveness::Running
+        );
+        let Liveness::Gone(why) = at_a_glance(&renewed_at("2026-11-28T11:50:00Z"), now) else {
+            panic!("a Lease not renewed for 10 minutes is gone");
+        };
+        assert!(why.contains("last renewed 10m ago"), "{why}");
+        assert_eq!(
+            at_a_glance(&held("1"), now),
+            Liveness::Running,
+            "no renewTime: not judged"
+        );
+        assert!(matches!(at_a_glance(&Seen::Absent, now), Liveness::Gone(_)));
+        assert!(matches!(
+            at_a_glance(
+                &Seen::Released {
+                    namespaces: vec!["kube-system".into()]
+                },
+                now
+            ),
+            Liveness::Gone(_)
+        ));
+        assert_eq!(at_a_glance(&Seen::AwsManaged, now), Liveness::Running);
+        assert_eq!(
+            at_a_glance(&Seen::Unreadable("403".into()), now),
+            Liveness::Unknown
+        );
     }
 
     #[tokio::test(start_paused = true)]

@@ -23,19 +23,15 @@ pub struct KarpenterProvider {
 
 impl KarpenterProvider {
     pub fn new() -> Self {
+        let mut resources: Vec<Box<dyn Resource<KarpenterContext>>> = Vec::new();
+        for kind in resources::kube::all() {
+            resources.push(Box::new(kind));
+        }
+        resources.push(Box::new(resources::aws::interruption_queue::InterruptionQueue));
+        resources.push(Box::new(resources::aws::node_role::NodeRole));
+        resources.push(Box::new(resources::aws::controller_role::ControllerRole));
         Self {
-            resources: vec![
-                Box::new(resources::kube::node_pool()),
-                Box::new(resources::kube::ec2_node_class()),
-                Box::new(resources::kube::eks_node_class()),
-                Box::new(resources::kube::provisioner()),
-                Box::new(resources::kube::node_template()),
-                Box::new(resources::kube::node_overlay()),
-                Box::new(resources::kube::capacity_buffer()),
-                Box::new(resources::aws::interruption_queue::InterruptionQueue),
-                Box::new(resources::aws::node_role::NodeRole),
-                Box::new(resources::aws::controller_role::ControllerRole),
-            ],
+            resources,
             data_sources: vec![
                 Box::new(resources::aws::controller_policy::ControllerPolicy),
                 Box::new(resources::kube::data_sources::object::ec2_node_class()),
@@ -139,7 +135,12 @@ impl Provider for KarpenterProvider {
             let names: Vec<String> = settings.unknown.iter().map(|p| p.to_string()).collect();
             tracing::info!(unknown = %names.join(", "), "provider configuration not fully known yet; clients will be built when it is");
         }
-        Ok(KarpenterContext::new(settings))
+        // What a plan may read of the configuration files: the Kubernetes kinds' blocks.
+        let written = resources::kube::all()
+            .iter()
+            .map(|k| (k.type_name, &**k.schema))
+            .collect();
+        Ok(KarpenterContext::new(settings).reading_configuration(written))
     }
 }
 

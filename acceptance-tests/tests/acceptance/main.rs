@@ -26,6 +26,7 @@ mod examples_static;
 mod examples_validate;
 mod faults;
 mod field_ownership;
+mod health;
 mod iam_common;
 mod instance_types;
 mod interruption_queue;

@@ -5,8 +5,8 @@
 //! class that only the cluster has, against one nobody has, and against one whose kubelet comes
 //! from a variable the provider cannot read before Terraform plans the class.
 
-use acceptance_tests::Workdir;
 use acceptance_tests::kube::Cluster;
+use acceptance_tests::{PlanWarning as Warning, Workdir, plan_warnings};
 
 const CLASS: &str = r#"
 resource "karpenter_ec2_node_class" "workers" {
@@ -43,26 +43,8 @@ resource "karpenter_node_pool" "{family}" {{
         .collect()
 }
 
-/// One warning of a plan: the resource it is about, its summary and detail.
-type Warning = (String, String, String);
-
-/// The warnings of a `terraform plan -json`, sorted (Terraform reports them in the order
-/// resources finish planning, which varies; the JSON view does not fold similar ones).
 fn warnings(work: &Workdir) -> Vec<Warning> {
-    let run = work.terraform(&["plan", "-json", "-input=false"]).ok();
-    let mut out: Vec<Warning> = run
-        .stdout
-        .lines()
-        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-        .filter(|m| m["type"] == "diagnostic" && m["diagnostic"]["severity"] == "warning")
-        .map(|m| {
-            let d = &m["diagnostic"];
-            let text = |k: &str| d[k].as_str().unwrap_or_default().to_string();
-            (text("address"), text("summary"), text("detail"))
-        })
-        .collect();
-    out.sort();
-    out
+    plan_warnings(work, &[])
 }
 
 /// The kubelet notes on pool `family`.

@@ -775,6 +775,7 @@ pub fn parse(config: &Value, env: &dyn Env) -> ProviderSettings {
         cluster_name,
         kubernetes,
         aws,
+        no_plan_health: false,
         unknown: r.unknown,
     }
 }

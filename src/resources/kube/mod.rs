@@ -13,6 +13,7 @@ pub mod capacity_buffer;
 pub mod data_sources;
 pub mod drift;
 pub mod eks;
+pub mod health;
 pub mod kind;
 pub mod moves;
 pub mod note;
@@ -28,6 +29,19 @@ mod every_minor;
 
 use crate::k8s::kinds;
 use object::{ClassRef, KubeObjectType};
+
+/// Every kind, in the registry's order.
+pub fn all() -> Vec<KubeObjectType> {
+    vec![
+        node_pool(),
+        ec2_node_class(),
+        eks_node_class(),
+        provisioner(),
+        node_template(),
+        node_overlay(),
+        capacity_buffer(),
+    ]
+}
 
 /// A NodePool's node class: `template.spec.node_class_ref`, an EC2NodeClass or (on EKS Auto
 /// Mode) a NodeClass.

@@ -13,6 +13,8 @@ use crate::terraform::framework::{Diagnostics, PlanToCheck};
 
 /// One planned change of a Kubernetes kind, as a note sees it.
 pub struct Planned<'a> {
+    /// The resource type (`karpenter_node_pool`).
+    pub type_name: &'a str,
     pub kind: &'a Kind,
     /// The resource type's schema.
     pub schema: &'a Schema,

@@ -8,10 +8,13 @@
 //! - [`kubelet::notes::CLASS_RANGES`]: what a node class's kubelet expressions come to over the
 //!   instance-type table;
 //! - [`kubelet::notes::POOL_RANGES`]: what its pools' class's expressions come to over the types
-//!   each pool can launch.
+//!   each pool can launch;
+//! - [`health::HEALTH`]: what Karpenter says is wrong with a refreshed object, its pool's
+//!   NodeClaims, and once whether Karpenter runs.
 
 use crate::context::KarpenterContext;
 use crate::resources::kube::drift::note as drift_note;
+use crate::resources::kube::health;
 use crate::resources::kube::note::{Note, Planned};
 use crate::resources::kube::v1::ec2_node_class::kubelet;
 use crate::terraform::framework::Diagnostics;
@@ -21,6 +24,7 @@ pub static NOTES: &[&dyn Note] = &[
     &drift_note::DRIFT,
     &kubelet::notes::CLASS_RANGES,
     &kubelet::notes::POOL_RANGES,
+    &health::HEALTH,
 ];
 
 /// What the notes say about one planned change.

@@ -15,6 +15,7 @@ use crate::aws::sqs::QUEUE_DELETED_RECENTLY;
 use crate::aws::{EventBridge, Sqs, ownership};
 use crate::aws_names;
 use crate::context::KarpenterContext;
+use crate::context::plan_memory::QueueBacklog;
 use crate::resources::aws::tags_all;
 use crate::resources::taken_name::{Marks, Taken, owner_tag_mark};
 use crate::terraform::framework::Diagnostics;
@@ -405,6 +406,15 @@ pub(super) async fn converge(
     Ok(())
 }
 
+/// The queue's message counts, from its attributes (SQS counts approximately).
+fn backlog_of(attrs: &BTreeMap<String, String>) -> QueueBacklog {
+    let count = |k: &str| attrs.get(k).and_then(|s| s.parse::<u64>().ok()).unwrap_or(0);
+    QueueBacklog {
+        waiting: count("ApproximateNumberOfMessages"),
+        in_flight: count("ApproximateNumberOfMessagesNotVisible"),
+    }
+}
+
 /// Writes what SQS says of the queue into `out`.
 pub(super) fn read_queue(
     out: &mut Value,
@@ -461,11 +471,13 @@ pub(super) fn read_queue(
 /// Re-reads the queue and every recorded rule into `state`. A queue gone out of band leaves
 /// its attributes null (the plan recreates it and keeps the rules); None only when neither the
 /// queue nor any recorded rule exists.
+/// The resource as AWS has it now (`None`: every part is gone), with the queue's message counts
+/// when the queue was read.
 pub(super) async fn refresh(
     c: &Clients,
     state: &Value,
     default_tags: &BTreeMap<String, String>,
-) -> Result<Option<Value>, AwsError> {
+) -> Result<Option<(Value, Option<QueueBacklog>)>, AwsError> {
     let queue_name = get_str(state, "queue_name")
         .or_else(|| get_str(state, "name"))
         .or_else(|| get_str(state, "cluster_name"))
@@ -489,6 +501,7 @@ pub(super) async fn refresh(
     let mut out = state.clone();
     set_attr(&mut out, "queue_name", Value::string(queue_name));
     let queue_found = queue.is_some();
+    let backlog = queue.as_ref().map(|(_, attrs, _)| backlog_of(attrs));
     if let Some((url, attrs, tags)) = queue {
         read_queue(&mut out, state, url, &attrs, tags, default_tags);
     } else {
@@ -533,7 +546,7 @@ pub(super) async fn refresh(
         return Ok(None);
     }
     set_attr(&mut out, "rules", Value::Map(rules));
-    Ok(Some(out))
+    Ok(Some((out, backlog)))
 }
 
 /// Deletes every part of ours that still exists, each on its own (a part already gone does

@@ -12,14 +12,16 @@
 //! update), [`import`] (by queue name or URL); read and delete below. The schema in
 //! [`schema`], the desired and the read state in [`model`], the AWS side (clients, refresh,
 //! converge, delete) in [`calls`], the rule kinds and names in [`kinds`], the queue policy in
-//! [`document`] and [`policy_equivalence`], identity and listing in [`identity`] and [`list`].
+//! [`document`] and [`policy_equivalence`], identity and listing in [`identity`] and [`list`],
+//! the backlog a plan warns about in [`health`].
 
 use async_trait::async_trait;
 
 use crate::context::KarpenterContext;
 use crate::resources::aws::tags_all;
 use crate::terraform::framework::{
-    ApplyOutcome, Diagnostics, IdentitySchema, ListRequest, ListSink, ReadOutcome, Resource, Schema,
+    ApplyOutcome, Diagnostics, IdentitySchema, ListRequest, ListSink, PlanToCheck, ReadOutcome, Resource,
+    Schema,
 };
 use crate::terraform::tfvalue::{AttributePath, Value};
 use calls::{clients, clients_to_change, delete_parts, refresh};
@@ -30,6 +32,7 @@ use schema::{SCHEMA, TYPE_NAME};
 mod apply;
 mod calls;
 mod document;
+mod health;
 mod identity;
 mod import;
 mod kinds;
@@ -111,6 +114,12 @@ impl Resource<KarpenterContext> for InterruptionQueue {
         list_queues(self, ctx, request, sink).await;
     }
 
+    /// What the queue's refresh read of its messages: a backlog no running Karpenter leaves
+    /// ([`health`]).
+    async fn check_plan_remotely(&self, ctx: &KarpenterContext, change: &PlanToCheck<'_>) -> Diagnostics {
+        health::backlog_note(ctx, change)
+    }
+
     async fn create(&self, ctx: &KarpenterContext, planned: &Value) -> ApplyOutcome {
         apply::apply(ctx, &Value::Null, planned, "create").await
     }
@@ -122,7 +131,12 @@ impl Resource<KarpenterContext> for InterruptionQueue {
         }
         let c = clients(ctx).await?;
         match refresh(&c, current, &tags_all::defaults(ctx)).await {
-            Ok(Some(v)) => Ok(ReadOutcome::Found(v)),
+            Ok(Some((v, backlog))) => {
+                if let (Some(backlog), Some(queue)) = (backlog, v.get("queue_name").and_then(Value::as_str)) {
+                    ctx.plan.queue_read(queue, backlog);
+                }
+                Ok(ReadOutcome::Found(v))
+            }
             Ok(None) => Ok(ReadOutcome::Gone),
             Err(e) => Err(e.to_diagnostics()),
         }

@@ -12,7 +12,7 @@ use super::{KubeObjectType, READ_TIMEOUT};
 use crate::context::KarpenterContext;
 use crate::k8s::{self, KubeError};
 use crate::resources::kube::note::Planned;
-use crate::resources::kube::{drift, moves, notes};
+use crate::resources::kube::{moves, notes};
 use crate::terraform::framework::schema::Schema;
 use crate::terraform::framework::values::get_str;
 use crate::terraform::framework::{
@@ -65,6 +65,7 @@ impl Resource<KarpenterContext> for KubeObjectType {
             return d;
         }
         let planned = Planned {
+            type_name: self.type_name,
             kind: &self.kind,
             schema: self.schema,
             change,
@@ -121,9 +122,8 @@ impl Resource<KarpenterContext> for KubeObjectType {
                 Ok(ReadOutcome::BeingDeleted(state, self.being_deleted_warning(&obj)))
             }
             Ok(Some(obj)) => {
-                if drift::rules::of(&self.kind).is_some() {
-                    ctx.plan.reads.observe(&self.kind, &obj);
-                }
+                // what the plan's notes read of it: drift hashes, health
+                ctx.plan.reads.observe(&self.kind, &obj);
                 self.state_from_object(&obj, current).map(ReadOutcome::Found)
             }
             Err(

@@ -26,8 +26,7 @@ use crate::k8s::kinds::EC2_NODE_CLASS as EC2_NODE_CLASS_KIND;
 use crate::k8s::plan_reads::PLAN_READ_TIMEOUT;
 use crate::resources::kube::v1::ec2_node_class::EC2_NODE_CLASS;
 use crate::resources::kube::v1::ec2_node_class::kubelet::plan::key_of;
-use crate::resources::kube::v1::node_pool::NODE_POOL;
-use crate::terraform::framework::config_scan::{BlockKind, Targets, Written, WrittenBlock, terraform_dirs};
+use crate::terraform::framework::config_scan::{BlockKind, Written, WrittenBlock};
 use crate::terraform::framework::convert::from_wire;
 use crate::terraform::tfvalue::{AttributePath, Value};
 
@@ -54,19 +53,6 @@ pub(crate) enum ClassOfPool {
     },
     /// It cannot be known: why, and what to do (one sentence).
     Unknowable(String),
-}
-
-/// The configuration's pools and classes, read once per plan.
-fn written(ctx: &KarpenterContext) -> &Written {
-    ctx.plan.written(|| {
-        let Some((root, data_dir)) = terraform_dirs() else {
-            return Written::default();
-        };
-        let targets = Targets::new("karpenter")
-            .with(BlockKind::Resource, POOL_TYPE, &NODE_POOL)
-            .with(BlockKind::Resource, CLASS_TYPE, &EC2_NODE_CLASS);
-        Written::load(&root, &data_dir, &targets)
-    })
 }
 
 /// The class names the configuration's pools write as strings the provider can read.
@@ -118,7 +104,7 @@ fn by_reference(name: &str) -> String {
 
 /// The class `name` (see the module docs).
 pub(crate) async fn resolve(ctx: &KarpenterContext, name: &str) -> ClassOfPool {
-    let written = written(ctx);
+    let written = ctx.plan.written();
     if !named_by_string(written).contains(name)
         && let Some(PlannedClass {
             planned,
