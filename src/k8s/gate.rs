@@ -28,10 +28,28 @@ use super::retry::{Also, FIRST_DELAY, MAX_DELAY, retry};
 const PROGRESS_EVERY: Duration = Duration::from_secs(10);
 
 /// What the gate learnt about a served CRD.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct Served {
     /// The `openAPIV3Schema` of the version we write, when the CRD declares one.
     pub schema: Option<Json>,
+    /// Its label rules, compiled on first use.
+    labels: std::sync::OnceLock<Option<super::served_labels::LabelRules>>,
+}
+
+impl Served {
+    pub fn new(schema: Option<Json>) -> Self {
+        Self {
+            schema,
+            labels: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The schema's label rules, compiled once ([`super::served_labels`]).
+    pub fn label_rules(&self) -> Option<&super::served_labels::LabelRules> {
+        self.labels
+            .get_or_init(|| super::served_labels::LabelRules::of(self.schema.as_ref()?))
+            .as_ref()
+    }
 }
 
 /// Whether a CRD exists (`Ok`), or how long it was looked for in vain (`Err`).
@@ -221,9 +239,9 @@ async fn wait_until_served(
     if started.elapsed() > FIRST_DELAY {
         tracing::info!(crd = %name, "CRD {name} is established; continuing after {}", humantime(started.elapsed()));
     }
-    Ok(Arc::new(Served {
-        schema: crd.as_ref().and_then(|c| served_schema(c, kind.version)),
-    }))
+    Ok(Arc::new(Served::new(
+        crd.as_ref().and_then(|c| served_schema(c, kind.version)),
+    )))
 }
 
 /// Watches the CRD until `ready`, re-establishing the watch after errors, until the deadline.

@@ -329,9 +329,9 @@ impl PlanReads {
             let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
             let found = tokio::time::timeout_at(deadline, crds.get_opt(&kind.crd_name())).await;
             match found {
-                Ok(Ok(Some(crd))) if serves(kind)(Some(&crd)) => Some(Arc::new(Served {
-                    schema: served_schema(&crd, kind.version),
-                })),
+                Ok(Ok(Some(crd))) if serves(kind)(Some(&crd)) => {
+                    Some(Arc::new(Served::new(served_schema(&crd, kind.version))))
+                }
                 Ok(Err(e)) => {
                     tracing::debug!(error = %e, crd = %kind.crd_name(), "the CRD could not be read while planning");
                     None

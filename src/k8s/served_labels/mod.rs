@@ -8,14 +8,16 @@
 //! release allows a key, from [`FIRST_LABEL_RELEASES`], a table kept honest by a test that
 //! derives it from the CRDs of every v1 minor.
 //!
-//! The rules use standard CEL and Kubernetes' regex `find`, registered here. A rule that does
-//! not compile or evaluate here is left to the API server: the plan never refuses on a guess.
+//! The rules use standard CEL and Kubernetes' regex `find`, registered here. They are compiled
+//! once per served CRD ([`LabelRules::of`], kept with what the plan read of the CRD). A rule
+//! that does not compile or evaluate here is left to the API server: the plan never refuses on
+//! a guess.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use cel::objects::{Key, Map};
-use cel::{Context, Env, ExecutionError, Value as Cel};
+use cel::{Context, Env, ExecutionError, Program, Value as Cel};
 use regex::Regex;
 use serde_json::Value as Json;
 
@@ -61,34 +63,87 @@ pub struct LabelRefusal {
     pub message: String,
 }
 
-/// The label keys of `object`'s `spec` that the CRD schema `root` refuses.
-pub fn refused(root: &Json, object: &Json) -> Vec<LabelRefusal> {
+/// The label rules of a CRD schema, compiled: by rule text, the program (or nothing, for a rule
+/// that does not compile here).
+pub struct LabelRules {
+    env: Arc<Env>,
+    programs: HashMap<String, Option<Program>>,
+}
+
+impl std::fmt::Debug for LabelRules {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LabelRules")
+            .field("rules", &self.programs.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+impl LabelRules {
+    /// The label rules anywhere in the schema `root` (those whose message starts with `label`),
+    /// compiled; `None` when the CEL environment cannot be made.
+    pub fn of(root: &Json) -> Option<Self> {
+        let env = environment().ok()?;
+        let mut programs = HashMap::new();
+        collect(root, &mut |rule| {
+            programs
+                .entry(rule.to_string())
+                .or_insert_with(|| env.compile(rule).ok());
+        });
+        Some(Self { env, programs })
+    }
+}
+
+/// Calls `found` with every label rule of `schema` and below.
+fn collect(schema: &Json, found: &mut impl FnMut(&str)) {
+    for (rule, _) in label_rules(schema) {
+        found(rule);
+    }
+    for key in ["properties", "additionalProperties", "items"] {
+        match schema.get(key) {
+            Some(Json::Object(children)) if key == "properties" => {
+                for child in children.values() {
+                    collect(child, found);
+                }
+            }
+            Some(child @ Json::Object(_)) => collect(child, found),
+            _ => {}
+        }
+    }
+}
+
+/// The label rules of one schema node: (rule, message).
+fn label_rules(schema: &Json) -> impl Iterator<Item = (&str, &str)> {
+    schema
+        .get("x-kubernetes-validations")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|v| Some((v.get("rule")?.as_str()?, v.get("message")?.as_str()?)))
+        .filter(|(rule, message)| message.starts_with("label ") && !rule.contains("oldSelf"))
+}
+
+/// The label keys of `object`'s `spec` that the CRD schema `root` (with its compiled `rules`)
+/// refuses.
+pub fn refused(root: &Json, rules: &LabelRules, object: &Json) -> Vec<LabelRefusal> {
     let mut out = Vec::new();
-    let Ok(env) = environment() else {
-        return out;
-    };
-    let Ok(mut ctx) = context(&env) else {
+    let Ok(mut ctx) = context(&rules.env) else {
         return out;
     };
     if let (Some(schema), Some(spec)) = (root.pointer("/properties/spec"), object.get("spec")) {
-        walk(&env, &mut ctx, schema, spec, "spec", &mut out);
+        walk(rules, &mut ctx, schema, spec, "spec", &mut out);
     }
     out
 }
 
-/// The CEL environment, and a context for it with `find` registered (its patterns compiled
-/// once per check).
-type Rules<'c> = (&'c Arc<Env>, &'c mut Context<'static, 'static>);
-
 fn walk(
-    env: &Arc<Env>,
+    rules: &LabelRules,
     ctx: &mut Context<'static, 'static>,
     schema: &Json,
     value: &Json,
     path: &str,
     out: &mut Vec<LabelRefusal>,
 ) {
-    check((env, &mut *ctx), schema, value, path, out);
+    check(rules, ctx, schema, value, path, out);
     match value {
         Json::Object(fields) => {
             for (name, v) in fields {
@@ -99,14 +154,14 @@ fn walk(
                     ))
                     .or_else(|| schema.get("additionalProperties").filter(|a| a.is_object()));
                 if let Some(sub) = sub {
-                    walk(env, ctx, sub, v, &format!("{path}.{name}"), out);
+                    walk(rules, ctx, sub, v, &format!("{path}.{name}"), out);
                 }
             }
         }
         Json::Array(items) => {
             if let Some(sub) = schema.get("items") {
                 for (i, v) in items.iter().enumerate() {
-                    walk(env, ctx, sub, v, &format!("{path}[{i}]"), out);
+                    walk(rules, ctx, sub, v, &format!("{path}[{i}]"), out);
                 }
             }
         }
@@ -116,16 +171,16 @@ fn walk(
 
 /// The label rules of one schema node on its value: a map of labels is checked key by key, so
 /// the refusal names the key.
-fn check((env, ctx): Rules<'_>, schema: &Json, value: &Json, path: &str, out: &mut Vec<LabelRefusal>) {
-    let rules = schema
-        .get("x-kubernetes-validations")
-        .and_then(Json::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|v| Some((v.get("rule")?.as_str()?, v.get("message")?.as_str()?)))
-        .filter(|(rule, message)| message.starts_with("label ") && !rule.contains("oldSelf"));
-    for (rule, message) in rules {
-        let Ok(program) = env.compile(rule) else {
+fn check(
+    rules: &LabelRules,
+    ctx: &mut Context<'static, 'static>,
+    schema: &Json,
+    value: &Json,
+    path: &str,
+    out: &mut Vec<LabelRefusal>,
+) {
+    for (rule, message) in label_rules(schema) {
+        let Some(Some(program)) = rules.programs.get(rule) else {
             continue;
         };
         let mut refused_with = |v: &Json| -> bool {

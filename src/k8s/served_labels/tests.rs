@@ -1,6 +1,10 @@
 use serde_json::{Value as Json, json};
 
-use super::{FIRST_LABEL_RELEASES, OPEN_KUBERNETES_DOMAINS, first_label_release, refused};
+use super::{FIRST_LABEL_RELEASES, LabelRules, OPEN_KUBERNETES_DOMAINS, first_label_release};
+
+fn refused(schema: &Json, object: &Json) -> Vec<super::LabelRefusal> {
+    super::refused(schema, &LabelRules::of(schema).expect("rules"), object)
+}
 
 /// The served `openAPIV3Schema` of the NodePool CRD of an upstream directory (`versions/v1.14.1`),
 /// read once per test process.

@@ -43,14 +43,14 @@ impl KubeObjectType {
         else {
             return Diagnostics::new();
         };
-        let Some(schema) = served.schema.as_ref() else {
+        if served.schema.is_none() {
             return Diagnostics::new();
-        };
+        }
         let known = unknowns_to_null(planned);
         let Ok(manifest) = self.manifest(&known) else {
             return Diagnostics::new();
         };
-        match self.fit_to_cluster(manifest, &known, schema) {
+        match self.fit_to_cluster(manifest, &known, &served) {
             Ok(_) => Diagnostics::new(),
             Err(d) => d,
         }

@@ -131,7 +131,11 @@ fn writes_fit_the_served_schema() {
         Some(&json!("720h"))
     );
     let fitted = resource
-        .fit_to_cluster(manifest, &planned, &served)
+        .fit_to_cluster(
+            manifest,
+            &planned,
+            &crate::k8s::gate::Served::new(Some(served.clone())),
+        )
         .expect("a default is not an error");
     assert_eq!(fitted.pointer("/spec/template/spec/expireAfter"), None);
     assert!(fitted.pointer("/spec/disruption/consolidateAfter").is_some());
@@ -143,7 +147,11 @@ fn writes_fit_the_served_schema() {
     let planned = plan_create(&NODE_POOL, &config(&NODE_POOL, &configured));
     let manifest = resource.manifest(&planned).expect("manifest");
     let d = resource
-        .fit_to_cluster(manifest, &planned, &served)
+        .fit_to_cluster(
+            manifest,
+            &planned,
+            &crate::k8s::gate::Served::new(Some(served.clone())),
+        )
         .expect_err("configured fields the CRD lacks");
     let errors: Vec<(String, String)> = d
         .iter()

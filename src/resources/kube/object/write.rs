@@ -88,12 +88,9 @@ impl KubeObjectType {
                 return ApplyOutcome::failed(None, d);
             }
         };
-        let manifest = match served.schema.as_ref() {
-            Some(schema) => match self.fit_to_cluster(manifest, planned, schema) {
-                Ok(m) => m,
-                Err(d) => return ApplyOutcome::failed(None, d),
-            },
-            None => manifest,
+        let manifest = match self.fit_to_cluster(manifest, planned, &served) {
+            Ok(m) => m,
+            Err(d) => return ApplyOutcome::failed(None, d),
         };
         if prior.is_none()
             && let Err(d) = self.refuse_existing(client, namespace, &name, deadline).await
@@ -425,8 +422,11 @@ impl KubeObjectType {
         &self,
         mut manifest: Json,
         planned: &Value,
-        schema: &Json,
+        served: &k8s::gate::Served,
     ) -> Result<Json, Diagnostics> {
+        let Some(schema) = served.schema.as_ref() else {
+            return Ok(manifest);
+        };
         let mut d = Diagnostics::new();
         for wire in k8s::skew::undeclared(schema, &manifest) {
             let at = wire_path_to_attribute(&self.schema.attributes, &wire);
@@ -448,8 +448,10 @@ impl KubeObjectType {
         for refusal in k8s::served_values::refused(schema, &manifest) {
             self.refused_value(&mut d, &refusal);
         }
-        for refusal in k8s::served_labels::refused(schema, &manifest) {
-            self.refused_label(&mut d, &refusal);
+        if let Some(rules) = served.label_rules() {
+            for refusal in k8s::served_labels::refused(schema, rules, &manifest) {
+                self.refused_label(&mut d, &refusal);
+            }
         }
         if d.has_errors() { Err(d) } else { Ok(manifest) }
     }
