@@ -53,9 +53,9 @@ pub const PERMISSIONS: &[Permission] = &[
         group: "karpenter.sh",
         resources: &["nodeclaims"],
         verbs: &["get", "list", "patch", "delete"],
-        why: "a plan that changes or destroys a NodePool or node class lists them (once) to say which nodes the \
-              change replaces; a delete that waits names the NodeClaims that hold a NodePool; `force_destroy` removes \
-              their finalizers (patch) and deletes them",
+        why: "a plan lists them (once) to say which nodes a NodePool or node class change replaces, and which of a \
+              refreshed pool's NodeClaims cannot launch or join (health; `plan_health`); a delete that waits names the \
+              NodeClaims that hold a NodePool; `force_destroy` removes their finalizers (patch) and deletes them",
     },
     Permission {
         group: "",
@@ -68,7 +68,8 @@ pub const PERMISSIONS: &[Permission] = &[
         group: "coordination.k8s.io",
         resources: &["leases"],
         verbs: &["list"],
-        why: "whether Karpenter runs (its leader-election Lease is held and renewed): after writing an \
+        why: "whether Karpenter runs (its leader-election Lease is held and renewed): once per plan that refreshes \
+              Karpenter's objects, to say so when it does not (health; `plan_health`); after writing an \
               EC2NodeClass without `wait_for_ready`, to decide whether to wait for Karpenter's `ValidationSucceeded` \
               verdict on it; and while a delete waits on Karpenter's finalizers. Without it the verdict is silently \
               not waited for (an EC2NodeClass Karpenter refuses applies without an error, and launches no node), \

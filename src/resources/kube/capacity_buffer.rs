@@ -37,7 +37,7 @@ pub static CAPACITY_BUFFER: LazyLock<Schema> = LazyLock::new(|| {
          CRD, apply says so instead of waiting. Unlike the other Karpenter kinds it is namespaced: `namespace` \
          (default `default`) and `name` address it, and import takes `<namespace>/<name>`. The attributes follow \
          the CapacityBuffer `spec` field by field. Plan validates everything the CRD checks. \
-         {}", crate::resources::kube::kind::describe::PLAN_READS_CRD),
+         {} {}", crate::resources::kube::kind::describe::PLAN_READS_CRD, crate::resources::kube::kind::describe::PLAN_READS_HEALTH),
         vec![
             name_attribute("CapacityBuffer"),
             Attribute::string("namespace")

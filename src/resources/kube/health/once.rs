@@ -69,7 +69,7 @@ pub(super) async fn say(ctx: &KarpenterContext, now: Timestamp) -> Diagnostics {
                 "Whether Karpenter runs was not read",
                 format!(
                     "The plan reads Karpenter's leader-election Lease to say whether Karpenter runs, and that read \
-                     failed: {why}. Grant get and list on leases (coordination.k8s.io) to the provider's identity \
+                     failed: {why}. Grant list on leases (coordination.k8s.io) to the provider's identity \
                      (see the least-privilege guide), or set plan_health = false in the provider block."
                 ),
             );

@@ -67,7 +67,7 @@ pub static NODE_OVERLAY: LazyLock<Schema> = LazyLock::new(|| {
          Needs Karpenter v1.7 or later with the `NodeOverlay` feature gate enabled (Helm value \
          `settings.featureGates.nodeOverlay=true`); when the cluster does not have the NodeOverlay CRD, apply \
          says so instead of waiting. The attributes follow the NodeOverlay `spec` field by field. Plan validates \
-         everything the CRD checks. {}", crate::resources::kube::kind::describe::PLAN_READS_CRD),
+         everything the CRD checks. {} {}", crate::resources::kube::kind::describe::PLAN_READS_CRD, crate::resources::kube::kind::describe::PLAN_READS_HEALTH),
         vec![
             name_attribute("NodeOverlay"),
             metadata_attribute("NodeOverlay"),

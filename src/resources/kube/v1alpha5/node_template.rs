@@ -57,7 +57,7 @@ pub static NODE_TEMPLATE: LazyLock<Schema> = LazyLock::new(|| {
          of the nodes a Provisioner launches — subnets, security groups, AMIs, instance profile, launch template, \
          block devices, user data, metadata options, tags. The attributes follow the AWSNodeTemplate `spec` field \
          by field (`subnetSelector` → `subnet_selector`). Plan checks what Karpenter's admission webhook checked. \
-         {}", crate::resources::kube::kind::describe::PLAN_READS_CRD),
+         {} {}", crate::resources::kube::kind::describe::PLAN_READS_CRD, crate::resources::kube::kind::describe::PLAN_READS_HEALTH),
         vec![
             name_attribute("AWSNodeTemplate"),
             metadata_attribute("AWSNodeTemplate"),

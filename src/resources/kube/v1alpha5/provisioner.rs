@@ -40,7 +40,7 @@ pub static PROVISIONER: LazyLock<Schema> = LazyLock::new(|| {
          TTL, expiry, consolidation) and how much capacity it may hold. The attributes follow the Provisioner \
          `spec` field by field (`ttlSecondsAfterEmpty` → `ttl_seconds_after_empty`); `labels` and `annotations` \
          are the nodes' (spec.labels/spec.annotations), the object's own are under `metadata`. Plan checks what \
-         Karpenter's admission webhook checked. {}", crate::resources::kube::kind::describe::PLAN_READS_CRD),
+         Karpenter's admission webhook checked. {} {}", crate::resources::kube::kind::describe::PLAN_READS_CRD, crate::resources::kube::kind::describe::PLAN_READS_HEALTH),
         vec![
             name_attribute("Provisioner"),
             metadata_attribute("Provisioner"),

@@ -84,7 +84,7 @@ pub static EKS_NODE_CLASS: LazyLock<Schema> = LazyLock::new(|| {
          `subnet_selector_terms`), and declare the server's defaults, so an imported class plans empty. A \
          custom node role needs an EKS access entry of type `EC2` with the `AmazonEKSAutoNodePolicy` access \
          policy: `karpenter_node_role` with `mode = \"eks_auto_mode\"` and `eks_access_entry` makes both. Plan \
-         validates every rule the guide and the live CRD state. {} {}", crate::resources::kube::kind::describe::PLAN_READS_CRD, crate::resources::kube::kind::describe::PLAN_READS_NODE_CLAIMS),
+         validates every rule the guide and the live CRD state. {} {} {}", crate::resources::kube::kind::describe::PLAN_READS_CRD, crate::resources::kube::kind::describe::PLAN_READS_NODE_CLAIMS, crate::resources::kube::kind::describe::PLAN_READS_HEALTH),
         vec![
             name_attribute("NodeClass"),
             metadata_attribute("NodeClass"),

@@ -61,7 +61,7 @@ pub static EC2_NODE_CLASS: LazyLock<Schema> = LazyLock::new(|| {
          launch — AMIs, subnets, security groups, IAM role or instance profile, block devices, user data, \
          instance metadata options, kubelet settings. The attributes follow the EC2NodeClass `spec` field by \
          field (`amiSelectorTerms` → `ami_selector_terms`). Plan validates everything the CRD checks. \
-         {} {}", crate::resources::kube::kind::describe::PLAN_READS_CRD, crate::resources::kube::kind::describe::PLAN_READS_NODE_CLAIMS),
+         {} {} {}", crate::resources::kube::kind::describe::PLAN_READS_CRD, crate::resources::kube::kind::describe::PLAN_READS_NODE_CLAIMS, crate::resources::kube::kind::describe::PLAN_READS_HEALTH),
         vec![
             name_attribute("EC2NodeClass"),
             metadata_attribute("EC2NodeClass"),

@@ -36,7 +36,7 @@ pub static NODE_POOL: LazyLock<Schema> = LazyLock::new(|| {
         format!("A Karpenter NodePool (`karpenter.sh/v1`): which nodes Karpenter may launch (requirements, taints, \
          the EC2NodeClass they use), when it may disrupt them, and how much capacity the pool may hold. \
          The attributes follow the NodePool `spec` field by field (`nodeClassRef` → `node_class_ref`). \
-         Plan validates everything the CRD checks. {} {}", crate::resources::kube::kind::describe::PLAN_READS_CRD, crate::resources::kube::kind::describe::PLAN_READS_NODE_CLAIMS),
+         Plan validates everything the CRD checks. {} {} {} {}", crate::resources::kube::kind::describe::PLAN_READS_CRD, crate::resources::kube::kind::describe::PLAN_READS_NODE_CLAIMS, crate::resources::kube::kind::describe::PLAN_READS_HEALTH, crate::resources::kube::kind::describe::PLAN_READS_POOL_HEALTH),
         vec![
             name_attribute("NodePool"),
             metadata_attribute("NodePool"),
