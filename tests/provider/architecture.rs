@@ -45,13 +45,6 @@ const STILL_TOO_LONG: &[(&str, usize)] = &[];
 /// line).
 const STILL_CIRCULAR: &[(&str, &str)] = &[];
 
-/// Crates whose root module is still left out of the circle check, since the check sees the
-/// crate root: the bench's `main.rs` defines what its modules share (`BenchError`, `Options`,
-/// `ProviderDir`) while it calls them, a circle through every module of the bench. Left to
-/// the bench's own work (a sibling module for what they share). The list may only shrink: a
-/// listed crate whose root is in no circle fails the test (delete its line).
-const ROOT_NOT_YET_CHECKED: &[&str] = &["acceptance-tests/bench/src"];
-
 /// The source roots whose module graphs are checked.
 const CRATES: &[&str] = &[
     "src",
@@ -510,19 +503,7 @@ fn no_import_circle_in_any_crate() {
     let mut found = Vec::new();
     let mut seen = BTreeSet::new();
     for krate in CRATES {
-        let mut edges = graph(&root().join(krate));
-        if ROOT_NOT_YET_CHECKED.contains(krate) {
-            if circles_of(edges.clone(), STILL_CIRCULAR).0.is_empty() {
-                found.push(format!(
-                    "{krate}: its root is in no circle any more: delete its line in ROOT_NOT_YET_CHECKED"
-                ));
-            }
-            edges.remove(&Vec::new());
-            for uses in edges.values_mut() {
-                uses.remove(&Vec::new());
-            }
-        }
-        let (circles, allowed) = circles_of(edges, STILL_CIRCULAR);
+        let (circles, allowed) = circles_of(graph(&root().join(krate)), STILL_CIRCULAR);
         found.extend(circles.into_iter().map(|c| format!("{krate}: {c}")));
         seen.extend(allowed);
     }

@@ -180,7 +180,10 @@ impl Launch {
         let stderr = child.stderr.take().expect("stderr piped");
         let stderr_buf = Arc::new(Mutex::new(String::new()));
         let sink = stderr_buf.clone();
+        // Dropped by the reader thread when it returns: the pipe has reached EOF.
+        let (stderr_open, stderr_closed) = mpsc::channel::<()>();
         std::thread::spawn(move || {
+            let _open = stderr_open;
             let mut reader = BufReader::new(stderr);
             let mut line = String::new();
             while reader.read_line(&mut line).map(|n| n > 0).unwrap_or(false) {
@@ -195,6 +198,7 @@ impl Launch {
             child,
             stdout_lines: rx,
             stderr: stderr_buf,
+            stderr_closed,
             _socket_parent: socket_parent,
         }
     }
@@ -220,6 +224,8 @@ pub struct Plugin {
     pub child: Child,
     stdout_lines: mpsc::Receiver<String>,
     stderr: Arc<Mutex<String>>,
+    /// Disconnected once the stderr reader has read the pipe to its end.
+    stderr_closed: mpsc::Receiver<()>,
     _socket_parent: tempfile::TempDir,
 }
 
@@ -240,6 +246,18 @@ impl Plugin {
     /// Everything written to stderr so far.
     pub fn stderr(&self) -> String {
         self.stderr.lock().unwrap().clone()
+    }
+
+    /// All of stderr, once the reader has reached the end of the pipe (the process has exited
+    /// and closed it); panics, saying so, when that takes longer than `limit`.
+    pub fn stderr_to_end(&self, limit: Duration) -> String {
+        if let Err(mpsc::RecvTimeoutError::Timeout) = self.stderr_closed.recv_timeout(limit) {
+            panic!(
+                "the plugin's stderr did not reach its end within {limit:?}; read so far: {}",
+                self.stderr()
+            );
+        }
+        self.stderr()
     }
 
     /// Every remaining stdout line until EOF (only meaningful once the process has exited).
@@ -286,9 +304,7 @@ pub fn run_to_exit(launch: &Launch) -> (ExitStatus, Vec<u8>, String) {
     for l in plugin.rest_of_stdout() {
         stdout.extend_from_slice(l.as_bytes());
     }
-    // Give the stderr thread a moment to drain the pipe after exit.
-    std::thread::sleep(Duration::from_millis(100));
-    (status, stdout, plugin.stderr())
+    (status, stdout, plugin.stderr_to_end(HANG_GUARD))
 }
 
 /// Trusts exactly one server certificate (the one from the handshake line), as go-plugin's

@@ -6,6 +6,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use kube::api::{Api, DynamicObject};
+use kube::runtime::wait::await_condition;
 use kube_testserver::{Config, ControllerConfig, FaultKind, FaultSpec, TestServer};
 use serde_json::json;
 use terraform_provider_karpenter::k8s::gate::CrdGate;
@@ -14,6 +16,24 @@ use tokio::time::Instant;
 
 fn deadline(secs: u64) -> Instant {
     Instant::now() + Duration::from_secs(secs)
+}
+
+/// Waits, on a watch of the object, until Karpenter's controller in the test server has put
+/// its finalizer on the node class `name`; panics, naming what it waited for, after `secs`.
+async fn finalizer_added(client: &kube::Client, name: &str, secs: u64) {
+    const FINALIZER: &str = "karpenter.k8s.aws/termination";
+    let api: Api<DynamicObject> = Api::all_with(client.clone(), &kinds::EC2_NODE_CLASS.api_resource());
+    let has_it = |o: Option<&DynamicObject>| {
+        o.and_then(|o| o.metadata.finalizers.as_ref())
+            .is_some_and(|f| f.iter().any(|f| f == FINALIZER))
+    };
+    match tokio::time::timeout(Duration::from_secs(secs), await_condition(api, name, has_it)).await {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => panic!("watching node class {name} for the finalizer {FINALIZER}: {e}"),
+        Err(_) => panic!(
+            "the controller did not add the finalizer {FINALIZER} to node class {name} within {secs} s"
+        ),
+    }
 }
 
 fn node_class(name: &str) -> serde_json::Value {
@@ -191,7 +211,7 @@ async fn delete_waits_for_finalizers_and_times_out_naming_them() {
     )
     .await
     .expect("apply a");
-    tokio::time::sleep(Duration::from_millis(200)).await; // the controller adds its finalizer
+    finalizer_added(&client, "a", 10).await;
     wait::delete_and_wait(&client, &kinds::EC2_NODE_CLASS, None, "a", &[], deadline(30))
         .await
         .expect("deleted");
@@ -219,7 +239,7 @@ async fn delete_waits_for_finalizers_and_times_out_naming_them() {
     )
     .await
     .expect("apply b");
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    finalizer_added(&client, "b", 10).await;
     let err = wait::delete_and_wait(
         &client,
         &kinds::EC2_NODE_CLASS,

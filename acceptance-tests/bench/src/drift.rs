@@ -9,8 +9,9 @@ use acceptance_tests::Workdir;
 use acceptance_tests::kube::{Cluster, Config, ControllerConfig, TestServer};
 use serde_json::json;
 
+use crate::error::BenchError;
+use crate::provider::ProviderDir;
 use crate::stats::Samples;
-use crate::{BenchError, ProviderDir};
 
 /// NodeClaims in the cluster.
 pub const CLAIMS: usize = 500;

@@ -11,8 +11,11 @@ use std::time::{Duration, Instant};
 use acceptance_tests::Workdir;
 use acceptance_tests::kube::{Cluster, Config, ControllerConfig, LoggedRequest, TestServer};
 
+use crate::error::BenchError;
+use crate::options::Options;
+use crate::provider::ProviderDir;
 use crate::stats::Samples;
-use crate::{BenchError, Options, ProviderDir, configs, handshake, queue};
+use crate::{configs, handshake, queue};
 
 /// One size's timings, in seconds: the provider's runs and the baseline's, interleaved.
 #[derive(Debug, Clone)]

@@ -8,8 +8,9 @@ use std::path::Path;
 
 use acceptance_tests::Workdir;
 
+use crate::error::BenchError;
+use crate::provider::ProviderDir;
 use crate::stats::Samples;
-use crate::{BenchError, ProviderDir};
 
 /// The data sources read, and what each selects.
 pub const READS: &[(&str, &str, &str)] = &[

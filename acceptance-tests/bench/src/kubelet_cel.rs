@@ -16,7 +16,7 @@ use terraform_provider_karpenter::instance_types::kubelet_cel::{
 };
 use terraform_provider_karpenter::instance_types::{InstanceType, catalog};
 
-use crate::BenchError;
+use crate::error::BenchError;
 use crate::stats::Samples;
 
 /// The three expressions: (field, expression).

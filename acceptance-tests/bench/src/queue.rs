@@ -12,8 +12,10 @@ use aws_sdk_eventbridge::types::Target;
 use aws_sdk_sqs::error::DisplayErrorContext;
 use aws_sdk_sqs::types::QueueAttributeName;
 
+use crate::error::BenchError;
+use crate::options::Options;
+use crate::provider::ProviderDir;
 use crate::stats::Samples;
-use crate::{BenchError, Options, ProviderDir};
 
 /// The rules Karpenter's template has, in the provider's order: (suffix, source, detail-type).
 const RULES: &[(&str, &str, &str)] = &[

@@ -18,8 +18,11 @@ use std::time::Instant;
 use acceptance_tests::Workdir;
 use acceptance_tests::kube::Cluster;
 
+use crate::configs;
+use crate::error::BenchError;
+use crate::options::Options;
+use crate::provider::ProviderDir;
 use crate::stats::Samples;
-use crate::{BenchError, Options, ProviderDir, configs};
 
 /// The yardstick's provider address (its `dev_overrides` entry) and its source in configs.
 const YARDSTICK_ADDRESS: &str = "registry.terraform.io/karpenter/yardstick";

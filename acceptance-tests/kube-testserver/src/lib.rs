@@ -36,7 +36,7 @@
 //! `admin_url()`, `token()`, `ca_pem()`, `client_cert_pem()`, `client_key_pem()`, `client()`,
 //! `client_for_context(ctx)`, `client_config(ctx)`,
 //! `install_crds_from_dir(dir)`, `install_crd(yaml)`, `set_establish_delay(d)`,
-//! `inject_fault(spec)`, `clear_faults()`, `set_latency(d)`, `outage(d)`, `is_down()`,
+//! `inject_fault(spec)`, `clear_faults()`, `queued_faults()`, `answers_held_back()`, `set_latency(d)`, `outage(d)`, `is_down()`,
 //! `set_garbage_collector(running)`, `create_object(..)`, `request_log()`,
 //! `clear_request_log()`, `established_at_unix_us(crd)`, `set_controller(cfg)`, `object(..)`, `object_in(..)`,
 //! `patch_object(..)`, `delete_object(..)`, `work_dir()`, `addr()`, `stop()`. Dropping the
@@ -242,6 +242,7 @@ impl TestServer {
             grants: Mutex::new(Vec::new()),
             addr: Mutex::new(None),
             outage: watch::channel(None).0,
+            held_answers: AtomicU32::new(0),
             shutdown: shutdown_rx,
             rt: tokio::runtime::Handle::current(),
         });
@@ -500,10 +501,17 @@ current-context: kube-testserver\nusers:\n- name: kube-testserver\n  user:\n    
     pub fn clear_faults(&self) {
         lock(&self.shared.faults).clear();
     }
-    /// How many uses the queued faults have left: 0 once every fault has answered (a test
-    /// waits on it to act while an answer is held back).
+    /// How many uses the queued faults have left: 0 once every fault has been taken by a
+    /// request (which may not be served yet: to act while an answer is held back, wait on
+    /// [`answers_held_back`](Self::answers_held_back)).
     pub fn queued_faults(&self) -> u32 {
         lock(&self.shared.faults).iter().map(|f| f.count).sum()
+    }
+    /// How many requests a `slow` fault has served (their reads answered from the store, their
+    /// writes committed) and holds the answers of right now: a test waits for it to act between
+    /// the server's answer and the client's receiving it.
+    pub fn answers_held_back(&self) -> u32 {
+        self.shared.held_answers.load(Ordering::SeqCst)
     }
     /// Takes the API port down for `d`, as if kube-apiserver were killed: open API connections
     /// are closed (answers not yet sent are lost) and new ones refused until it listens again

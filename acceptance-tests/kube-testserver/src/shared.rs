@@ -14,6 +14,7 @@ use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use tokio::sync::watch;
@@ -50,6 +51,8 @@ pub struct Shared {
     pub addr: Mutex<Option<SocketAddr>>,
     /// While the API port is down ([`Shared::begin_outage`]): until when. `None` while it is up.
     pub outage: watch::Sender<Option<std::time::Instant>>,
+    /// Requests served whose answer a `slow` fault is holding back right now.
+    pub held_answers: AtomicU32,
     pub shutdown: watch::Receiver<bool>,
     /// The runtime the server runs on (timers are spawned here, also from non-async callers).
     pub rt: tokio::runtime::Handle,
@@ -108,6 +111,23 @@ impl Shared {
 
     pub fn log(&self, e: LoggedRequest) {
         lock(&self.log).push(e);
+    }
+
+    /// Counts one answer a `slow` fault holds back in [`Shared::held_answers`], for as long as
+    /// the returned guard lives.
+    pub fn hold_answer(&self) -> HeldAnswer<'_> {
+        self.held_answers.fetch_add(1, Ordering::SeqCst);
+        HeldAnswer(self)
+    }
+}
+
+/// One answer a `slow` fault holds back: uncounted when dropped, after the delay or when the
+/// client gives up and the request's future is dropped.
+pub struct HeldAnswer<'a>(&'a Shared);
+
+impl Drop for HeldAnswer<'_> {
+    fn drop(&mut self) {
+        self.0.held_answers.fetch_sub(1, Ordering::SeqCst);
     }
 }
 

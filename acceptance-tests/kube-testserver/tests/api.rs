@@ -1423,8 +1423,10 @@ async fn the_binary_writes_a_kubeconfig_and_prints_its_path() {
 
 #[test]
 fn start_background_serves_while_the_caller_blocks() {
+    // CRDs installed later become Established on the server's own runtime, after this delay.
     let s = TestServer::start_background(Config {
         crd_dirs: vec![v1_crds()],
+        establish_delay: Duration::from_millis(100),
         ..Config::default()
     })
     .unwrap();
@@ -1450,16 +1452,25 @@ fn start_background_serves_while_the_caller_blocks() {
         crds.list(&ListParams::default()).await.unwrap().items.len()
     });
     assert_eq!(n, 4);
-    std::thread::sleep(Duration::from_millis(50));
-    assert!(
-        s.object(
-            "apiextensions.k8s.io",
-            "v1",
-            "customresourcedefinitions",
-            "provisioners.karpenter.sh"
-        )
-        .is_some()
-    );
+    let established = |crd: &Value| {
+        crd["status"]["conditions"].as_array().is_some_and(|c| {
+            c.iter()
+                .any(|c| c["type"] == "Established" && c["status"] == "True")
+        })
+    };
+    rt.block_on(eventually(
+        10,
+        "the background server to mark the CRD provisioners.karpenter.sh Established",
+        || {
+            s.object(
+                "apiextensions.k8s.io",
+                "v1",
+                "customresourcedefinitions",
+                "provisioners.karpenter.sh",
+            )
+            .filter(established)
+        },
+    ));
 }
 
 #[tokio::test]

@@ -514,16 +514,16 @@ fn a_node_registered_while_force_destroy_runs_is_not_left_behind() {
             .path_contains("/api/v1/nodes"),
     );
     let background = stack.work.spawn(&["destroy", "-auto-approve", "-no-color"]);
+    // The look has been answered from the store, the answer held back on its way: now the
+    // registration lands.
     let deadline = Instant::now() + Duration::from_secs(120);
-    while stack.cluster.server.queued_faults() > 0 {
+    while stack.cluster.server.answers_held_back() == 0 {
         assert!(
             Instant::now() < deadline,
-            "the teardown never looked at the Nodes"
+            "the teardown's look at the Nodes was not answered within 120 s"
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    // The look has been answered (its answer is on its way); now the registration lands.
-    std::thread::sleep(Duration::from_millis(300));
     stack
         .cluster
         .server

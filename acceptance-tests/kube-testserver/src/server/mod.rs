@@ -271,6 +271,7 @@ async fn handle(
                 Ok(r) => r,
                 Err(e) => error_response(&e),
             };
+            let _held = shared.hold_answer();
             tokio::time::sleep(delay).await;
             resp
         }
