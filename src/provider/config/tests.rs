@@ -1,6 +1,12 @@
-use super::*;
-use crate::terraform::framework::values::object;
 use std::collections::HashMap;
+
+use super::parse::{Env, parse};
+use super::schema::{AWS, KUBERNETES, SCHEMA};
+use super::validate::{check_aws, validate_aws};
+use crate::settings::{AwsSettings, EksSettings, Redacted, WebIdentitySettings, expand_home};
+use crate::terraform::framework::Block;
+use crate::terraform::framework::values::object;
+use crate::terraform::tfvalue::{AttributePath, Value};
 
 struct FakeEnv(HashMap<&'static str, &'static str>);
 impl Env for FakeEnv {
