@@ -115,7 +115,8 @@ fn kubernetes_block() -> Block {
                     .describe("Name of the EKS cluster. Its endpoint and CA are looked up with `DescribeCluster` when `host` / `cluster_ca_certificate` are not set.")
                     .validate(aws_names::eks_cluster_name_validator()),
                 Attribute::string("region")
-                    .describe("Region of the cluster; the `aws {}` block's region when not set."),
+                    .describe("Region of the cluster; the `aws {}` block's region when not set.")
+                    .validate(aws_names::aws_region_validator()),
                 Attribute::string("role_arn")
                     .describe("Role to assume (with the credentials of the `aws {}` block) before generating the token.")
                     .validate(role_arn()),
@@ -131,7 +132,8 @@ fn aws_block() -> Block {
         vec![
             Attribute::string("region")
                 .describe("AWS region for SQS, EventBridge and STS calls.")
-                .env(&["AWS_REGION", "AWS_DEFAULT_REGION"]),
+                .env(&["AWS_REGION", "AWS_DEFAULT_REGION"])
+                .validate(aws_names::aws_region_validator()),
             Attribute::string("profile").describe("Named profile from the shared AWS config files.").env(&["AWS_PROFILE"]),
             // credentials, files, retries and trust as hashicorp/aws names them (issue #21)
             Attribute::string("access_key")

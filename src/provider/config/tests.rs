@@ -197,6 +197,19 @@ fn error_paths(diags: &crate::terraform::framework::Diagnostics) -> Vec<String> 
         .collect()
 }
 
+/// What the schema's own validators say of `config`, as at validate and plan.
+fn schema_diagnostics(config: &Value) -> crate::terraform::framework::Diagnostics {
+    let mut diags = crate::terraform::framework::Diagnostics::new();
+    crate::terraform::framework::schema::validate_attributes(
+        &SCHEMA.attributes,
+        &SCHEMA.blocks,
+        config,
+        &AttributePath::root(),
+        &mut diags,
+    );
+    diags
+}
+
 #[test]
 fn aws_credentials_and_role_settings_are_parsed() {
     let config = aws_config(object([
@@ -327,7 +340,6 @@ fn default_tags_come_over_their_environment_and_account_guards_conflict() {
 
 #[test]
 fn bad_account_ids_and_reserved_default_tag_keys_are_refused_on_the_attribute() {
-    let schema = &*SCHEMA;
     for (config, path) in [
         (
             aws_config(object([(
@@ -353,14 +365,7 @@ fn bad_account_ids_and_reserved_default_tag_keys_are_refused_on_the_attribute() 
             "aws.default_tags.tags",
         ),
     ] {
-        let mut diags = crate::terraform::framework::Diagnostics::new();
-        crate::terraform::framework::schema::validate_attributes(
-            &schema.attributes,
-            &schema.blocks,
-            &config,
-            &AttributePath::root(),
-            &mut diags,
-        );
+        let diags = schema_diagnostics(&config);
         let paths = error_paths(&diags);
         assert!(
             paths.len() == 1 && paths[0].starts_with(path),
@@ -400,7 +405,6 @@ fn static_key_parts_go_together() {
 
 #[test]
 fn role_durations_outside_sts_limits_are_refused_on_the_attribute() {
-    let schema = &*SCHEMA;
     for (duration, ok) in [
         ("15m", true),
         ("12h", true),
@@ -416,14 +420,7 @@ fn role_durations_outside_sts_limits_are_refused_on_the_attribute() {
                 ("duration", Value::string(duration)),
             ]),
         )]));
-        let mut diags = crate::terraform::framework::Diagnostics::new();
-        crate::terraform::framework::schema::validate_attributes(
-            &schema.attributes,
-            &schema.blocks,
-            &config,
-            &AttributePath::root(),
-            &mut diags,
-        );
+        let diags = schema_diagnostics(&config);
         if ok {
             assert!(!diags.has_errors(), "{duration}: {diags}");
         } else {
@@ -478,4 +475,49 @@ fn a_leading_tilde_is_the_home_directory() {
     assert_eq!(expand_home("~"), home);
     assert_eq!(expand_home("~other/x"), std::path::PathBuf::from("~other/x"));
     assert_eq!(expand_home("/abs/~/x"), std::path::PathBuf::from("/abs/~/x"));
+}
+
+#[test]
+fn an_aws_region_that_is_not_a_region_is_refused_on_the_attribute() {
+    for (region, ok) in [
+        ("us-east-1", true),
+        ("cn-north-1", true),
+        ("moon-base", false),
+        ("US-EAST-1", false),
+    ] {
+        let diags = schema_diagnostics(&aws_config(object([("region", Value::string(region))])));
+        if ok {
+            assert!(!diags.has_errors(), "{region}: {diags}");
+        } else {
+            assert_eq!(error_paths(&diags), ["aws.region"], "{region}: {diags}");
+            assert!(diags.to_string().contains("is not an AWS region name"), "{diags}");
+        }
+    }
+}
+
+#[test]
+fn an_eks_region_that_is_not_a_region_is_refused_on_the_attribute() {
+    for (region, ok) in [
+        ("eu-west-1", true),
+        ("us-gov-west-1", true),
+        ("europe", false),
+        ("eu-west", false),
+    ] {
+        let eks = object([
+            ("cluster_name", Value::string("demo")),
+            ("region", Value::string(region)),
+        ]);
+        let config = object([("kubernetes", object([("eks", eks)])), ("aws", Value::Null)]);
+        let diags = schema_diagnostics(&config);
+        if ok {
+            assert!(!diags.has_errors(), "{region}: {diags}");
+        } else {
+            assert_eq!(
+                error_paths(&diags),
+                ["kubernetes.eks.region"],
+                "{region}: {diags}"
+            );
+            assert!(diags.to_string().contains("is not an AWS region name"), "{diags}");
+        }
+    }
 }
