@@ -7,7 +7,7 @@
 use std::sync::LazyLock;
 
 use crate::aws_names;
-use crate::policy::arn::{self, Arn};
+use crate::policy::arn;
 use crate::terraform::framework::validate as v;
 use crate::terraform::framework::{Attribute, Block, Schema};
 use crate::terraform::tfvalue::Type;
@@ -119,7 +119,7 @@ fn kubernetes_block() -> Block {
                     .validate(aws_names::aws_region_validator()),
                 Attribute::string("role_arn")
                     .describe("Role to assume (with the credentials of the `aws {}` block) before generating the token.")
-                    .validate(role_arn()),
+                    .validate(arn::role_arn_validator()),
             ],
         )
         .describe("Native EKS authentication, recommended on EKS: the provider generates the bearer token itself, as `aws eks get-token` does (a presigned STS GetCallerIdentity URL), with the credentials of the `aws {}` block, and renews it before it expires. No aws CLI or kubeconfig needed."),
@@ -175,7 +175,7 @@ fn aws_block() -> Block {
         Block::single(
             "assume_role",
             vec![
-                Attribute::string("role_arn").required().describe("Role to assume.").validate(role_arn()),
+                Attribute::string("role_arn").required().describe("Role to assume.").validate(arn::role_arn_validator()),
                 Attribute::string("session_name").describe("Session name for the assumed role."),
                 Attribute::string("external_id").describe("External ID required by the role's trust policy."),
                 Attribute::string("duration")
@@ -196,7 +196,7 @@ fn aws_block() -> Block {
                 Attribute::string("role_arn")
                     .describe("Role to assume with the web identity token.")
                     .env(&["AWS_ROLE_ARN"])
-                    .validate(role_arn()),
+                    .validate(arn::role_arn_validator()),
                 Attribute::string("session_name")
                     .describe("Session name for the assumed role.")
                     .env(&["AWS_ROLE_SESSION_NAME"]),
@@ -294,14 +294,7 @@ fn session_policy_arns() -> Attribute {
         .describe(
             "ARNs of managed policies further restricting the assumed role's permissions for this session.",
         )
-        .validate(v::each(policy_arn()))
-}
-
-fn role_arn() -> impl v::Validator {
-    arn::validator(
-        "an IAM role ARN (arn:aws:iam::123456789012:role/NAME)",
-        Arn::parse_role,
-    )
+        .validate(v::each(arn::policy_arn_validator()))
 }
 
 /// A JSON document (a session policy).
@@ -318,13 +311,6 @@ fn json_document() -> impl v::Validator {
             )),
         }
     })
-}
-
-fn policy_arn() -> impl v::Validator {
-    arn::validator(
-        "an IAM policy ARN (arn:aws:iam::aws:policy/NAME or arn:aws:iam::123456789012:policy/NAME)",
-        Arn::parse_policy,
-    )
 }
 
 /// The services whose endpoints can be overridden, by their `endpoints {}` attribute name.

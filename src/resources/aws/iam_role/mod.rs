@@ -42,8 +42,8 @@ pub use refusals::{
     refuse_existing_role,
 };
 pub use schema::{
-    UNMANAGED_INLINE, common_attributes, name_prefix_validator, path_validator, policy_arn_validator,
-    reserved_tag_key_validator, role_name_validator,
+    UNMANAGED_INLINE, common_attributes, name_prefix_validator, path_validator, reserved_tag_key_validator,
+    role_name_validator,
 };
 pub use trust::{Trust, cluster_from_name, cluster_from_tags};
 pub use values::{
