@@ -210,6 +210,23 @@ fn schema_diagnostics(config: &Value) -> crate::terraform::framework::Diagnostic
     diags
 }
 
+/// Asserts the schema's verdict on `config`: no error when `ok`, else exactly one, at `path`
+/// (`case` names the value in a failure). Returns the diagnostics for further checks.
+fn assert_schema_verdict(
+    config: &Value,
+    ok: bool,
+    path: &str,
+    case: &str,
+) -> crate::terraform::framework::Diagnostics {
+    let diags = schema_diagnostics(config);
+    if ok {
+        assert!(!diags.has_errors(), "{case}: {diags}");
+    } else {
+        assert_eq!(error_paths(&diags), [path], "{case}: {diags}");
+    }
+    diags
+}
+
 #[test]
 fn aws_credentials_and_role_settings_are_parsed() {
     let config = aws_config(object([
@@ -420,16 +437,7 @@ fn role_durations_outside_sts_limits_are_refused_on_the_attribute() {
                 ("duration", Value::string(duration)),
             ]),
         )]));
-        let diags = schema_diagnostics(&config);
-        if ok {
-            assert!(!diags.has_errors(), "{duration}: {diags}");
-        } else {
-            assert_eq!(
-                error_paths(&diags),
-                ["aws.assume_role.duration"],
-                "{duration}: {diags}"
-            );
-        }
+        assert_schema_verdict(&config, ok, "aws.assume_role.duration", duration);
     }
 }
 
@@ -485,13 +493,13 @@ fn an_aws_region_that_is_not_a_region_is_refused_on_the_attribute() {
         ("moon-base", false),
         ("US-EAST-1", false),
     ] {
-        let diags = schema_diagnostics(&aws_config(object([("region", Value::string(region))])));
-        if ok {
-            assert!(!diags.has_errors(), "{region}: {diags}");
-        } else {
-            assert_eq!(error_paths(&diags), ["aws.region"], "{region}: {diags}");
-            assert!(diags.to_string().contains("is not an AWS region name"), "{diags}");
-        }
+        let config = aws_config(object([("region", Value::string(region))]));
+        let diags = assert_schema_verdict(&config, ok, "aws.region", region);
+        assert_eq!(
+            diags.to_string().contains("is not an AWS region name"),
+            !ok,
+            "{diags}"
+        );
     }
 }
 
@@ -508,16 +516,11 @@ fn an_eks_region_that_is_not_a_region_is_refused_on_the_attribute() {
             ("region", Value::string(region)),
         ]);
         let config = object([("kubernetes", object([("eks", eks)])), ("aws", Value::Null)]);
-        let diags = schema_diagnostics(&config);
-        if ok {
-            assert!(!diags.has_errors(), "{region}: {diags}");
-        } else {
-            assert_eq!(
-                error_paths(&diags),
-                ["kubernetes.eks.region"],
-                "{region}: {diags}"
-            );
-            assert!(diags.to_string().contains("is not an AWS region name"), "{diags}");
-        }
+        let diags = assert_schema_verdict(&config, ok, "kubernetes.eks.region", region);
+        assert_eq!(
+            diags.to_string().contains("is not an AWS region name"),
+            !ok,
+            "{diags}"
+        );
     }
 }
