@@ -8,6 +8,8 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use super::error::BuildError;
+
 /// The tables, relative to the package.
 pub const DIR: &str = "data/karpenter/controller-policy";
 
@@ -20,18 +22,6 @@ const PLACEHOLDERS: &[&str] = &[
     "KarpenterNodeRole.Arn",
     "KarpenterInterruptionQueue.Arn",
 ];
-
-/// Why the policy data could not be built.
-#[derive(Debug)]
-pub struct BuildError(String);
-
-impl std::fmt::Display for BuildError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for BuildError {}
 
 #[derive(Default)]
 struct Statement {

@@ -10,24 +10,14 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
+use super::error::BuildError;
+
 /// The table, relative to the package.
 pub const TABLE: &str = "data/karpenter/instance-types.tsv";
 /// What the table writes for a value a type does not have.
 const ABSENT: &str = "-";
 /// Index of "absent" in the generated tables.
 const NONE: u16 = u16::MAX;
-
-/// Why the table could not be built.
-#[derive(Debug)]
-pub struct BuildError(String);
-
-impl std::fmt::Display for BuildError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for BuildError {}
 
 fn fail(message: impl Into<String>) -> BuildError {
     BuildError(format!("{TABLE}: {}", message.into()))
@@ -79,8 +69,9 @@ fn read_table(text: &str) -> Result<Table<'_>, BuildError> {
     Ok(Table { meta, columns, rows })
 }
 
-/// `0.025500` → 25500 (exact: the table has six decimals).
-fn micro_dollars(s: &str) -> Option<u32> {
+/// `0.025500` → 25500 micro-dollars (exact: the table has at most six decimals). The release
+/// generator reads the upstream price table with it too.
+pub fn micro_dollars(s: &str) -> Option<u32> {
     let (whole, fraction) = s.split_once('.').unwrap_or((s, ""));
     if fraction.len() > 6 || !fraction.chars().all(|c| c.is_ascii_digit()) {
         return None;

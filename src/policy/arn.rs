@@ -1,7 +1,9 @@
 //! Amazon Resource Names: parsing (an ARN in any AWS partition, and the kinds the provider
 //! takes: IAM roles, IAM policies, SQS queues), with the naming rules of [`crate::aws_names`]
-//! (partitions, regions, account IDs, role and queue names), and the one Terraform validator
-//! of an ARN attribute ([`validator`]): every ARN the provider checks is checked here.
+//! (partitions, regions, account IDs, role and queue names), and the Terraform validator of
+//! each kind's attributes ([`role_arn_validator`], [`policy_arn_validator`],
+//! [`queue_arn_validator`], with the one sentence the docs show for it): every ARN the
+//! provider checks is checked here.
 
 use thiserror::Error;
 
@@ -130,10 +132,35 @@ impl Arn {
     }
 }
 
-/// The validator of an ARN attribute: `parse` is the kind it must be ([`Arn::parse_role`],
-/// [`Arn::parse_policy`], [`Arn::parse_queue`]), `what` says it in the docs ("Must be
+/// The validator of an IAM role ARN attribute ([`Arn::parse_role`]).
+pub fn role_arn_validator() -> impl Validator {
+    validator(
+        "an IAM role ARN such as `arn:aws:iam::123456789012:role/NAME`",
+        Arn::parse_role,
+    )
+}
+
+/// The validator of an IAM policy ARN attribute ([`Arn::parse_policy`]).
+pub fn policy_arn_validator() -> impl Validator {
+    validator(
+        "an IAM policy ARN: AWS managed (`arn:aws:iam::aws:policy/NAME`) or customer managed \
+         (`arn:aws:iam::123456789012:policy/NAME`)",
+        Arn::parse_policy,
+    )
+}
+
+/// The validator of an SQS queue ARN attribute ([`Arn::parse_queue`]).
+pub fn queue_arn_validator() -> impl Validator {
+    validator(
+        "an SQS queue ARN such as `arn:aws:sqs:us-east-1:123456789012:NAME`",
+        Arn::parse_queue,
+    )
+}
+
+/// The validator of an ARN attribute, under the three above (each kind's docs sentence is
+/// written once, there): `parse` is the kind it must be, `what` says it in the docs ("Must be
 /// {what}."); the error names the partition, the shape or the kind that is wrong.
-pub fn validator(what: &'static str, parse: fn(&str) -> Result<Arn, ArnError>) -> impl Validator {
+fn validator(what: &'static str, parse: fn(&str) -> Result<Arn, ArnError>) -> impl Validator {
     v::check(format!("Must be {what}."), move |value| {
         parse(value.as_str()?).err().map(|e| format!("{e}."))
     })

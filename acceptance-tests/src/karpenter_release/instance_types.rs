@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use super::error::ReleaseError;
+use super::provider_build::micro_dollars;
 
 /// The region of the price table kept (the only one Karpenter ships).
 pub const PRICE_REGION: &str = "us-east-1";
@@ -162,17 +163,6 @@ pub fn parse_prices(text: &str) -> Result<(BTreeMap<String, String>, String), Re
         return Err(fail(format!("only {} prices parsed", prices.len())));
     }
     Ok((prices, generated))
-}
-
-/// `0.025500` → 25500 micro-dollars (exact: the table has at most six decimals).
-pub fn micro_dollars(s: &str) -> Option<u32> {
-    let (whole, fraction) = s.split_once('.').unwrap_or((s, ""));
-    if fraction.len() > 6 || !fraction.chars().all(|c| c.is_ascii_digit()) {
-        return None;
-    }
-    let whole: u32 = whole.parse().ok()?;
-    let fraction: u32 = format!("{fraction:0<6}").parse().ok()?;
-    whole.checked_mul(1_000_000)?.checked_add(fraction)
 }
 
 /// The `// This file was generated at …` / `// generated at …` stamp of a Go file.

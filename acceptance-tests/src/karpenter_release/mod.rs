@@ -22,17 +22,8 @@ mod error;
 pub mod go_types;
 pub mod instance_types;
 pub mod kubelet_fields;
+mod provider_build;
 pub mod served;
-
-// The provider's build reads the tables with these: every table is checked with them before it
-// is written, so the generator never writes one the build would refuse (and then could not be
-// built again to fix it, as it links the provider). Only their `check` is used here.
-#[allow(dead_code)]
-#[path = "../../../build/controller_policy.rs"]
-mod build_controller_policy;
-#[allow(dead_code)]
-#[path = "../../../build/instance_types.rs"]
-mod build_instance_types;
 
 use std::path::{Path, PathBuf};
 
@@ -223,21 +214,21 @@ pub fn run(args: &Args) -> Result<Vec<PathBuf>, ReleaseError> {
     if let Some(file) = &args.cloudformation {
         let policies = cloudformation::parse(&read(file)?).map_err(|e| within(file, e))?;
         let text = cloudformation::render(version, &policies);
-        build_controller_policy::check(version, &text).map_err(|e| unbuildable(&e))?;
+        provider_build::check_controller_policy(version, &text).map_err(|e| unbuildable(&e))?;
         write(&policy, &text)?;
         written.push(policy.clone());
     }
     if let (Some(from), Some(note)) = (&args.policy_from, &args.note) {
         let from_path = out.join("controller-policy").join(format!("{from}.tsv"));
         let text = cloudformation::derive(version, from, &read(&from_path)?, &args.added, note)?;
-        build_controller_policy::check(version, &text).map_err(|e| unbuildable(&e))?;
+        provider_build::check_controller_policy(version, &text).map_err(|e| unbuildable(&e))?;
         write(&policy, &text)?;
         written.push(policy);
     }
     if let (Some(md), Some(pricing), Some(vpc)) = (&args.instance_types, &args.pricing, &args.vpc_limits) {
         let path = out.join("instance-types.tsv");
         let text = instance_type_table(version, md, pricing, vpc, args.vpc_limits_note.as_deref())?;
-        build_instance_types::check(&text).map_err(|e| unbuildable(&e))?;
+        provider_build::check_instance_types(&text).map_err(|e| unbuildable(&e))?;
         write(&path, &text)?;
         written.push(path);
     }

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use super::cloudformation::{self, AddedAction};
 use super::instance_types::{self, ENI_COLUMNS, Sources};
-use super::{Args, crds, data_dir, minor};
+use super::{Args, crds, data_dir, minor, provider_build};
 use crate::upstream;
 
 fn read(path: &Path) -> String {
@@ -279,8 +279,8 @@ fn names_versions_and_prices() {
     assert_eq!(minor("v1.15.1").expect("minor"), "v1.15");
     assert_eq!(minor("1.9").expect("minor"), "v1.9");
     assert!(minor("latest").is_err());
-    assert_eq!(instance_types::micro_dollars("0.025500"), Some(25_500));
-    assert_eq!(instance_types::micro_dollars("0.1234567"), None);
+    assert_eq!(provider_build::micro_dollars("0.025500"), Some(25_500));
+    assert_eq!(provider_build::micro_dollars("0.1234567"), None);
     let args =
         Args::parse(["--version", "1.15.0", "--cloudformation", "cf.yaml"].map(String::from)).expect("args");
     assert_eq!(args.version, "v1.15");

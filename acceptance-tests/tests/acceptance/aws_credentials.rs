@@ -207,6 +207,21 @@ fn assume_role_sends_its_session_settings_and_uses_the_role() {
 }
 
 #[test]
+fn a_region_that_is_not_an_aws_region_is_refused_at_plan() {
+    // refused on the attribute before the provider is configured: no AWS endpoint is reached
+    let config =
+        provider("http://127.0.0.1:9", "").replacen(r#"region = "us-east-1""#, r#"region = "moon-base""#, 1);
+    let run = Workdir::new(&config).plan().failed();
+    let text = run.text();
+    assert!(text.contains(r#"region = "moon-base""#), "{}", run.output());
+    assert!(
+        text.contains(r#""moon-base" is not an AWS region name"#),
+        "{}",
+        run.output()
+    );
+}
+
+#[test]
 fn web_identity_from_a_file_or_inline_then_assume_role() {
     let env = Env::start();
     let token_file = tempfile::NamedTempFile::new().unwrap();

@@ -1,5 +1,6 @@
 //! Checks the IAM role tests make against moto with the SDK: documents decoded and parsed,
-//! attached policies, instance profiles, and what is left after a destroy.
+//! attached policies, instance profiles, and what is left after a destroy; and IAM's wildcard
+//! match, for the tests that ask what a policy allows.
 
 #![allow(dead_code)]
 
@@ -12,6 +13,30 @@ use serde_json::Value as Json;
 
 pub fn client(moto: &Moto) -> Client {
     Client::new(&moto.sdk_config())
+}
+
+/// IAM's wildcard match of `pattern` (`*` any run, `?` one character) against `s`,
+/// case-sensitive as for ARNs (callers lower-case actions, which IAM compares without case).
+pub fn glob(pattern: &str, s: &str) -> bool {
+    let (p, s): (Vec<char>, Vec<char>) = (pattern.chars().collect(), s.chars().collect());
+    let (mut pi, mut si, mut star, mut mark) = (0, 0, None, 0);
+    while si < s.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == s[si]) {
+            pi += 1;
+            si += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = si;
+            pi += 1;
+        } else if let Some(st) = star {
+            pi = st + 1;
+            mark += 1;
+            si = mark;
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|c| *c == '*')
 }
 
 /// IAM returns documents percent-encoded; decode and parse.

@@ -240,3 +240,19 @@ fn a_proxy_url_that_is_not_http_is_refused_at_validate() {
     .failed();
     assert!(run.output().contains("proxy_url"), "{}", run.output());
 }
+
+#[test]
+fn an_eks_region_that_is_not_an_aws_region_is_refused_at_plan() {
+    let run = Workdir::new(&pool(&provider(
+        "    eks {\n      cluster_name = \"demo\"\n      region       = \"europe\"\n    }",
+    )))
+    .plan()
+    .failed();
+    let text = run.text();
+    assert!(text.contains(r#"region = "europe""#), "{}", run.output());
+    assert!(
+        text.contains(r#""europe" is not an AWS region name"#),
+        "{}",
+        run.output()
+    );
+}

@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 
-use crate::iam_common;
+use crate::iam_common::{self, glob};
 use crate::protocol;
 
 use acceptance_tests::moto::{ACCOUNT_ID, FaultProxy, Moto, REGION};
@@ -48,29 +48,6 @@ fn strings(v: &Value) -> Vec<String> {
         Value::Array(a) => a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect(),
         _ => vec![],
     }
-}
-
-/// IAM's wildcard match (`*` any run, `?` one character), case-sensitive as for ARNs.
-fn glob(pattern: &str, s: &str) -> bool {
-    let (p, s): (Vec<char>, Vec<char>) = (pattern.chars().collect(), s.chars().collect());
-    let (mut pi, mut si, mut star, mut mark) = (0, 0, None, 0);
-    while si < s.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == s[si]) {
-            pi += 1;
-            si += 1;
-        } else if pi < p.len() && p[pi] == '*' {
-            star = Some(pi);
-            mark = si;
-            pi += 1;
-        } else if let Some(st) = star {
-            pi = st + 1;
-            mark += 1;
-            si = mark;
-        } else {
-            return false;
-        }
-    }
-    p[pi..].iter().all(|c| *c == '*')
 }
 
 /// Whether `policy` allows `action` (case-insensitive, as IAM compares actions) on `resource`.

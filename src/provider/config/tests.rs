@@ -1,6 +1,12 @@
-use super::*;
-use crate::terraform::framework::values::object;
 use std::collections::HashMap;
+
+use super::parse::{Env, parse};
+use super::schema::{AWS, KUBERNETES, SCHEMA};
+use super::validate::{check_aws, validate_aws};
+use crate::settings::{AwsSettings, EksSettings, Redacted, WebIdentitySettings, expand_home};
+use crate::terraform::framework::Block;
+use crate::terraform::framework::values::object;
+use crate::terraform::tfvalue::{AttributePath, Value};
 
 struct FakeEnv(HashMap<&'static str, &'static str>);
 impl Env for FakeEnv {
@@ -191,6 +197,36 @@ fn error_paths(diags: &crate::terraform::framework::Diagnostics) -> Vec<String> 
         .collect()
 }
 
+/// What the schema's own validators say of `config`, as at validate and plan.
+fn schema_diagnostics(config: &Value) -> crate::terraform::framework::Diagnostics {
+    let mut diags = crate::terraform::framework::Diagnostics::new();
+    crate::terraform::framework::schema::validate_attributes(
+        &SCHEMA.attributes,
+        &SCHEMA.blocks,
+        config,
+        &AttributePath::root(),
+        &mut diags,
+    );
+    diags
+}
+
+/// Asserts the schema's verdict on `config`: no error when `ok`, else exactly one, at `path`
+/// (`case` names the value in a failure). Returns the diagnostics for further checks.
+fn assert_schema_verdict(
+    config: &Value,
+    ok: bool,
+    path: &str,
+    case: &str,
+) -> crate::terraform::framework::Diagnostics {
+    let diags = schema_diagnostics(config);
+    if ok {
+        assert!(!diags.has_errors(), "{case}: {diags}");
+    } else {
+        assert_eq!(error_paths(&diags), [path], "{case}: {diags}");
+    }
+    diags
+}
+
 #[test]
 fn aws_credentials_and_role_settings_are_parsed() {
     let config = aws_config(object([
@@ -321,7 +357,6 @@ fn default_tags_come_over_their_environment_and_account_guards_conflict() {
 
 #[test]
 fn bad_account_ids_and_reserved_default_tag_keys_are_refused_on_the_attribute() {
-    let schema = &*SCHEMA;
     for (config, path) in [
         (
             aws_config(object([(
@@ -347,14 +382,7 @@ fn bad_account_ids_and_reserved_default_tag_keys_are_refused_on_the_attribute() 
             "aws.default_tags.tags",
         ),
     ] {
-        let mut diags = crate::terraform::framework::Diagnostics::new();
-        crate::terraform::framework::schema::validate_attributes(
-            &schema.attributes,
-            &schema.blocks,
-            &config,
-            &AttributePath::root(),
-            &mut diags,
-        );
+        let diags = schema_diagnostics(&config);
         let paths = error_paths(&diags);
         assert!(
             paths.len() == 1 && paths[0].starts_with(path),
@@ -394,7 +422,6 @@ fn static_key_parts_go_together() {
 
 #[test]
 fn role_durations_outside_sts_limits_are_refused_on_the_attribute() {
-    let schema = &*SCHEMA;
     for (duration, ok) in [
         ("15m", true),
         ("12h", true),
@@ -410,23 +437,7 @@ fn role_durations_outside_sts_limits_are_refused_on_the_attribute() {
                 ("duration", Value::string(duration)),
             ]),
         )]));
-        let mut diags = crate::terraform::framework::Diagnostics::new();
-        crate::terraform::framework::schema::validate_attributes(
-            &schema.attributes,
-            &schema.blocks,
-            &config,
-            &AttributePath::root(),
-            &mut diags,
-        );
-        if ok {
-            assert!(!diags.has_errors(), "{duration}: {diags}");
-        } else {
-            assert_eq!(
-                error_paths(&diags),
-                ["aws.assume_role.duration"],
-                "{duration}: {diags}"
-            );
-        }
+        assert_schema_verdict(&config, ok, "aws.assume_role.duration", duration);
     }
 }
 
@@ -472,4 +483,64 @@ fn a_leading_tilde_is_the_home_directory() {
     assert_eq!(expand_home("~"), home);
     assert_eq!(expand_home("~other/x"), std::path::PathBuf::from("~other/x"));
     assert_eq!(expand_home("/abs/~/x"), std::path::PathBuf::from("/abs/~/x"));
+}
+
+#[test]
+fn an_aws_region_that_is_not_a_region_is_refused_on_the_attribute() {
+    for (region, ok) in [
+        ("us-east-1", true),
+        ("cn-north-1", true),
+        ("moon-base", false),
+        ("US-EAST-1", false),
+    ] {
+        let config = aws_config(object([("region", Value::string(region))]));
+        let diags = assert_schema_verdict(&config, ok, "aws.region", region);
+        assert_eq!(
+            diags.to_string().contains("is not an AWS region name"),
+            !ok,
+            "{diags}"
+        );
+    }
+}
+
+#[test]
+fn an_eks_region_that_is_not_a_region_is_refused_on_the_attribute() {
+    for (region, ok) in [
+        ("eu-west-1", true),
+        ("us-gov-west-1", true),
+        ("europe", false),
+        ("eu-west", false),
+    ] {
+        let eks = object([
+            ("cluster_name", Value::string("demo")),
+            ("region", Value::string(region)),
+        ]);
+        let config = object([("kubernetes", object([("eks", eks)])), ("aws", Value::Null)]);
+        let diags = assert_schema_verdict(&config, ok, "kubernetes.eks.region", region);
+        assert_eq!(
+            diags.to_string().contains("is not an AWS region name"),
+            !ok,
+            "{diags}"
+        );
+    }
+}
+
+#[test]
+fn plan_health_is_on_unless_set_false_in_the_block_or_the_environment() {
+    let with = |plan_health: Value, env: &[(&'static str, &'static str)]| {
+        let config = object([
+            ("plan_health", plan_health),
+            ("kubernetes", Value::Null),
+            ("aws", Value::Null),
+        ]);
+        parse(&config, &FakeEnv(env.iter().copied().collect())).no_plan_health
+    };
+    assert!(!with(Value::Null, &[]), "on by default");
+    assert!(with(Value::Bool(false), &[]));
+    assert!(
+        !with(Value::Bool(true), &[("KARPENTER_PLAN_HEALTH", "false")]),
+        "the block wins"
+    );
+    assert!(with(Value::Null, &[("KARPENTER_PLAN_HEALTH", "false")]));
+    assert!(!with(Value::unknown(), &[]), "unknown: on");
 }

@@ -80,11 +80,11 @@ static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
             Attribute::string("node_role_arn")
                 .required()
                 .describe("ARN of the IAM role Karpenter's nodes use; the controller may pass only this role to EC2.")
-                .validate(arn::validator("an IAM role ARN", Arn::parse_role)),
+                .validate(arn::role_arn_validator()),
             Attribute::string("interruption_queue_arn")
                 .optional()
                 .describe("ARN of the SQS interruption queue. When unset, the interruption statement is left out.")
-                .validate(arn::validator("an SQS queue ARN", Arn::parse_queue)),
+                .validate(arn::queue_arn_validator()),
             karpenter_version_attribute(&format!(
                 "Unset: the newest, {} (`karpenter_version` then says which). A data source keeps \
                  nothing between runs, so unset it follows the provider: a provider that knows a newer \

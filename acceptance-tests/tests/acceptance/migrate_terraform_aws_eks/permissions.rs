@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 use serde_json::Value as Json;
 
 use super::Aws;
-use crate::iam_common::decode;
+use crate::iam_common::{decode, glob};
 
 /// One permission: an action, on one resource (None: on some resource).
 pub type Grant = (String, Option<String>);
@@ -35,29 +35,6 @@ fn allow_statements(doc: &Json) -> Vec<Json> {
         _ => Vec::new(),
     };
     all.into_iter().filter(|s| s["Effect"] == "Allow").collect()
-}
-
-/// Whether `pattern` (IAM wildcards `*` and `?`) matches `s`.
-pub fn glob(pattern: &str, s: &str) -> bool {
-    let (p, s): (Vec<char>, Vec<char>) = (pattern.chars().collect(), s.chars().collect());
-    let (mut pi, mut si, mut star, mut mark) = (0, 0, None, 0);
-    while si < s.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == s[si]) {
-            pi += 1;
-            si += 1;
-        } else if pi < p.len() && p[pi] == '*' {
-            star = Some(pi);
-            mark = si;
-            pi += 1;
-        } else if let Some(st) = star {
-            pi = st + 1;
-            mark += 1;
-            si = mark;
-        } else {
-            return false;
-        }
-    }
-    p[pi..].iter().all(|c| *c == '*')
 }
 
 /// The grants of the documents `docs`.

@@ -2,7 +2,7 @@
 //! asks for, the documents they give (in canonical form, with their size limits), and the state of
 //! what exists.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use serde_json::{Value as Json, json};
 
@@ -12,10 +12,10 @@ use crate::policy::PolicyDocument;
 use crate::policy::arn::Arn;
 use crate::policy::controller::{ControllerPolicyInputs, policy_document, policy_groups};
 use crate::policy::releases::{self, Release};
+use crate::resources::aws::iam_role;
 use crate::resources::aws::iam_role::{Actual, Desired, OwnedPolicy};
-use crate::resources::aws::{iam_role, tags_all};
 use crate::terraform::framework::Diagnostics;
-use crate::terraform::framework::values::{get_str, string_list};
+use crate::terraform::framework::values::get_str;
 use crate::terraform::tfvalue::{AttributePath, Value};
 
 /// The upstream groups of every Karpenter release the provider knows, one managed policy each
@@ -270,42 +270,19 @@ pub(super) fn state(base: &Value, actual: &Actual, defaults: &BTreeMap<String, S
         .iter()
         .filter(|a| actual.owned.contains_key(*a) && actual.attached.contains(*a))
         .collect();
-    let additional: BTreeSet<String> = actual
-        .attached
-        .iter()
-        .filter(|a| !all.contains(a))
-        .cloned()
-        .collect();
-    let mut fields = match base {
-        Value::Object(f) => f.clone(),
-        _ => BTreeMap::new(),
-    };
     let partition = iam_role::partition_and_account(&actual.role.arn).map(|(p, _)| p);
+    let mut fields = iam_role::common_state(
+        base,
+        actual,
+        defaults,
+        partition.map(Value::string).unwrap_or(Value::Null),
+        &all,
+        &managed_arns,
+    );
     let policy = policy_in_force(base, actual, &all);
     let mut set = |k: &str, v: Value| {
         fields.insert(k.to_string(), v);
     };
-    set("id", Value::string(actual.role.name.clone()));
-    set("name", Value::string(actual.role.name.clone()));
-    set("arn", Value::string(actual.role.arn.clone()));
-    set("path", Value::string(actual.role.path.clone()));
-    set("partition", partition.map(Value::string).unwrap_or(Value::Null));
-    set(
-        "permissions_boundary",
-        crate::terraform::framework::values::opt_string(actual.role.permissions_boundary.clone()),
-    );
-    let (tags, all_tags) = tags_all::read(&actual.tags, defaults, base.get("tags"));
-    set("tags", tags);
-    set(tags_all::TAGS_ALL, all_tags);
-    set(
-        "additional_policy_arns",
-        iam_role::set_value(&additional, base.get("additional_policy_arns")),
-    );
-    set("managed_policy_arns", string_list(managed_arns));
-    set(
-        "assume_role_policy",
-        Value::string(iam_role::canonical(&actual.role.trust_policy)),
-    );
     set("policy", policy.map(Value::string).unwrap_or(Value::Null));
     let (additional_inline, others) = additional_inline(base, actual);
     set(ADDITIONAL_INLINE, additional_inline);

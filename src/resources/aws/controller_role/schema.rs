@@ -82,11 +82,11 @@ pub(super) static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
         Attribute::string("node_role_arn")
             .required()
             .describe("ARN of the node role (e.g. `karpenter_node_role.x.arn`); the controller may pass only this role to EC2. Its partition and account are the policy's.")
-            .validate(arn::validator("an IAM role ARN", Arn::parse_role)),
+            .validate(arn::role_arn_validator()),
         Attribute::string("interruption_queue_arn")
             .optional()
             .describe("ARN of the SQS interruption queue. When unset, the interruption statement is left out.")
-            .validate(arn::validator("an SQS queue ARN", Arn::parse_queue)),
+            .validate(arn::queue_arn_validator()),
         Attribute::string("account_id")
             .optional_computed()
             .describe("AWS account ID of the cluster. Defaults to the node role's account.")

@@ -4,7 +4,8 @@
 //! that records what exists ([`converge`]), what a create or update refuses first
 //! ([`refusals`]), the delete order ([`delete`]), role names ([`names`]), policy documents
 //! ([`documents`]), attribute values ([`values`]), errors as diagnostics ([`diagnostics`]),
-//! the schema pieces and validators both use ([`schema`]), the identity both types have
+//! the schema pieces and validators both use ([`schema`]), the attributes both write back to
+//! state from what exists ([`state`]), the identity both types have
 //! ([`identity`]), and their listing: the ListRoles walk ([`list`]) and what a role's trust
 //! policy, name and tags say ([`trust`]). This file is the door: it re-exports what the two
 //! roles use.
@@ -23,6 +24,7 @@ mod names;
 mod read;
 mod refusals;
 mod schema;
+mod state;
 #[cfg(test)]
 mod tests;
 mod trust;
@@ -42,9 +44,10 @@ pub use refusals::{
     refuse_existing_role,
 };
 pub use schema::{
-    UNMANAGED_INLINE, common_attributes, name_prefix_validator, path_validator, policy_arn_validator,
-    reserved_tag_key_validator, role_name_validator,
+    UNMANAGED_INLINE, common_attributes, name_prefix_validator, path_validator, reserved_tag_key_validator,
+    role_name_validator,
 };
+pub use state::common_state;
 pub use trust::{Trust, cluster_from_name, cluster_from_tags};
 pub use values::{
     map_value, partition_and_account, plan_unmanaged_inline, set_value, string_map_of, string_set_of,

@@ -1,11 +1,12 @@
 //! The schema pieces both IAM roles (`karpenter_node_role`, `karpenter_controller_role`) are
 //! built from: the attributes they share (naming, path, boundary, tags, extra policies, outputs)
-//! and the validators of IAM names, paths, policy ARNs and the reserved ownership tag key.
+//! and the validators of IAM names, paths and the reserved ownership tag key (policy ARNs'
+//! is `policy::arn`'s).
 
 use super::names::MAX_PREFIX;
 use crate::aws::ownership::{self, OWNER_TAG_KEY};
 use crate::aws_names;
-use crate::policy::arn::{self, Arn};
+use crate::policy::arn;
 use crate::terraform::framework::Attribute;
 use crate::terraform::framework::validate::{self as v, Validator};
 use crate::terraform::tfvalue::{Type, Value};
@@ -43,14 +44,6 @@ pub fn path_validator() -> impl Validator {
     aws_names::iam_path_validator()
 }
 
-pub fn policy_arn_validator() -> impl Validator {
-    arn::validator(
-        "an IAM policy ARN: AWS managed (`arn:aws:iam::aws:policy/NAME`) or customer managed \
-         (`arn:aws:iam::123456789012:policy/NAME`)",
-        Arn::parse_policy,
-    )
-}
-
 /// Attributes both roles have: naming, path, boundary, tags, extra policies, outputs.
 /// `owned_parts` names what the role's tags also go on (its instance profile, its managed
 /// policies).
@@ -77,7 +70,7 @@ pub fn common_attributes(default_prefix: &'static str, owned_parts: &'static str
         Attribute::string("permissions_boundary")
             .optional()
             .describe("ARN of a managed policy that bounds the role's permissions.")
-            .validate(policy_arn_validator()),
+            .validate(arn::policy_arn_validator()),
         Attribute::map_of("tags", Type::String)
             .optional()
             .describe(format!(
@@ -88,7 +81,7 @@ pub fn common_attributes(default_prefix: &'static str, owned_parts: &'static str
         Attribute::set_of("additional_policy_arns", Type::String)
             .optional()
             .describe("Further managed policies to attach. Policies attached outside Terraform are shown as drift here and detached.")
-            .validate(v::each(policy_arn_validator())),
+            .validate(v::each(arn::policy_arn_validator())),
         Attribute::string("id").computed().stable().describe("The role name."),
         Attribute::string("arn").computed().stable().describe("ARN of the role."),
         Attribute::set_of(UNMANAGED_INLINE, Type::String)

@@ -7,6 +7,7 @@ use super::trust::classify_trust;
 use super::*;
 use crate::aws::iam::{ProfileInfo, RoleInfo};
 use crate::aws::ownership::OWNER_TAG_KEY;
+use crate::policy::arn::policy_arn_validator;
 use crate::terraform::framework::Diagnostics;
 use crate::terraform::framework::validate::Validator;
 use crate::terraform::framework::values::object;

@@ -4,9 +4,9 @@
 use std::collections::BTreeSet;
 
 use super::schema::{TYPE_NAME, bool_of, policies_for, trust_policy};
+use crate::resources::aws::iam_role;
 use crate::resources::aws::iam_role::{Actual, Desired};
-use crate::resources::aws::{iam_role, tags_all};
-use crate::terraform::framework::values::{get_str, opt_string, string_list, string_map};
+use crate::terraform::framework::values::{get_str, opt_string, string_map};
 use crate::terraform::tfvalue::Value;
 
 /// What the role should be, for a planned value whose name, partition and account are known;
@@ -56,12 +56,6 @@ pub(super) fn state(
     let (partition, account) = iam_role::partition_and_account(&actual.role.arn).unwrap_or_default();
     let defaults = policies_for(base, &partition, &account).unwrap_or_default();
     let managed: Vec<&String> = defaults.iter().filter(|a| actual.attached.contains(*a)).collect();
-    let additional: BTreeSet<String> = actual
-        .attached
-        .iter()
-        .filter(|a| !defaults.contains(a))
-        .cloned()
-        .collect();
     // The profile counts as created when it holds the role. One that this resource made but
     // that does not hold the role yet (a create that failed between CreateInstanceProfile and
     // AddRoleToInstanceProfile) is still recorded by name, so destroy deletes it and no later
@@ -74,34 +68,17 @@ pub(super) fn state(
     let profile = actual.profile.as_ref().filter(|p| {
         p.roles.contains(&actual.role.name) || crate::aws::ownership::is_owned_by(&p.tags, TYPE_NAME)
     });
-    let mut fields = match base {
-        Value::Object(f) => f.clone(),
-        _ => Default::default(),
-    };
+    let mut fields = iam_role::common_state(
+        base,
+        actual,
+        default_tags,
+        Value::string(partition),
+        &defaults,
+        &managed,
+    );
     let mut set = |k: &str, v: Value| {
         fields.insert(k.to_string(), v);
     };
-    set("id", Value::string(actual.role.name.clone()));
-    set("name", Value::string(actual.role.name.clone()));
-    set("arn", Value::string(actual.role.arn.clone()));
-    set("path", Value::string(actual.role.path.clone()));
-    set("partition", Value::string(partition.clone()));
-    set(
-        "permissions_boundary",
-        opt_string(actual.role.permissions_boundary.clone()),
-    );
-    let (tags, all_tags) = tags_all::read(&actual.tags, default_tags, base.get("tags"));
-    set("tags", tags);
-    set(tags_all::TAGS_ALL, all_tags);
-    set(
-        "additional_policy_arns",
-        iam_role::set_value(&additional, base.get("additional_policy_arns")),
-    );
-    set("managed_policy_arns", string_list(managed));
-    set(
-        "assume_role_policy",
-        Value::string(iam_role::canonical(&actual.role.trust_policy)),
-    );
     set(
         iam_role::UNMANAGED_INLINE,
         iam_role::unmanaged_inline(actual, None),
