@@ -48,7 +48,12 @@ pub struct Requests {
     /// gate's and discovery's included) by this.
     pub objects: usize,
     pub apply_per_pool: Samples,
+    /// The refresh plan's requests for one object each (all but its lists), per object.
     pub refresh_per_pool: Samples,
+    /// The refresh plan's lists (the drift preview's and the health notes' NodeClaims,
+    /// Karpenter's Lease), and the most of one kind.
+    pub refresh_lists: Samples,
+    pub refresh_lists_of_one_kind: Samples,
     /// From the last repetition: "METHOD what" → count.
     pub apply_breakdown: BTreeMap<String, usize>,
     pub refresh_breakdown: BTreeMap<String, usize>,
@@ -253,6 +258,18 @@ fn classify(r: &LoggedRequest) -> String {
     format!("{} {what}{watch}", r.method)
 }
 
+/// Whether a request lists a kind (a collection path, not one object's).
+fn is_list(r: &LoggedRequest) -> bool {
+    let segs: Vec<&str> = r.path.split('/').filter(|s| !s.is_empty()).collect();
+    r.method == "GET"
+        && !r.is_watch()
+        && match segs.first() {
+            Some(&"apis") => segs.len() == 4 || (segs.len() == 6 && segs[3] == "namespaces"),
+            Some(&"api") => segs.len() == 3 || (segs.len() == 5 && segs[2] == "namespaces"),
+            _ => false,
+        }
+}
+
 fn breakdown(log: &[LoggedRequest]) -> BTreeMap<String, usize> {
     let mut m = BTreeMap::new();
     for r in log {
@@ -293,8 +310,16 @@ fn applies(o: &Options, p: &ProviderDir) -> Result<(Vec<Pair>, Vec<Pair>, Reques
                     let log_refresh = cluster.server.request_log();
                     if n == max_n {
                         req.apply_per_pool.push(log.len() as f64 / (n + 1) as f64);
+                        let lists: Vec<&LoggedRequest> = log_refresh.iter().filter(|r| is_list(r)).collect();
                         req.refresh_per_pool
-                            .push(log_refresh.len() as f64 / (n + 1) as f64);
+                            .push((log_refresh.len() - lists.len()) as f64 / (n + 1) as f64);
+                        req.refresh_lists.push(lists.len() as f64);
+                        let mut per_kind: BTreeMap<String, usize> = BTreeMap::new();
+                        for r in &lists {
+                            *per_kind.entry(classify(r)).or_insert(0) += 1;
+                        }
+                        req.refresh_lists_of_one_kind
+                            .push(per_kind.values().copied().max().unwrap_or(0) as f64);
                         req.apply_breakdown = breakdown(&log);
                         req.refresh_breakdown = breakdown(&log_refresh);
                     }

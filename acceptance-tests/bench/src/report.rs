@@ -159,7 +159,7 @@ pub fn rows(r: &Results) -> Vec<Row> {
         figure: 4,
         key: "requests_refresh_per_pool".into(),
         what: format!(
-            "API requests per node pool, refresh (all requests of the plan after it / {} objects)",
+            "API requests per node pool, refresh (the plan's requests for one object / {} objects)",
             q.objects
         ),
         value: q.refresh_per_pool.median(),
@@ -170,6 +170,28 @@ pub fn rows(r: &Results) -> Vec<Row> {
         target: "≤ 1".into(),
         verdict: if judged {
             Verdict::of(q.refresh_per_pool.max() <= 1.0)
+        } else {
+            Verdict::NotJudged
+        },
+    });
+    rows.push(Row {
+        figure: 4,
+        key: "requests_refresh_lists".into(),
+        what: "lists of the refresh plan (NodeClaims for the drift preview and the health notes, Karpenter's Lease); \
+               the most of one kind"
+            .into(),
+        value: q.refresh_lists.median(),
+        unit: "lists",
+        shown: format!(
+            "{} lists; at most {} of one kind",
+            q.refresh_lists.summary(0),
+            q.refresh_lists_of_one_kind.summary(0)
+        ),
+        baseline: None,
+        ratio: None,
+        target: "≤ 1 of each kind".into(),
+        verdict: if judged {
+            Verdict::of(q.refresh_lists_of_one_kind.max() <= 1.0)
         } else {
             Verdict::NotJudged
         },
