@@ -55,10 +55,14 @@ impl KarpenterContext {
         }
     }
 
-    /// The context of a plan that may read the configuration files for the blocks of these
-    /// types (type name, schema): see [`PlanMemory::written`].
-    pub fn reading_configuration(mut self, types: Vec<(&'static str, &'static Schema)>) -> Self {
-        self.plan = PlanMemory::reading(types);
+    /// The context of a plan that may read `paths` of the blocks of these types (type name,
+    /// schema) in the configuration files: see [`PlanMemory::written`].
+    pub fn reading_configuration(
+        mut self,
+        types: Vec<(&'static str, &'static Schema)>,
+        paths: &'static [&'static str],
+    ) -> Self {
+        self.plan = PlanMemory::reading(types, paths);
         self
     }
 

@@ -20,8 +20,8 @@ use super::memo::Memo;
 use crate::instance_types::catalog::Row;
 use crate::instance_types::kubelet_cel::{Evaluation, Kubelet};
 use crate::k8s::plan_reads::PlanReads;
-use crate::terraform::framework::Schema;
 use crate::terraform::framework::config_scan::{BlockKind, Targets, Written, terraform_dirs};
+use crate::terraform::framework::{Diagnostics, Schema};
 use crate::terraform::tfvalue::Value;
 
 /// The provider's name in configurations: the prefix of its types' names.
@@ -55,8 +55,10 @@ type ClassRead = Arc<OnceCell<Result<Option<Value>, String>>>;
 pub struct PlanMemory {
     pub reads: PlanReads,
     planned_classes: Mutex<HashMap<String, PlannedClass>>,
-    /// The block types the configuration is read for (type name, schema).
+    /// The block types the configuration is read for (type name, schema), and the attribute
+    /// paths read of them.
     written_types: Vec<(&'static str, &'static Schema)>,
+    written_paths: &'static [&'static str],
     written: OnceLock<Written>,
     cluster_classes: Mutex<HashMap<String, ClassRead>>,
     /// Kubelet expressions by what they are compiled from; `None` when there are none, or one
@@ -67,6 +69,9 @@ pub struct PlanMemory {
     /// The offline table's types a set of requirements selects, by the requirements' key;
     /// `None` when a requirement is malformed.
     pub selections: Memo<String, Option<Vec<&'static Row>>>,
+    /// The instance-type checks of a pool's requirements, labels and limits, by what they
+    /// check: identical pools are checked once.
+    pub pool_checks: Memo<String, Diagnostics>,
     /// What was said once per plan, by what it is about.
     said: Mutex<HashSet<String>>,
     /// The interruption queues' message counts as their refresh read them, by queue name.
@@ -95,11 +100,12 @@ impl PlanMemory {
         self.planned_classes.lock().ok()?.get(name).cloned()
     }
 
-    /// A memory that reads the configuration files for the blocks of `types` (type name,
-    /// schema).
-    pub fn reading(types: Vec<(&'static str, &'static Schema)>) -> Self {
+    /// A memory that reads the configuration files for `paths` of the blocks of `types` (type
+    /// name, schema).
+    pub fn reading(types: Vec<(&'static str, &'static Schema)>, paths: &'static [&'static str]) -> Self {
         Self {
             written_types: types,
+            written_paths: paths,
             ..Self::default()
         }
     }
@@ -115,7 +121,7 @@ impl PlanMemory {
             for (type_name, schema) in &self.written_types {
                 targets = targets.with(BlockKind::Resource, *type_name, schema);
             }
-            Written::load(&root, &data_dir, &targets)
+            Written::load(&root, &data_dir, &targets, self.written_paths)
         })
     }
 

@@ -34,6 +34,8 @@ pub struct Served {
     pub schema: Option<Json>,
     /// Its label rules, compiled on first use.
     labels: std::sync::OnceLock<Option<super::served_labels::LabelRules>>,
+    /// Its patterns, compiled on first use ([`super::served_values`]).
+    pub patterns: super::served_values::Patterns,
 }
 
 impl Served {
@@ -41,6 +43,7 @@ impl Served {
         Self {
             schema,
             labels: std::sync::OnceLock::new(),
+            patterns: super::served_values::Patterns::default(),
         }
     }
 

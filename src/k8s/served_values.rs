@@ -8,6 +8,10 @@
 //! [`FIRST_VALUE_RELEASES`], a table kept honest by a test that derives it from the CRDs of
 //! every v1 minor.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use regex::Regex;
 use serde_json::Value as Json;
 
 use super::skew::generic_path;
@@ -62,20 +66,40 @@ pub struct Refusal {
     pub enum_value: Option<String>,
 }
 
-/// The values of `object`'s `spec` that the CRD schema `root` refuses.
-pub fn refused(root: &Json, object: &Json) -> Vec<Refusal> {
+/// A schema's patterns, compiled on first use and kept (a plan checks the same patterns for every
+/// object of a kind); a pattern that does not compile is kept as such and checks nothing.
+#[derive(Debug, Default)]
+pub struct Patterns(Mutex<HashMap<String, Option<Arc<Regex>>>>);
+
+impl Patterns {
+    /// Whether `text` matches `pattern`; `None` when the pattern does not compile here.
+    fn matches(&self, pattern: &str, text: &str) -> Option<bool> {
+        let re = {
+            let mut compiled = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            compiled
+                .entry(pattern.to_string())
+                .or_insert_with(|| Regex::new(pattern).ok().map(Arc::new))
+                .clone()?
+        };
+        Some(re.is_match(text))
+    }
+}
+
+/// The values of `object`'s `spec` that the CRD schema `root` refuses (its patterns compiled
+/// through `patterns`).
+pub fn refused(root: &Json, patterns: &Patterns, object: &Json) -> Vec<Refusal> {
     let mut out = Vec::new();
     if let (Some(spec_schema), Some(spec)) = (root.pointer("/properties/spec"), object.get("spec")) {
-        walk(spec_schema, spec, "spec", &mut out);
+        walk(spec_schema, patterns, spec, "spec", &mut out);
     }
     out
 }
 
-fn walk(schema: &Json, value: &Json, path: &str, out: &mut Vec<Refusal>) {
+fn walk(schema: &Json, patterns: &Patterns, value: &Json, path: &str, out: &mut Vec<Refusal>) {
     if schema.get("x-kubernetes-preserve-unknown-fields") == Some(&Json::Bool(true)) {
         return;
     }
-    if let Some(problem) = problem(schema, value) {
+    if let Some(problem) = problem(schema, patterns, value) {
         out.push(Refusal {
             path: path.to_string(),
             value: value.clone(),
@@ -93,19 +117,19 @@ fn walk(schema: &Json, value: &Json, path: &str, out: &mut Vec<Refusal>) {
             if let Some(props) = schema.get("properties").and_then(Json::as_object) {
                 for (k, v) in fields {
                     if let Some(s) = props.get(k) {
-                        walk(s, v, &format!("{path}.{k}"), out);
+                        walk(s, patterns, v, &format!("{path}.{k}"), out);
                     }
                 }
             } else if let Some(additional) = schema.get("additionalProperties").filter(|a| a.is_object()) {
                 for (k, v) in fields {
-                    walk(additional, v, &format!("{path}[{k}]"), out);
+                    walk(additional, patterns, v, &format!("{path}[{k}]"), out);
                 }
             }
         }
         Json::Array(items) => {
             if let Some(item_schema) = schema.get("items") {
                 for (i, v) in items.iter().enumerate() {
-                    walk(item_schema, v, &format!("{path}[{i}]"), out);
+                    walk(item_schema, patterns, v, &format!("{path}[{i}]"), out);
                 }
             }
         }
@@ -121,7 +145,7 @@ fn show(v: &Json) -> String {
 }
 
 /// What the schema node says against the value itself (not its children).
-fn problem(schema: &Json, value: &Json) -> Option<String> {
+fn problem(schema: &Json, patterns: &Patterns, value: &Json) -> Option<String> {
     if let Some(allowed) = schema.get("enum").and_then(Json::as_array)
         && !allowed.contains(value)
     {
@@ -143,8 +167,7 @@ fn problem(schema: &Json, value: &Json) -> Option<String> {
                 return Some(format!("is shorter than {min} characters"));
             }
             if let Some(pattern) = schema.get("pattern").and_then(Json::as_str)
-                && let Ok(re) = regex::Regex::new(pattern)
-                && !re.is_match(s)
+                && patterns.matches(pattern, s) == Some(false)
             {
                 return Some(format!("does not match the pattern {pattern}"));
             }
@@ -195,7 +218,7 @@ mod tests {
         }}}});
         let object = json!({"spec": {"policy": "Balanced", "after": "1m", "weight": 5,
             "reqs": [{"operator": "In"}, {"operator": "Gte"}]}});
-        let found = refused(&schema, &object);
+        let found = refused(&schema, &Patterns::default(), &object);
         let paths: Vec<&str> = found.iter().map(|r| r.path.as_str()).collect();
         assert_eq!(
             paths,

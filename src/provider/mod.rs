@@ -140,7 +140,7 @@ impl Provider for KarpenterProvider {
             .iter()
             .map(|k| (k.type_name, &**k.schema))
             .collect();
-        Ok(KarpenterContext::new(settings).reading_configuration(written))
+        Ok(KarpenterContext::new(settings).reading_configuration(written, resources::kube::WRITTEN_PATHS))
     }
 }
 

@@ -68,6 +68,8 @@ pub struct LabelRefusal {
 pub struct LabelRules {
     env: Arc<Env>,
     programs: HashMap<String, Option<Program>>,
+    /// The patterns `find` compiled so far, shared by every check against this CRD.
+    patterns: Patterns,
 }
 
 impl std::fmt::Debug for LabelRules {
@@ -89,7 +91,11 @@ impl LabelRules {
                 .entry(rule.to_string())
                 .or_insert_with(|| env.compile(rule).ok());
         });
-        Some(Self { env, programs })
+        Some(Self {
+            env,
+            programs,
+            patterns: Patterns::default(),
+        })
     }
 }
 
@@ -126,7 +132,7 @@ fn label_rules(schema: &Json) -> impl Iterator<Item = (&str, &str)> {
 /// refuses.
 pub fn refused(root: &Json, rules: &LabelRules, object: &Json) -> Vec<LabelRefusal> {
     let mut out = Vec::new();
-    let Ok(mut ctx) = context(&rules.env) else {
+    let Ok(mut ctx) = context(&rules.env, &rules.patterns) else {
         return out;
     };
     if let (Some(schema), Some(spec)) = (root.pointer("/properties/spec"), object.get("spec")) {
@@ -221,9 +227,9 @@ fn environment() -> Result<Arc<Env>, String> {
 /// Patterns `find` compiled so far (the label rules call it for every key).
 type Patterns = Arc<Mutex<HashMap<String, Result<Regex, String>>>>;
 
-fn context(env: &Arc<Env>) -> Result<Context<'static, 'static>, String> {
+fn context(env: &Arc<Env>, patterns: &Patterns) -> Result<Context<'static, 'static>, String> {
     let mut ctx = Context::with_env(env.clone());
-    let patterns = Patterns::default();
+    let patterns = patterns.clone();
     ctx.add_function(
         "find",
         move |cel::extractors::This(this): cel::extractors::This<Arc<String>>, pattern: Arc<String>| {

@@ -30,6 +30,17 @@ mod every_minor;
 use crate::k8s::kinds;
 use object::{ClassRef, KubeObjectType};
 
+/// What a plan reads of the kinds' blocks in the configuration files: their names (the one that
+/// says what is said once, `health`), how a pool names its class, and what a class's kubelet
+/// expressions are compiled from (`v1::ec2_node_class::kubelet::class_of_pool`).
+pub const WRITTEN_PATHS: &[&str] = &[
+    "name",
+    "template.spec.node_class_ref.name",
+    "kubelet",
+    "ami_family",
+    "ami_selector_terms",
+];
+
 /// Every kind, in the registry's order.
 pub fn all() -> Vec<KubeObjectType> {
     vec![

@@ -445,7 +445,7 @@ impl KubeObjectType {
                 self.undeclared_field(&mut d, &wire);
             }
         }
-        for refusal in k8s::served_values::refused(schema, &manifest) {
+        for refusal in k8s::served_values::refused(schema, &served.patterns, &manifest) {
             self.refused_value(&mut d, &refusal);
         }
         if let Some(rules) = served.label_rules() {

@@ -499,3 +499,71 @@ fn json_nested_blocks_are_read_as_properties() {
     assert_eq!(d.len(), 1, "{d:#?}");
     assert!(d[0].starts_with("settings.inner.b:"), "{}", d[0]);
 }
+
+/// The configuration as written: the values at the paths asked for, one per readable
+/// `for_each` element, unknown where the scan cannot follow, absent where nothing is written.
+#[test]
+fn written_values_follow_the_paths_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "main.tf",
+        r#"
+locals {
+  class = "workers"
+  pools = { a = { size = "s" }, b = { size = "m" } }
+}
+variable "from_cli" { type = string }
+resource "kp_pool" "literal" {
+  name     = "p-literal"
+  template = { spec = { node_class_ref = { name = local.class }, expire_after = "1h" } }
+}
+resource "kp_pool" "each" {
+  for_each = local.pools
+  name     = "p-${each.value.size}"
+  template = { spec = { node_class_ref = { name = "workers" } } }
+}
+resource "kp_pool" "computed" {
+  name     = var.from_cli
+  template = { spec = { node_class_ref = { name = other_resource.x.name } } }
+}
+"#,
+    );
+    let s = schema();
+    let targets = Targets::new("kp").with(BlockKind::Resource, "kp_pool", &s);
+    let written = super::Written::load(
+        dir.path(),
+        Path::new(".terraform"),
+        &targets,
+        &["name", "template.spec.node_class_ref.name"],
+    );
+    let blocks = written.blocks(BlockKind::Resource, "kp_pool");
+    let at = |v: &Value| -> (Option<Value>, Option<Value>) {
+        let class = v
+            .get("template")
+            .and_then(|t| t.get("spec"))
+            .and_then(|s| s.get("node_class_ref"))
+            .and_then(|r| r.get("name"))
+            .cloned();
+        (v.get("name").cloned(), class)
+    };
+    assert_eq!(blocks.len(), 3);
+    assert_eq!(blocks[0].address, "kp_pool.literal");
+    assert_eq!(
+        at(&blocks[0].instances[0]),
+        (Some(Value::string("p-literal")), Some(Value::string("workers")))
+    );
+    assert!(
+        blocks[0].instances[0]
+            .get("template")
+            .and_then(|t| t.get("spec"))
+            .and_then(|s| s.get("expire_after"))
+            .is_none(),
+        "only the paths asked for"
+    );
+    assert!(blocks[1].repeated);
+    assert_eq!(blocks[1].instances.len(), 2, "one per for_each element");
+    assert_eq!(at(&blocks[1].instances[1]).1, Some(Value::string("workers")));
+    let (name, class) = at(&blocks[2].instances[0]);
+    assert!(name.is_some_and(|n| n.is_unknown()) && class.is_some_and(|c| c.is_unknown()));
+}

@@ -1,10 +1,11 @@
 //! The configuration as written, as far as the scan can follow it without Terraform: for each
-//! block of the types asked for (root module and child modules), its address and the value of
-//! each attribute — a [`Value`] when the scan follows it to constants all the way down
-//! (literals, locals, variables given literally, `merge`, `yamldecode` of a file, …; see
-//! [`eval`](super::eval)), [`Value::unknown`] where it cannot (another resource's attribute, a
-//! function it does not evaluate, a variable given with `-var`). Nested blocks (`timeouts {}`)
-//! are left out.
+//! block of the types asked for (root module and child modules), its address and the values at
+//! the attribute paths asked for (`template.spec.node_class_ref.name`) — a [`Value`] when the
+//! scan follows it to constants all the way down (literals, locals, variables given literally,
+//! `merge`, `yamldecode` of a file, …; see [`eval`](super::eval)), [`Value::unknown`] where it
+//! cannot (another resource's attribute, a function it does not evaluate, a variable given with
+//! `-var`). Only what lies on those paths is evaluated (the scan is lazy), so reading a name out
+//! of a large configuration costs its parse and little more.
 //!
 //! A plan uses it where Terraform's scheduling must not decide what it says: a resource can
 //! learn from the configuration what another block writes, whether or not Terraform planned
@@ -28,8 +29,9 @@ pub struct WrittenBlock {
     pub address: String,
     /// Whether it has `count` or `for_each` (one block, any number of instances).
     pub repeated: bool,
-    /// Its attributes, as far as the scan follows them (an object): one value per element of a
-    /// `for_each` the scan can read (`each.value` bound to it), else one.
+    /// The values at the paths asked for (an object holding only those paths), as far as the
+    /// scan follows them: one per element of a `for_each` the scan can read (`each.value` bound
+    /// to it), else one.
     pub instances: Vec<Value>,
 }
 
@@ -43,8 +45,9 @@ pub struct Written {
 
 impl Written {
     /// Reads the configuration whose root module is `root` (relative `data_dir` as in
-    /// [`super::ConfigScan::load`]): the blocks of the types `targets` names.
-    pub fn load(root: &Path, data_dir: &Path, targets: &Targets<'_>) -> Written {
+    /// [`super::ConfigScan::load`]): the blocks of the types `targets` names, their values at
+    /// `paths` (dotted attribute paths; a path's last attribute is read whole).
+    pub fn load(root: &Path, data_dir: &Path, targets: &Targets<'_>, paths: &[&str]) -> Written {
         let modules = load_modules(root, data_dir, &targets.provider_name);
         if modules.iter().all(|m| m.files.is_empty()) {
             return Written::default();
@@ -74,7 +77,7 @@ impl Written {
                     .push(WrittenBlock {
                         address: format!("{prefix}{}", block.local_address()),
                         repeated: block.for_each.is_some() || block.body.attribute("count").is_some(),
-                        instances: instances(&eval, index, block),
+                        instances: instances(&eval, index, block, paths),
                     });
             }
         }
@@ -91,7 +94,12 @@ impl Written {
 }
 
 /// A block's attributes, once per element of its `for_each` when the scan reads them.
-fn instances<'a>(eval: &Evaluator<'_, 'a>, module: usize, block: &TargetBlock<'a>) -> Vec<Value> {
+fn instances<'a>(
+    eval: &Evaluator<'_, 'a>,
+    module: usize,
+    block: &TargetBlock<'a>,
+    paths: &[&str],
+) -> Vec<Value> {
     let each = block
         .for_each
         .map(|fe| eval.elements(Node::Lazy(fe, Scope::module(module))));
@@ -108,27 +116,56 @@ fn instances<'a>(eval: &Evaluator<'_, 'a>, module: usize, block: &TargetBlock<'a
                 each: each.map(Rc::new),
                 bindings: Vec::new(),
             });
-            attributes(eval, block, &scope)
+            let mut out = Value::Object(Default::default());
+            for path in paths {
+                let mut steps = path.split('.');
+                let Some(first) = steps.next() else { continue };
+                let Some(expr) = block.body.attribute(first) else {
+                    continue;
+                };
+                let rest: Vec<&str> = steps.collect();
+                let at = along(eval, Node::Lazy(expr, scope.clone()), &rest);
+                put(&mut out, first, &rest, at);
+            }
+            out
         })
         .collect()
 }
 
-/// A block's attributes as an object, in `scope`.
-fn attributes<'a>(eval: &Evaluator<'_, 'a>, block: &TargetBlock<'a>, scope: &Rc<Scope<'a>>) -> Value {
-    Value::Object(
-        block
-            .body
-            .attributes
-            .iter()
-            .filter(|(name, _)| {
-                !matches!(
-                    *name,
-                    "count" | "for_each" | "depends_on" | "provider" | "lifecycle"
-                )
-            })
-            .map(|(name, expr)| (name.to_string(), value(eval, Node::Lazy(*expr, scope.clone()))))
-            .collect(),
-    )
+/// The value at `rest` under `node`, evaluating only what lies on the way; `None` when the
+/// path is not there.
+fn along<'a>(eval: &Evaluator<'_, 'a>, node: Node<'a>, rest: &[&str]) -> Option<Value> {
+    let Some((key, deeper)) = rest.split_first() else {
+        return Some(value(eval, node));
+    };
+    match eval.force(node) {
+        Node::Object(entries) => {
+            let entry = entries.into_iter().find(|e| e.key == *key)?;
+            along(eval, entry.value, deeper)
+        }
+        Node::Scalar(Scalar::Null) => None,
+        _ => Some(Value::unknown()),
+    }
+}
+
+/// Writes `at` (when some) into `out` at `first.rest…`, making the objects on the way.
+fn put(out: &mut Value, first: &str, rest: &[&str], at: Option<Value>) {
+    let Some(at) = at else { return };
+    let Value::Object(fields) = out else { return };
+    match rest.split_first() {
+        None => {
+            fields.insert(first.to_string(), at);
+        }
+        Some((next, deeper)) => {
+            let child = fields
+                .entry(first.to_string())
+                .or_insert_with(|| Value::Object(Default::default()));
+            if child.is_unknown() {
+                return;
+            }
+            put(child, next, deeper, Some(at));
+        }
+    }
 }
 
 /// What a node comes to, unknown where the scan could not follow it.

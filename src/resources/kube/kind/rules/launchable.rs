@@ -116,7 +116,7 @@ fn some_names<T: InstanceType>(types: &[&T]) -> String {
 /// Whether `diags` already hold an error on the requirements or the labels: a value Karpenter
 /// refuses anyway (an unknown architecture, a key Auto Mode does not set) is said once, there,
 /// not again as "matches nothing".
-fn already_refused(pool: &Pool<'_>, diags: &Diagnostics) -> bool {
+pub fn already_refused(pool: &Pool<'_>, diags: &Diagnostics) -> bool {
     let mut prefixes = vec![&pool.requirements_path];
     if let Some((_, path)) = &pool.labels {
         prefixes.push(path);

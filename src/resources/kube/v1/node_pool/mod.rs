@@ -342,10 +342,10 @@ fn status() -> Attribute {
 /// Cross-attribute rules of the NodePool CRD the per-attribute validators cannot express:
 /// S2 (a static pool limits only `nodes`) and S3 (a static pool has no `weight`); and the API
 /// server's 256 KiB limit on the object's annotations together.
-pub fn validate_node_pool(config: &Value, _memory: Option<&PlanMemory>, diags: &mut Diagnostics) {
+pub fn validate_node_pool(config: &Value, memory: Option<&PlanMemory>, diags: &mut Diagnostics) {
     let root = AttributePath::root();
     auto_mode::validate(config, diags);
-    check_launchable(config, diags);
+    check_launchable(config, memory, diags);
     rules::labels::annotations_total_size(
         config.get("metadata").and_then(|m| m.get("annotations")),
         &root.attr("metadata").attr("annotations"),
@@ -377,8 +377,9 @@ pub fn validate_node_pool(config: &Value, _memory: Option<&PlanMemory>, diags: &
 /// What the pool can launch, against the offline instance-type data ([`rules::launchable`]):
 /// requirements (with the template's node labels) that match no instance type, `min_values`
 /// they cannot meet, `limits` no matching type fits under. Skipped while the node class group
-/// (self-managed or Auto Mode label names) is unknown.
-fn check_launchable(config: &Value, diags: &mut Diagnostics) {
+/// (self-managed or Auto Mode label names) is unknown. With the plan's memory, pools with the
+/// same requirements, labels and limits are checked once.
+fn check_launchable(config: &Value, memory: Option<&PlanMemory>, diags: &mut Diagnostics) {
     let flavor = match auto_mode::is_auto_mode(config) {
         Some(true) => Flavor::AutoMode,
         Some(false) => Flavor::SelfManaged,
@@ -393,17 +394,30 @@ fn check_launchable(config: &Value, diags: &mut Diagnostics) {
         .get("metadata")
         .and_then(|m| m.get("labels"))
         .map(|l| (l, root.attr("template").attr("metadata").attr("labels")));
-    rules::launchable::check(
-        &rules::launchable::Pool {
-            requirements,
-            requirements_path: root.attr("template").attr("spec").attr("requirements"),
-            labels,
-            defaults: Vec::new(),
-            limits: config.get("limits").map(|l| (l, root.attr("limits"))),
-            flavor,
-        },
-        diags,
-    );
+    let limits = config.get("limits");
+    let pool = rules::launchable::Pool {
+        requirements,
+        requirements_path: root.attr("template").attr("spec").attr("requirements"),
+        labels,
+        defaults: Vec::new(),
+        limits: limits.map(|l| (l, root.attr("limits"))),
+        flavor,
+    };
+    match memory {
+        Some(memory) if !rules::launchable::already_refused(&pool, diags) => {
+            let key = format!(
+                "{flavor:?} {requirements:?} {:?} {limits:?}",
+                pool.labels.as_ref().map(|(l, _)| l)
+            );
+            let checked = memory.pool_checks.get_or_compute(key, || {
+                let mut d = Diagnostics::new();
+                rules::launchable::check(&pool, &mut d);
+                d
+            });
+            diags.extend((*checked).clone());
+        }
+        _ => rules::launchable::check(&pool, diags),
+    }
 }
 
 /// Replacement paths beyond the `replace_on_change` attributes: rule S1 — a pool cannot switch

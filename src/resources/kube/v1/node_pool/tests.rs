@@ -509,3 +509,22 @@ fn static_and_dynamic_do_not_convert_in_place() {
     let unknown = plan_create(&NODE_POOL, &config(&NODE_POOL, &unknown));
     assert!(node_pool_replacements(&dynamic, &unknown).is_empty());
 }
+
+/// With the plan's memory, pools that ask the same of the instance-type data are checked
+/// once, and each gets the same answer as without it.
+#[test]
+fn identical_pools_are_checked_once_per_plan() {
+    let memory = crate::context::plan_memory::PlanMemory::default();
+    let mut narrow = minimal();
+    narrow["template"]["spec"]["requirements"] =
+        json!([{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["no-such-family"]}]);
+    for pool in [minimal(), minimal(), narrow.clone(), narrow] {
+        let config = config(&NODE_POOL, &pool);
+        let mut with = Diagnostics::new();
+        validate_node_pool(&config, Some(&memory), &mut with);
+        let mut without = Diagnostics::new();
+        validate_node_pool(&config, None, &mut without);
+        assert_eq!(with, without);
+    }
+    assert_eq!(memory.pool_checks.computed(), 2);
+}
