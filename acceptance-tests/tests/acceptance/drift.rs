@@ -246,7 +246,7 @@ fn plan(cluster: &Cluster, work: &Workdir, config: &str) -> (String, usize) {
 #[test]
 fn a_plan_says_which_running_nodes_a_change_replaces() {
     let cluster = cluster();
-    let work = Workdir::new(&base(&cluster));
+    let mut work = Workdir::new(&base(&cluster));
     let run = work.apply().ok();
     assert!(!run.text().contains("This change"), "{}", run.output());
     assert_eq!(
@@ -318,7 +318,17 @@ fn a_plan_says_which_running_nodes_a_change_replaces() {
     );
     assert!(!text.contains("This change"), "{text}");
     assert!(text.contains("~ weight"), "{text}");
+    assert_eq!(n, 1, "the health check's one list, shared with the drift preview");
+    // Without the health check, the preview alone lists nothing for a behavioural change.
+    work.env("KARPENTER_PLAN_HEALTH", "false");
+    let (text, n) = plan(
+        &cluster,
+        &work,
+        &config(&cluster, "platform", TYPES, "platform", "test", 20),
+    );
+    assert!(!text.contains("This change"), "{text}");
     assert_eq!(n, 0, "a plan that changes no drifting field lists nothing");
+    work.env("KARPENTER_PLAN_HEALTH", "true");
 
     // A node class tag: every hashed NodeClaim of the class, in both pools, per pool.
     let (text, n) = plan(
