@@ -141,6 +141,18 @@ pub(super) struct Module<'a> {
     pub blocks: Vec<TargetBlock<'a>>,
 }
 
+impl Module<'_> {
+    /// What a block's address in this module starts with: `module.a.module.b.` (nothing for
+    /// the root module).
+    pub fn address_prefix(&self) -> String {
+        self.key
+            .split('.')
+            .filter(|k| !k.is_empty())
+            .map(|k| format!("module.{k}."))
+            .collect()
+    }
+}
+
 /// Every module the scan read, the root first.
 pub(super) struct Config<'a> {
     pub modules: Vec<Module<'a>>,

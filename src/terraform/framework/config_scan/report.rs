@@ -76,12 +76,7 @@ impl ConfigScan {
         let eval = Evaluator::new(&config, root);
         let mut groups: BTreeMap<(BlockKind, String), Group> = BTreeMap::new();
         for (index, module) in config.modules.iter().enumerate() {
-            let prefix: String = module
-                .key
-                .split('.')
-                .filter(|k| !k.is_empty())
-                .map(|k| format!("module.{k}."))
-                .collect();
+            let prefix = module.address_prefix();
             for block in &module.blocks {
                 let key = (block.kind, block.type_name.clone());
                 let schema_key = match block.kind {

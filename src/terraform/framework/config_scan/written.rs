@@ -57,12 +57,7 @@ impl Written {
         let eval = Evaluator::new(&config, root);
         let mut blocks: BTreeMap<(BlockKind, String), Vec<WrittenBlock>> = BTreeMap::new();
         for (index, module) in config.modules.iter().enumerate() {
-            let prefix: String = module
-                .key
-                .split('.')
-                .filter(|k| !k.is_empty())
-                .map(|k| format!("module.{k}."))
-                .collect();
+            let prefix = module.address_prefix();
             for block in &module.blocks {
                 if !targets
                     .schemas
