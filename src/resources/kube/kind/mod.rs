@@ -11,6 +11,7 @@ pub mod rules;
 pub(crate) mod upgrades;
 
 #[cfg(test)]
+#[path = "tests/crd_coverage.rs"]
 pub(crate) mod crd_coverage;
 #[cfg(test)]
 pub(crate) mod testing;
