@@ -455,14 +455,6 @@ pub(crate) mod tests {
         kube_testserver::upstream::path("crds/versions")
     }
 
-    /// `v1.10.2` → (1, 10, 2), for ordering the release directories.
-    fn release_key(name: &str) -> Vec<u64> {
-        name.trim_start_matches('v')
-            .split('.')
-            .map(|p| p.parse().unwrap_or(0))
-            .collect()
-    }
-
     fn fields(node: &Json, prefix: &str, out: &mut Vec<String>) {
         for (name, sub) in node["properties"].as_object().into_iter().flatten() {
             let path = format!("{prefix}.{name}");
@@ -482,7 +474,7 @@ pub(crate) mod tests {
             .expect("versions dir")
             .filter_map(|e| e.ok()?.file_name().into_string().ok())
             .collect();
-        dirs.sort_by_key(|d| release_key(d));
+        dirs.sort_by_key(|d| kube_testserver::upstream::release_key(d));
         dirs.into_iter()
             .map(|dir| {
                 let mut schemas = BTreeMap::new();

@@ -53,3 +53,13 @@ pub fn path(relative: &str) -> PathBuf {
     );
     full
 }
+
+/// The order of Karpenter's release names, for sorting the release directories here and the
+/// tables of `data/karpenter/crds/`: `v1.10.2` → `[1, 10, 2]` (`v1.9` before `v1.10`; a part
+/// that is not a number counts as 0).
+pub fn release_key(name: &str) -> Vec<u64> {
+    name.trim_start_matches('v')
+        .split('.')
+        .map(|p| p.parse().unwrap_or(0))
+        .collect()
+}

@@ -156,11 +156,7 @@ pub fn committed() -> Result<Vec<(String, Inventory)>, ReleaseError> {
                 .ok()?
                 .strip_suffix(".tsv")?
                 .to_string();
-            let key = minor
-                .trim_start_matches('v')
-                .split('.')
-                .map(|p| p.parse().unwrap_or(0))
-                .collect();
+            let key = kube_testserver::upstream::release_key(&minor);
             Some((key, minor))
         })
         .collect();

@@ -1,3 +1,4 @@
+use kube_testserver::upstream::release_key;
 use serde_json::{Value as Json, json};
 
 use super::{FIRST_LABEL_RELEASES, LabelRules, OPEN_KUBERNETES_DOMAINS, first_label_release};
@@ -95,15 +96,7 @@ fn releases() -> Vec<(String, String)> {
     let mut out: Vec<(Vec<u64>, String)> = std::fs::read_dir(&dir)
         .expect("versions")
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .map(|n| {
-            (
-                n.trim_start_matches('v')
-                    .split('.')
-                    .map(|p| p.parse().unwrap_or(0))
-                    .collect(),
-                n,
-            )
-        })
+        .map(|n| (release_key(&n), n))
         .collect();
     out.sort();
     let mut releases: Vec<(String, String)> = out
@@ -112,14 +105,6 @@ fn releases() -> Vec<(String, String)> {
         .collect();
     releases.push(("v1-main".to_string(), "v1.15".to_string()));
     releases
-}
-
-fn minor_key(minor: &str) -> Vec<u64> {
-    minor
-        .trim_start_matches('v')
-        .split('.')
-        .map(|p| p.parse().unwrap_or(0))
-        .collect()
 }
 
 /// Every key of the table is refused by every release before the one it names and allowed from
@@ -133,7 +118,7 @@ fn the_first_releases_are_those_of_the_crds_of_every_minor() {
             let allowed = refused_keys(dir, key).is_empty();
             assert_eq!(
                 allowed,
-                minor_key(minor) >= minor_key(first),
+                release_key(minor) >= release_key(first),
                 "{key} in {dir}: the table says it is allowed from {first}"
             );
         }
@@ -152,7 +137,7 @@ fn the_first_releases_are_those_of_the_crds_of_every_minor() {
     for (dir, minor) in &releases {
         assert_eq!(
             refused_keys(dir, key).is_empty(),
-            minor_key(minor) >= minor_key(OPEN_KUBERNETES_DOMAINS),
+            release_key(minor) >= release_key(OPEN_KUBERNETES_DOMAINS),
             "{key} in {dir}"
         );
     }

@@ -160,11 +160,7 @@ pub(crate) fn inventories() -> Vec<(String, BTreeMap<String, Properties>)> {
         .filter_map(|e| {
             let name = e.ok()?.file_name().into_string().ok()?;
             let minor = name.strip_suffix(".tsv")?.to_string();
-            let key = minor
-                .trim_start_matches('v')
-                .split('.')
-                .map(|p| p.parse().unwrap_or(0))
-                .collect();
+            let key = kube_testserver::upstream::release_key(&minor);
             Some((key, minor))
         })
         .collect();
