@@ -151,13 +151,7 @@ impl Cluster {
             .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
             .filter_map(|e| e.ok()?.file_name().into_string().ok())
             .collect();
-        let key = |n: &String| -> Vec<u64> {
-            n.trim_start_matches('v')
-                .split('.')
-                .map(|p| p.parse().unwrap_or(0))
-                .collect()
-        };
-        names.sort_by_key(key);
+        names.sort_by_key(|n| kube_testserver::upstream::release_key(n));
         names
     }
 

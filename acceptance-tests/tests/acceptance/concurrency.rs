@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use acceptance_tests::Workdir;
 use acceptance_tests::kube::{Cluster, FaultKind, FaultSpec, TestServer};
+use acceptance_tests::processes::{alive, provider_children};
 
 const EACH: usize = 50;
 const GUARD: Duration = Duration::from_secs(300);
@@ -165,33 +166,6 @@ fn hundred_resources_at_default_parallelism_with_faults() {
 #[test]
 fn hundred_resources_at_parallelism_50_with_faults() {
     hundred_resources_with_faults(Some("-parallelism=50"));
-}
-
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-        s.rfind(')')
-            .and_then(|i| s[i + 1..].split_whitespace().next())
-            .is_some_and(|state| state != "Z")
-    })
-}
-
-fn provider_children(parent: u32) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-                let name = s.find('(').zip(s.rfind(')')).map(|(a, b)| &s[a + 1..b]);
-                let ppid = s
-                    .rfind(')')
-                    .and_then(|i| s[i + 1..].split_whitespace().nth(1))
-                    .and_then(|p| p.parse::<u32>().ok());
-                name.is_some_and(|n| n.starts_with("terraform-prov")) && ppid == Some(parent)
-            })
-        })
-        .collect()
 }
 
 #[test]
