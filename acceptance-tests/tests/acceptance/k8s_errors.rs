@@ -42,7 +42,7 @@ fn connection_refused_fails_fast_naming_the_server_and_the_cause() {
     let (run, took) = timed(
         &work,
         &["apply", "-auto-approve", "-no-color"],
-        Duration::from_secs(120),
+        Duration::from_secs(180),
     );
     eprintln!("apply against a closed port failed after {took:?}");
     assert!(!run.success, "{}", run.output());
@@ -66,7 +66,10 @@ fn connection_refused_fails_fast_naming_the_server_and_the_cause() {
     // #41: plain words, not the connector's (`client error (Connect): tcp connect error: … (os
     // error 111)`).
     assert_eq!(library_text(&run), None, "{}", run.output());
-    assert!(took < Duration::from_secs(75), "took {took:?}");
+    // Not a speed figure: the behaviour before the fix waited out the CRD wait's 10 minutes;
+    // now each call gives up after 30 s of refused connections. The bound leaves room for
+    // terraform's own time on a loaded machine.
+    assert!(took < Duration::from_secs(150), "took {took:?}");
 }
 
 #[test]
@@ -110,7 +113,8 @@ fn refresh_of_an_unreachable_cluster_keeps_state_quickly() {
     assert!(text.contains("Could not refresh"), "{}", run.output());
     assert!(text.contains(&format!("127.0.0.1:{port}")), "{}", run.output());
     assert_eq!(library_text(&run), None, "{}", run.output());
-    assert!(took < Duration::from_secs(60), "took {took:?}");
+    // As above: well under the minutes a refresh waited before, with room for a loaded machine.
+    assert!(took < Duration::from_secs(150), "took {took:?}");
 }
 
 #[test]

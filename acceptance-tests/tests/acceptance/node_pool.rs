@@ -491,12 +491,16 @@ resource "karpenter_node_pool" "many" {{
     ));
     cluster.server.clear_request_log();
     work.apply().ok();
-    // Four reads of the CRD for all 50, each once per kind and provider process: the plan's
-    // check against the installed release, in the plan and again in the apply's final plan
-    // (Terraform runs each in a provider process of its own); then the look that it exists,
-    // and the gate's read before its watch.
+    // At most four reads of the CRD for all 50, each once per kind and provider process: the
+    // plan's check against the installed release, in the plan and again in the apply's final
+    // plan (Terraform runs each in a provider process of its own); then the look that it
+    // exists, and the gate's read before its watch. Fewer is no fault: the look runs beside
+    // the gate and is dropped when the gate opens first (it only matters for a CRD that is
+    // absent), which on a loaded machine can be before its request leaves; and a plan gives
+    // up its read after 5 s and goes on without it. What must hold is that 50 pools do not
+    // read it 50 times.
     let crd_reads = cluster.requests(None, "customresourcedefinitions/nodepools.karpenter.sh");
-    assert_eq!(crd_reads.len(), 4, "{crd_reads:?}");
+    assert!((2..=4).contains(&crd_reads.len()), "{crd_reads:?}");
     let pool_requests = cluster.requests(None, "/apis/karpenter.sh/v1/nodepools");
     assert!(
         pool_requests.len() <= 150,
