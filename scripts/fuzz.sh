@@ -18,9 +18,9 @@
 #   scripts/fuzz.sh repro TARGET FILE...   run the target once on each file (a crash reproduces)
 #   scripts/fuzz.sh list                   the targets
 #
-# FUZZ_TARGET_DIR: where the instrumented build goes (default target/fuzz; for `ci`, the main
-# build's target/, whose dependencies it reuses); FUZZ_NO_BUILD=1 runs the binary already built
-# there. `ci` writes its logs to target/fuzz-ci/logs.
+# FUZZ_TARGET_DIR: where the instrumented build goes (default target/fuzz; for `ci`,
+# target/fuzz-ci, seeded with the main debug build's dependencies); FUZZ_NO_BUILD=1 runs the
+# binary already built there. `ci` writes its logs to target/fuzz-ci/logs.
 #
 # Why not `cargo fuzz`: it needs nightly for -Zsanitizer. The instrumentation libFuzzer needs
 # (SanitizerCoverage: 8-bit counters, PC table, comparison tracing) is reachable through
@@ -88,17 +88,30 @@ shift || true
 case "$mode" in
     ci | ci-build)
         seconds="${FUZZ_CI_SECONDS:-20}"
-        # A CI run builds in the main build's target directory with the dev profile, right
-        # after `cargo test --workspace --no-run`: every dependency is already there, compiled
-        # with the same profile, lock file versions and features (fuzz/Cargo.toml aligns them),
-        # so only this repository's crates compile, instrumented, with every debug check, at
-        # the opt-level fuzz/Cargo.toml gives them (0). Fewer executions per second than the
-        # shipped profile gives, which a smoke run can afford; `long` keeps the shipped profile
-        # in its own directory.
-        export CARGO_TARGET_DIR="${FUZZ_TARGET_DIR:-$root/target}"
+        # A CI run builds with the dev profile after `cargo test --workspace --no-run`: every
+        # dependency is compiled, with the same profile, lock file versions and features
+        # (fuzz/Cargo.toml aligns them), so only this repository's crates compile, instrumented,
+        # with every debug check, at the opt-level fuzz/Cargo.toml gives them (0). Fewer
+        # executions per second than the shipped profile gives, which a smoke run can afford;
+        # `long` keeps the shipped profile in its own directory.
+        #
+        # Its own target directory, seeded with hard links to the test build's compiled
+        # dependencies: cargo locks a target directory for a whole build, so in the main one
+        # this build and the tests (whose harness runs `cargo build` for the plugins it needs)
+        # would wait on each other; here scripts/test.sh runs the two side by side. Links cost
+        # no copy, and the build adds files without rewriting any: the instrumented crates get
+        # their own file names (fuzz/Cargo.toml's profile), the dependencies are fresh. The seed
+        # is taken anew each time, so a link never outlives the build it was taken from.
+        export CARGO_TARGET_DIR="${FUZZ_TARGET_DIR:-$root/target/fuzz-ci}"
         ci_profile=1
         bin="$CARGO_TARGET_DIR/debug"
         out="$root/target/fuzz-ci"
+        if [[ -z "${FUZZ_NO_BUILD:-}" && -z "${FUZZ_TARGET_DIR:-}" && -d "$root/target/debug/deps" ]]; then
+            rm -rf "$CARGO_TARGET_DIR/debug"
+            mkdir -p "$CARGO_TARGET_DIR/debug"
+            cp -al "$root/target/debug/deps" "$root/target/debug/build" "$root/target/debug/.fingerprint" \
+                "$CARGO_TARGET_DIR/debug/"
+        fi
         build
         # `ci-build` only builds (scripts/test.sh builds right after the test build, and fuzzes
         # after the tests).

@@ -43,7 +43,16 @@ stage() {
   stage_cpu=$cpu
   echo "== $1"
 }
+# A stage that runs work in the background stops it when the script ends early (a failed step
+# under `set -e`), so nothing of this run outlives it.
+stop_tree() {
+  local child
+  for child in $(pgrep -P "$1" 2>/dev/null); do stop_tree "$child"; done
+  kill "$1" 2>/dev/null || true
+}
 summary() {
+  local job
+  for job in $(jobs -pr); do stop_tree "$job"; done
   stage_done
   rm -f "$cpu_file"
   printf -v joined '%s; ' "${stages[@]}"
@@ -67,18 +76,50 @@ export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 stage "build and clippy (every test and binary of the workspace; warnings are errors)"
 cargo test --workspace --no-run --quiet
 
-# The instrumented fuzz build reuses every dependency the test build just compiled (same target
-# directory, profile, versions and features): only this repository's crates compile again.
-stage "fuzz build (this repository's crates, instrumented)"
-scripts/fuzz.sh ci-build
+# Three things run side by side here, because the acceptance tests leave about a quarter of two
+# cores idle (they wait on terraform, moto and retries): the acceptance tests (six at a time:
+# more tests than cores keep both cores busy); every other test binary of the workspace, one
+# after the other; and, at a lower priority, the instrumented fuzz build (in target/fuzz-ci,
+# seeded with the dependencies the test build just compiled: only this repository's crates
+# compile again). The acceptance tests' output is printed when they end, so no two logs
+# interleave; the other two print as they go.
+stage "tests (unit, property, protocol, test server, acceptance) beside the fuzz build"
+threads="${TEST_THREADS:-6}"
+logs=target/test-logs
+mkdir -p "$logs"
+(nice -n 10 scripts/fuzz.sh ci-build >"$logs/fuzz-build.log" 2>&1) &
+fuzz_build=$!
+cargo test -p acceptance-tests --test acceptance --no-fail-fast -- --test-threads="$threads" \
+  >"$logs/acceptance.log" 2>&1 &
+acceptance=$!
 
-# The acceptance tests spend much of their time waiting on terraform, moto and retries: more
-# tests than cores keep both cores busy (2 threads left a third of the machine idle).
-stage "tests (unit, property, protocol, test server, acceptance)"
+# Every test target but the acceptance binary: the workspace's other packages whole, and the
+# acceptance-tests package's library and other test files (read from cargo metadata, so a new
+# test file is run without an edit here) and doc tests.
+others=$(cargo metadata --no-deps --format-version 1 | python3 -c '
+import json, sys
+for p in json.load(sys.stdin)["packages"]:
+    if p["name"] == "acceptance-tests":
+        for t in p["targets"]:
+            if "test" in t["kind"] and t["name"] != "acceptance":
+                print("--test", t["name"])
+')
 tests_rc=0
-cargo test --workspace --no-fail-fast -- --test-threads="${TEST_THREADS:-6}" || tests_rc=$?
+cargo test --workspace --exclude acceptance-tests --no-fail-fast -- --test-threads="$threads" || tests_rc=$?
+# shellcheck disable=SC2086 # one word per selector
+cargo test -p acceptance-tests --no-fail-fast --lib $others -- --test-threads="$threads" || tests_rc=$?
+cargo test -p acceptance-tests --no-fail-fast --doc || tests_rc=$?
 
+acceptance_rc=0
+wait "$acceptance" || acceptance_rc=$?
+echo "== acceptance tests (tests/acceptance, ran beside the above)"
+cat "$logs/acceptance.log"
+[[ $acceptance_rc == 0 ]] || tests_rc=$acceptance_rc
+fuzz_build_rc=0
+wait "$fuzz_build" || fuzz_build_rc=$?
+cat "$logs/fuzz-build.log"
 [[ $tests_rc == 0 ]] || { echo "tests failed (exit $tests_rc)" >&2; exit "$tests_rc"; }
+[[ $fuzz_build_rc == 0 ]] || { echo "the fuzz build failed (exit $fuzz_build_rc)" >&2; exit "$fuzz_build_rc"; }
 
 stage "fuzz (short: every target for ${FUZZ_CI_SECONDS:-20} s from the committed corpus)"
 FUZZ_NO_BUILD=1 scripts/fuzz.sh ci

@@ -1,5 +1,5 @@
-//! CI's fuzz build (`scripts/fuzz.sh ci`) runs in the test build's target directory and reuses
-//! its compiled dependencies. That holds only while `fuzz/` (a workspace of its own) resolves
+//! CI's fuzz build (`scripts/fuzz.sh ci`) reuses the test build's compiled dependencies (its
+//! target directory is seeded with links to them). That holds only while `fuzz/` (a workspace of its own) resolves
 //! every dependency it shares with the main workspace to the same version with the same
 //! features: one dependency with other features is another artifact, and everything above it
 //! compiles again (a second build of most of the tree, about ten minutes on two cores).
