@@ -195,7 +195,8 @@ type ServedOnce = Arc<OnceCell<Option<Arc<Served>>>>;
 pub struct PlanReads {
     node_claims: Shared<Vec<NodeClaim>>,
     node_pools: Shared<Vec<PoolDisruption>>,
-    /// `<plural>.<group>/<name>` → what the refresh read of the object.
+    /// `<plural>.<group>/<name>` (`<plural>.<group>/<namespace>/<name>` for a namespaced
+    /// kind) → what the refresh read of the object.
     observed: Mutex<HashMap<String, Observed>>,
     /// Per CRD: what one read of it found.
     served: Mutex<HashMap<String, ServedOnce>>,
@@ -203,8 +204,11 @@ pub struct PlanReads {
     lists: std::sync::atomic::AtomicUsize,
 }
 
-fn observed_key(kind: &Kind, name: &str) -> String {
-    format!("{}/{name}", kind.crd_name())
+fn observed_key(kind: &Kind, namespace: Option<&str>, name: &str) -> String {
+    match namespace.filter(|_| kind.namespaced) {
+        Some(namespace) => format!("{}/{namespace}/{name}", kind.crd_name()),
+        None => format!("{}/{name}", kind.crd_name()),
+    }
 }
 
 impl PlanReads {
@@ -276,29 +280,31 @@ impl PlanReads {
     /// for the plan that follows.
     pub fn observe(&self, kind: &Kind, obj: &DynamicObject) {
         let name = obj.metadata.name.as_deref().unwrap_or_default();
+        let namespace = obj.metadata.namespace.as_deref();
         if let Ok(mut seen) = self.observed.lock() {
-            seen.insert(observed_key(kind, name), Observed::of(obj));
+            seen.insert(observed_key(kind, namespace, name), Observed::of(obj));
         }
     }
 
-    /// What this process last read of `kind`/`name`, if it did (a plan with `-refresh=false`
-    /// reads nothing).
-    pub fn observed(&self, kind: &Kind, name: &str) -> Option<Observed> {
+    /// What this process last read of `kind`/`name` (in `namespace`, for a namespaced kind), if
+    /// it did (a plan with `-refresh=false` reads nothing).
+    pub fn observed(&self, kind: &Kind, namespace: Option<&str>, name: &str) -> Option<Observed> {
         self.observed
             .lock()
             .ok()
-            .and_then(|seen| seen.get(&observed_key(kind, name)).cloned())
+            .and_then(|seen| seen.get(&observed_key(kind, namespace, name)).cloned())
     }
 
-    /// Reads `kind`/`name` for its hash annotations when this process has not (a plan with
-    /// `-refresh=false`); `None` when it cannot be read or does not exist.
+    /// Reads `kind`/`name` (a cluster-scoped kind: the node pools and classes drift is about)
+    /// for its hash annotations when this process has not (a plan with `-refresh=false`);
+    /// `None` when it cannot be read or does not exist.
     pub async fn hashes_of(
         &self,
         client: &kube::Client,
         kind: &Kind,
         name: &str,
     ) -> Option<BTreeMap<String, String>> {
-        if let Some(seen) = self.observed(kind, name) {
+        if let Some(seen) = self.observed(kind, None, name) {
             return Some(seen.hashes);
         }
         match apply::get(client, kind, None, name, Instant::now() + PLAN_READ_TIMEOUT).await {
@@ -353,7 +359,49 @@ impl PlanReads {
 mod tests {
     use serde_json::json;
 
-    use super::{NodeClaim, drifted_reason};
+    use super::{NodeClaim, PlanReads, drifted_reason};
+    use crate::k8s::kinds::{CAPACITY_BUFFER, NODE_POOL};
+
+    #[test]
+    fn objects_of_one_name_in_two_namespaces_are_kept_apart() {
+        let buffer = |namespace: &str, generation: i64| {
+            serde_json::from_value(json!({
+                "apiVersion": "autoscaling.x-k8s.io/v1beta1", "kind": "CapacityBuffer",
+                "metadata": {"name": "spare", "namespace": namespace, "generation": generation}
+            }))
+            .expect("object")
+        };
+        let reads = PlanReads::default();
+        reads.observe(&CAPACITY_BUFFER, &buffer("ci", 1));
+        reads.observe(&CAPACITY_BUFFER, &buffer("web", 2));
+        let generation = |namespace| {
+            reads
+                .observed(&CAPACITY_BUFFER, Some(namespace), "spare")?
+                .generation
+        };
+        assert_eq!(generation("ci"), Some(1));
+        assert_eq!(generation("web"), Some(2));
+        assert_eq!(generation("other"), None);
+
+        // A cluster-scoped kind ignores a namespace it was asked with.
+        let pool = serde_json::from_value(json!({
+            "apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "general", "generation": 3}
+        }))
+        .expect("object");
+        reads.observe(&NODE_POOL, &pool);
+        assert_eq!(
+            reads
+                .observed(&NODE_POOL, None, "general")
+                .and_then(|o| o.generation),
+            Some(3)
+        );
+        assert_eq!(
+            reads
+                .observed(&NODE_POOL, Some("default"), "general")
+                .and_then(|o| o.generation),
+            Some(3)
+        );
+    }
 
     #[test]
     fn a_claim_is_read_from_labels_annotations_spec_and_status() {

@@ -25,6 +25,7 @@ use crate::context::KarpenterContext;
 use crate::k8s::kinds::{self, Kind};
 use crate::k8s::plan_reads::Observed;
 use crate::resources::kube::note::{Note, Planned};
+use crate::resources::kube::object::DEFAULT_NAMESPACE;
 use crate::terraform::framework::Diagnostics;
 use crate::terraform::tfvalue::{AttributePath, Value};
 use conditions::{ago, failing, hint};
@@ -51,7 +52,16 @@ impl Note for Health {
         let Some(name) = change.prior.get("name").and_then(Value::as_str) else {
             return diags;
         };
-        let Some(observed) = ctx.plan.reads.observed(planned.kind, name) else {
+        // A namespaced kind's object is known by its namespace too (the default when the
+        // configuration names none), so two of one name in two namespaces never mix.
+        let namespace = planned.kind.namespaced.then(|| {
+            change
+                .prior
+                .get("namespace")
+                .and_then(Value::as_str)
+                .unwrap_or(DEFAULT_NAMESPACE)
+        });
+        let Some(observed) = ctx.plan.reads.observed(planned.kind, namespace, name) else {
             return diags;
         };
         let now = Timestamp::now();
