@@ -81,8 +81,9 @@ cargo test --workspace --no-run --quiet
 # more tests than cores keep both cores busy); every other test binary of the workspace, one
 # after the other; and, at a lower priority, the instrumented fuzz build (in target/fuzz-ci,
 # seeded with the dependencies the test build just compiled: only this repository's crates
-# compile again). The acceptance tests' output is printed when they end, so no two logs
-# interleave; the other two print as they go.
+# compile again). The other test binaries print as they go; the acceptance tests' output and
+# the fuzz build's are printed when each is waited for, so no two logs interleave (both stay in
+# target/test-logs/).
 stage "tests (unit, property, protocol, test server, acceptance) beside the fuzz build"
 threads="${TEST_THREADS:-6}"
 logs=target/test-logs
