@@ -1,8 +1,9 @@
 //! CI's fuzz build (`scripts/fuzz.sh ci`) reuses the test build's compiled dependencies (its
-//! target directory is seeded with links to them). That holds only while `fuzz/` (a workspace of its own) resolves
-//! every dependency it shares with the main workspace to the same version with the same
-//! features: one dependency with other features is another artifact, and everything above it
-//! compiles again (a second build of most of the tree, about ten minutes on two cores).
+//! target directory is seeded with links to them). That holds only while `fuzz/` (a workspace
+//! of its own) resolves every dependency it shares with the main workspace to the same version
+//! with the same features: one dependency with other features is another artifact, and
+//! everything above it compiles again (a second build of most of the tree, about ten minutes
+//! on two cores).
 //! `fuzz/Cargo.toml` depends on `workspace-hack`, which turns on the features the main
 //! workspace's test crates do; this test fails when an update makes the two drift, naming the
 //! dependency and both feature lists.
